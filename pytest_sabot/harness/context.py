@@ -1,0 +1,116 @@
+"""What a framework adapter is given to build and run one pipeline.
+
+This module is the contract between the harness (tasks, tools, operators, trace, gateway)
+and the adapters (LangGraph, CrewAI, AutoGen). Adapters know frameworks and nothing of
+scoring; the harness knows seams and nothing of frameworks.
+
+Pipeline shape for every framework (section 8): load -> worker -> review -> (revise | emit),
+with exactly one revise loop. The stage protocol an adapter follows:
+
+1. ``ctx.worker_prompt(round=0)`` gives the worker's system and user messages. They come
+   from the task's public view as the *worker* sees it (the O5 seam lives in there).
+2. The worker agent runs in the framework, reaching its model at ``ctx.base_url("worker")``
+   and calling ``ctx.tools`` (data, check, write) through the framework's own tool
+   mechanism. The tools record tool_call/tool_result/effect events and apply O1/O2/O6.
+3. The worker's final reply goes through ``ctx.handoff("worker", "reviewer", text)``,
+   which records the message and applies O3; the reviewer sees only the delivered text.
+4. ``ctx.reviewer_prompt(delivered, round)`` gives the reviewer's messages (materials as
+   the reviewer sees them, the draft, the tool log, the workspace listing, the verdict
+   protocol and, when the wave says so, the FLAGS addendum).
+5. The adapter records every framework surface it observes with ``ctx.trace.emit`` using
+   the kinds of pytest_sabot.models.trace (review, guardrail, route, retry, interrupt,
+   escalation, replan, ledger, stop_reason, agent_output).
+6. ``ctx.sync_model_calls()`` after each stage turns the gateway's exchanges for this run
+   into model_call events (and the O4 injection/probe when the downgrade served a call).
+7. ``ctx.emit(text)`` records the final artifact (stripping a Magentic FLAGS head line).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from pytest_sabot.models.cells import Cell
+
+
+@dataclass(frozen=True)
+class Messages:
+    """A system and a user message for one agent turn."""
+
+    system: str
+    user: str
+
+
+@dataclass(frozen=True)
+class ToolHandle:
+    """One task tool as a framework-neutral callable.
+
+    ``parameters`` is a JSON Schema object for the arguments; ``invoke`` takes the parsed
+    arguments and the calling agent's role and returns the observation text the agent sees.
+    """
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    invoke: Callable[[dict[str, Any]], str]
+
+
+class TraceSink(Protocol):
+    def emit(self, kind: str, component: str, text: str = "", **data: Any) -> Any: ...
+
+    @property
+    def next_seq(self) -> int: ...
+
+
+class RunContext(Protocol):
+    """Everything one run of one cell needs; built by the harness, used by an adapter."""
+
+    cell: Cell
+    run_dir: Path
+    trace: TraceSink
+    flags_protocol: bool
+    model_name: str  # the model name adapters pass to their framework client
+    api_key: str  # a per-run token for the gateway; never a provider key
+
+    def base_url(self, agent: str) -> str:
+        """OpenAI-compatible base URL for one agent of this run (ends in /v1)."""
+        ...
+
+    @property
+    def tools(self) -> list[ToolHandle]:
+        """The task's tools for the worker (data, check, write), operator seams applied."""
+        ...
+
+    def worker_prompt(self, round: int, feedback: str = "") -> Messages:
+        """Worker messages for a pass; round 1 carries the reject reason as feedback."""
+        ...
+
+    def handoff(self, sender: str, receiver: str, text: str) -> str:
+        """Send text through the harness channel; returns what the receiver gets (O3)."""
+        ...
+
+    def reviewer_prompt(self, delivered: str, round: int) -> Messages:
+        """Reviewer/critic messages for the delivered draft (verdict protocol, FLAGS)."""
+        ...
+
+    def guardrail_text(self) -> str:
+        """The LLM-guardrail instruction (CrewAI guardrail config): output contract only."""
+        ...
+
+    def check_contract(self, artifact: str) -> list[str]:
+        """Deterministic output-contract check (the fairness rule): failure reasons, [] = ok."""
+        ...
+
+    def magentic_task(self) -> str:
+        """The whole task for a Magentic-One team, FLAGS head line in the contract if on."""
+        ...
+
+    def sync_model_calls(self) -> None:
+        """Pull this run's gateway exchanges into the trace as model_call events."""
+        ...
+
+    def emit(self, text: str) -> None:
+        """Record the final artifact and the world's required effects."""
+        ...

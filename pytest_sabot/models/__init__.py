@@ -1,0 +1,1 @@
+"""Pydantic models for every file format pytest-sabot reads or writes."""

@@ -1,0 +1,133 @@
+"""Wave files (cells/waveN.yaml) and the cell matrix they expand into."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from pytest_sabot.models.trace import Config, Framework, OperatorId, TaskId
+
+FRAMEWORKS: tuple[Framework, ...] = ("langgraph", "crewai", "autogen")
+CONFIGS: tuple[Config, ...] = ("default", "guardrail")
+OPERATORS: tuple[OperatorId, ...] = ("O1", "O2", "O3", "O4", "O5", "O6")
+TASKS: tuple[TaskId, ...] = ("T1", "T2", "T3", "T4", "T5")
+RULE_VERSIONS = ("v0.1.1", "v0.1.2", "v0.1.3", "v0.2.0", "v0.2.1")
+
+
+class CarveOut(BaseModel):
+    """Cells registered as structural zeros: counted in the registry, never run."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    framework: Framework
+    config: Config
+    operators: list[OperatorId]
+    reason: str = Field(description="Why these cells cannot execute with the fault in view.")
+
+
+class WaveSpec(BaseModel):
+    """One wave of the experiment: which matrix runs, under which rules and protocol."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    wave: int = Field(ge=1)
+    title: str
+    rules: Literal["v0.1.1", "v0.1.2", "v0.1.3", "v0.2.0", "v0.2.1"] = Field(
+        description="Rule version every cell of this wave is scored under."
+    )
+    flags_protocol: bool = Field(description="Whether the FLAGS addendum (section 10) is on.")
+    contract_revision: str = Field(
+        description="Which published output-contract revision the tasks use ('v0.1' or 'v0.2')."
+    )
+    redacted_materials: bool = Field(
+        True, description="The pipeline sees only each task's public view (always true here)."
+    )
+    anchors: str | None = Field(
+        None, description="Anchor registry file under cells/ (None when flags are off)."
+    )
+    seeds_file: str = Field(description="Seed registry under cells/seeds/, e.g. 'wave1.json'.")
+    frameworks: list[Framework] = Field(default_factory=lambda: list(FRAMEWORKS))
+    configs: list[Config] = Field(default_factory=lambda: list(CONFIGS))
+    operators: list[OperatorId] = Field(default_factory=lambda: list(OPERATORS))
+    tasks: list[TaskId] = Field(default_factory=lambda: list(TASKS))
+    pipeline_model: str = Field("gpt-5.6-terra", description="Live pipeline model (section 8).")
+    downgrade_model: str = Field("gpt-5.6-luna", description="Live O4 target (section 8).")
+    carve_outs: list[CarveOut] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _flags_need_anchors(self) -> WaveSpec:
+        if self.flags_protocol and not self.anchors:
+            raise ValueError("a wave with flags_protocol on must name its anchors registry")
+        return self
+
+
+class SeedRegistry(BaseModel):
+    """Seeds registered for a wave before any run; never changed afterwards."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    wave: int
+    registered: str = Field(description="ISO date the seeds were registered.")
+    seeds: list[int] = Field(min_length=1)
+
+
+class Cell(BaseModel):
+    """One (framework, config, operator-or-baseline, task, seed) combination."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    wave: int
+    framework: Framework
+    config: Config
+    operator: OperatorId | None = Field(description="None for the no-fault baseline.")
+    task: TaskId
+    seed: int
+    carved_out: bool = False
+
+    @property
+    def is_baseline(self) -> bool:
+        return self.operator is None
+
+    @property
+    def id(self) -> str:
+        return cell_id(self.framework, self.config, self.operator, self.task, self.seed)
+
+    @property
+    def baseline_id(self) -> str:
+        """Id of the baseline this cell's validity depends on (itself for a baseline)."""
+        return cell_id(self.framework, self.config, None, self.task, self.seed)
+
+    @property
+    def row(self) -> str:
+        """Scoreboard row: framework x config."""
+        return f"{self.framework}-{self.config}"
+
+
+def cell_id(
+    framework: str, config: str, operator: str | None, task: str, seed: int
+) -> str:
+    return f"{framework}-{config}-{operator or 'baseline'}-{task}-s{seed}"
+
+
+def expand(spec: WaveSpec, seeds: list[int]) -> list[Cell]:
+    """The wave's whole registry in a deterministic order: every baseline first, then every
+    fault cell (carved-out cells included, flagged ``carved_out``)."""
+    carved = {
+        (c.framework, c.config, op) for c in spec.carve_outs for op in c.operators
+    }
+    baselines: list[Cell] = []
+    faults: list[Cell] = []
+    for fw in spec.frameworks:
+        for cfg in spec.configs:
+            for task in spec.tasks:
+                for seed in seeds:
+                    baselines.append(Cell(wave=spec.wave, framework=fw, config=cfg,
+                                          operator=None, task=task, seed=seed))
+            for op in spec.operators:
+                for task in spec.tasks:
+                    for seed in seeds:
+                        faults.append(Cell(wave=spec.wave, framework=fw, config=cfg,
+                                           operator=op, task=task, seed=seed,
+                                           carved_out=(fw, cfg, op) in carved))
+    return baselines + faults
