@@ -30,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from pytest_sabot.models.cells import Cell
 
@@ -55,6 +55,11 @@ class ToolHandle:
     description: str
     parameters: dict[str, Any]
     invoke: Callable[[dict[str, Any]], str]
+    # Optional (None when the harness does not say): the tool's role in the task, and the
+    # arguments that apply a check/write tool to an artifact text when the harness side of a
+    # pipeline calls it itself (the Magentic-One post-run check and write seams).
+    role: Literal["data", "check", "write"] | None = None
+    artifact_arguments: Callable[[str], dict[str, Any]] | None = None
 
 
 class TraceSink(Protocol):

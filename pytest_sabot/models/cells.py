@@ -69,7 +69,8 @@ class SeedRegistry(BaseModel):
 
     wave: int
     registered: str = Field(description="ISO date the seeds were registered.")
-    seeds: list[int] = Field(min_length=1)
+    seeds: list[int] = Field(min_length=1, description="The registered seeds, in run order.")
+    note: str = Field("", description="Why these seeds (e.g. reused on purpose for pairing).")
 
 
 class Cell(BaseModel):

@@ -64,6 +64,11 @@ class ModelCallData(_Strict):
     latency_ms: float | None = None
     cost_usd: float | None = Field(None, description="None means unknown, never zero.")
     stream: bool = False
+    downgraded: bool = Field(False, description="True when the O4 plan served this call.")
+    fixture: bool = Field(
+        False, description="True when the embedded model answered (a fixture, not a measurement)."
+    )
+    error: str | None = Field(None, description="Error the gateway served instead, if any.")
     tool_calls: list[dict[str, Any]] = Field(default_factory=list)
     request_hash: str | None = Field(None, description="sha256 of the canonical request body.")
 

@@ -1,0 +1,225 @@
+"""Magentic-One orchestrator records, read off the autogen_agentchat trace logger.
+
+In autogen-agentchat 0.7.5 the Magentic-One orchestrator
+(``teams/_group_chat/_magentic_one/_magentic_one_orchestrator.py``) writes its inner-loop
+decisions only to ``logging.getLogger(autogen_agentchat.TRACE_LOGGER_NAME)`` at DEBUG level:
+
+* ``Progress Ledger: {...}``: the parsed progress ledger, as the ``str()`` of a dict whose
+  five entries (is_request_satisfied, is_in_loop, is_progress_being_made, next_speaker,
+  instruction_or_question) each carry a ``reason`` and an ``answer``;
+* ``Stall count exceeded, re-planning with the outer loop...``: the stall re-plan. A stall
+  is a ledger answering "no progress" or "in a loop"; a progress ledger takes one stall off
+  the count; at ``max_stalls`` the orchestrator rebuilds its task ledger and re-enters the
+  outer loop. The run goes on, so the re-plan never shows in ``TaskResult.stop_reason``.
+
+This module holds the pure reading of those lines (:func:`parse_ledger`,
+:class:`LedgerFollower`) and :class:`TraceLoggerCapture`, a handler attached for exactly
+one run and always removed again.
+"""
+
+from __future__ import annotations
+
+import ast
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import Any
+
+from autogen_agentchat import TRACE_LOGGER_NAME
+
+LEDGER_PREFIX = "Progress Ledger: "
+REPLAN_LINE = "Stall count exceeded, re-planning with the outer loop..."
+
+#: The ledger entries whose answers make a step count as a stall, and the answer that does.
+_STALL_ANSWERS: tuple[tuple[str, bool, str], ...] = (
+    ("is_progress_being_made", False, "no progress"),
+    ("is_in_loop", True, "in a loop"),
+)
+
+
+def parse_ledger(message: str) -> dict[str, Any] | None:
+    """The ledger dict of a ``Progress Ledger: {...}`` log message, else None."""
+    if not message.startswith(LEDGER_PREFIX):
+        return None
+    try:
+        value = ast.literal_eval(message[len(LEDGER_PREFIX) :])
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _entry(ledger: dict[str, Any], key: str) -> tuple[Any, str]:
+    entry = ledger.get(key)
+    if not isinstance(entry, dict):
+        return None, ""
+    return entry.get("answer"), str(entry.get("reason", ""))
+
+
+def stall_reasons(ledger: dict[str, Any]) -> list[str]:
+    """Why this ledger counts as a stall: its recorded no-progress / in-loop reasons.
+
+    Empty when the ledger reports progress and no loop (or the request is satisfied, in
+    which case the orchestrator finishes before counting stalls).
+    """
+    satisfied, _ = _entry(ledger, "is_request_satisfied")
+    if satisfied is True:
+        return []
+    reasons = []
+    for key, stalled_answer, label in _STALL_ANSWERS:
+        answer, reason = _entry(ledger, key)
+        if answer is stalled_answer:
+            reasons.append(f"{label}: {reason}" if reason else label)
+    return reasons
+
+
+@dataclass(frozen=True)
+class LedgerRecord:
+    """One progress ledger as the orchestrator logged it."""
+
+    line: str
+    ledger: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ReplanRecord:
+    """One stall re-plan with the ledger reasons of the stalls that led to it."""
+
+    line: str
+    reason: str
+
+
+OrchestratorRecord = LedgerRecord | ReplanRecord
+
+
+@dataclass
+class LedgerFollower:
+    """Turns the orchestrator's log messages into ledger and re-plan records, in order.
+
+    The reason of a re-plan is the list of stall reasons recorded since the previous
+    re-plan (or the start), minus one (the oldest) per progress ledger in between, which
+    mirrors how the orchestrator's own stall counter rises and falls.
+    """
+
+    pending: list[str] = field(default_factory=list)
+    last_reasons: list[str] = field(default_factory=list)
+
+    def feed(self, message: str) -> OrchestratorRecord | None:
+        ledger = parse_ledger(message)
+        if ledger is not None:
+            reasons = stall_reasons(ledger)
+            self.last_reasons = reasons
+            if reasons:
+                self.pending.append("; ".join(reasons))
+            elif self.pending:
+                self.pending.pop(0)
+            return LedgerRecord(line=message, ledger=ledger)
+        if message == REPLAN_LINE:
+            reasons = self.pending or ["; ".join(self.last_reasons)]
+            self.pending = []
+            return ReplanRecord(line=message, reason=" | ".join(r for r in reasons if r))
+        return None
+
+
+# --------------------------------------------------------------------------- capture
+
+_LEVEL_LOCK = threading.Lock()
+_ACTIVE = 0
+_SAVED_LEVELS: dict[str, int] = {}
+
+
+def _raise_trace_level() -> None:
+    """Let DEBUG records through the trace logger while at least one capture is active.
+
+    Existing child loggers that inherit their level (e.g. ``autogen_agentchat.events``)
+    are pinned to the level they had, so only the trace logger itself gets louder.
+    """
+    global _ACTIVE
+    with _LEVEL_LOCK:
+        if _ACTIVE == 0:
+            trace = logging.getLogger(TRACE_LOGGER_NAME)
+            inherited = trace.getEffectiveLevel()
+            _SAVED_LEVELS.clear()
+            _SAVED_LEVELS[TRACE_LOGGER_NAME] = trace.level
+            prefix = TRACE_LOGGER_NAME + "."
+            for name, child in list(logging.root.manager.loggerDict.items()):
+                if (
+                    name.startswith(prefix)
+                    and isinstance(child, logging.Logger)
+                    and child.level == logging.NOTSET
+                ):
+                    _SAVED_LEVELS[name] = logging.NOTSET
+                    child.setLevel(inherited)
+            trace.setLevel(logging.DEBUG)
+        _ACTIVE += 1
+
+
+def _restore_trace_level() -> None:
+    global _ACTIVE
+    with _LEVEL_LOCK:
+        _ACTIVE -= 1
+        if _ACTIVE == 0:
+            for name, level in _SAVED_LEVELS.items():
+                logging.getLogger(name).setLevel(level)
+            _SAVED_LEVELS.clear()
+
+
+class _Handler(logging.Handler):
+    def __init__(self, owner: TraceLoggerCapture) -> None:
+        super().__init__(level=logging.DEBUG)
+        self._owner = owner
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self._owner._receive(record)
+
+
+class TraceLoggerCapture:
+    """Attach a handler to the autogen_agentchat trace logger for one run.
+
+    Use it as a context manager *inside* the run's event loop thread: only records logged
+    by that thread and by the trace logger itself (not its children) are taken, so runs in
+    other threads of the same process never bleed into this one. Every taken record is fed
+    to a :class:`LedgerFollower`; each ledger or re-plan it yields goes to ``on_record`` at
+    once (so trace order follows the run). An exception raised by ``on_record`` is kept and
+    re-raised when the block exits, never swallowed by the logging machinery.
+    """
+
+    def __init__(self, on_record: Callable[[OrchestratorRecord], None]) -> None:
+        self._on_record = on_record
+        self._follower = LedgerFollower()
+        self._thread: int | None = None
+        self._handler = _Handler(self)
+        self._error: BaseException | None = None
+        self.lines: list[str] = []
+
+    def _receive(self, record: logging.LogRecord) -> None:
+        if record.name != TRACE_LOGGER_NAME or record.thread != self._thread:
+            return
+        if self._error is not None:
+            return
+        try:
+            message = record.getMessage()
+            self.lines.append(message)
+            parsed = self._follower.feed(message)
+            if parsed is not None:
+                self._on_record(parsed)
+        except Exception as exc:  # re-raised on exit
+            self._error = exc
+
+    def __enter__(self) -> TraceLoggerCapture:
+        self._thread = threading.get_ident()
+        _raise_trace_level()
+        logging.getLogger(TRACE_LOGGER_NAME).addHandler(self._handler)
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        logging.getLogger(TRACE_LOGGER_NAME).removeHandler(self._handler)
+        _restore_trace_level()
+        if exc is None and self._error is not None:
+            raise self._error

@@ -1,0 +1,429 @@
+"""The AutoGen / Magentic-One pipeline (autogen-agentchat, -core, -ext[openai] 0.7.5).
+
+Both configs of standard section 8, built from AutoGen's own primitives and driven through
+the harness contract of :mod:`pytest_sabot.harness.context`. Every agent reaches its model
+through ``OpenAIChatCompletionClient`` at the gateway URL of its role, with no temperature
+(section 8) and ``max_retries=0`` (the gateway is the only retry layer).
+
+Default config (load -> worker -> critic -> revise | emit)
+    Each stage is its own single-participant ``RoundRobinGroupChat([agent],
+    termination_condition=TextMentionTermination(...), max_turns=1)``. The worker is an
+    ``AssistantAgent`` holding the task's tools (each call goes through
+    ``ToolHandle.invoke``); it loops tool calls and reflects on them, so its one turn ends
+    in a draft. The draft crosses ``ctx.handoff("worker", "reviewer", ...)`` to the critic
+    (an ``AssistantAgent`` on the reviewer prompt, verdict-token protocol). Recorded: the
+    draft (agent_output), the critic reply (review, component ``critic``), and every
+    team's ``TaskResult.stop_reason`` verbatim (stop_reason). A ``VERDICT: REJECT`` in the
+    first round records a retry (source ``revise``, the reject reason) and runs the worker
+    and critic once more with the reason as feedback. The delivered draft of the last round
+    is emitted.
+
+Guardrail config (Magentic-One)
+    ``MagenticOneGroupChat([worker], model_client=<orchestrator client>, max_stalls=3,
+    max_turns=12)`` runs on ``ctx.magentic_task()``, whose output contract carries the
+    FLAGS head line in waves 2+. There is no reviewer stage: the orchestrator's progress
+    ledger is the review mechanism. Its records come from the autogen_agentchat trace
+    logger (:mod:`pytest_sabot.adapters._autogen_logging`): each ``Progress Ledger: ...``
+    line becomes a ledger event and each ``Stall count exceeded, re-planning with the outer
+    loop...`` line a replan event whose reason is the ledgers' recorded no-progress /
+    in-loop reasons. A stall re-plan does not end the run (0.7.5 re-enters the outer loop),
+    so it is visible only there. ``TaskResult.stop_reason`` is recorded verbatim: the
+    satisfied ledger's reason on completion, ``Max rounds reached.`` when the orchestrator
+    runs out of rounds. The orchestrator's final answer is the artifact.
+
+    Structural carve-out (standard section 10.6). In this config the O2 (check), O3
+    (handoff) and O6 (write) seams are exercised only after the team run has completed: the
+    worker is given the task's data tool alone; once the team has finished, the harness
+    side of the pipeline passes the final answer through ``ctx.handoff("orchestrator",
+    "emitter", ...)`` and calls the check and write tools on the delivered text itself,
+    through the same ToolHandles, before ``ctx.emit``. Those faults therefore land where no
+    component executes with them in view, which is why the standard registers these cells
+    as structural zeros.
+
+Every run gets a fresh event loop; the trace-logger handler lives exactly as long as the
+team run it observes and is removed even when the run fails.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import threading
+from collections.abc import Awaitable, Coroutine, Sequence
+from typing import Any, Literal, TypeVar
+
+from autogen_agentchat.agents import AssistantAgent
+from autogen_agentchat.base import TaskResult, TerminationCondition
+from autogen_agentchat.conditions import TextMentionTermination
+from autogen_agentchat.messages import BaseAgentEvent, BaseChatMessage, TextMessage
+from autogen_agentchat.teams import MagenticOneGroupChat, RoundRobinGroupChat
+from autogen_core import CancellationToken
+from autogen_core.models import ModelInfo
+from autogen_core.tools import BaseTool, ToolSchema
+from autogen_ext.models.openai import OpenAIChatCompletionClient
+from pydantic import BaseModel, ConfigDict
+
+from pytest_sabot.adapters._autogen_logging import (
+    LedgerRecord,
+    OrchestratorRecord,
+    ReplanRecord,
+    TraceLoggerCapture,
+)
+from pytest_sabot.harness.context import RunContext, ToolHandle
+
+__all__ = [
+    "MAX_STALLS",
+    "MAX_TURNS",
+    "ORCHESTRATOR",
+    "arguments_for_artifact",
+    "parse_verdict",
+    "run",
+    "tool_role",
+]
+
+MAX_STALLS = 3
+"""Magentic-One stall threshold before a re-plan (section 8: max_stalls=3)."""
+MAX_TURNS = 12
+"""Bound on the orchestrator's inner-loop rounds; past it, 'Max rounds reached.'."""
+WORKER_TOOL_ITERATIONS = 8
+"""Tool-call rounds one worker turn may take before it must reflect into a draft."""
+ORCHESTRATOR = "MagenticOneOrchestrator"
+"""Name autogen-agentchat 0.7.5 gives the Magentic-One group chat manager."""
+
+WORKER = "worker"
+CRITIC = "critic"
+WORKER_STOP_TEXT = "TERMINATE"
+CRITIC_STOP_TEXT = "VERDICT:"
+
+MAGENTIC_WORKER_DESCRIPTION = (
+    "Worker: reads the task's materials, looks data up with its tool and writes the "
+    "requested content."
+)
+
+# Capabilities declared for a model name autogen does not know (the gateway's names).
+UNKNOWN_MODEL_INFO = ModelInfo(
+    vision=False,
+    function_calling=True,
+    json_output=True,
+    family="unknown",
+    structured_output=True,
+)
+
+_VERDICT = re.compile(r"VERDICT:\s*(APPROVE|REJECT)\s*(?:-\s*(.*))?", re.IGNORECASE)
+
+ToolRole = Literal["data", "check", "write"]
+_T = TypeVar("_T")
+
+
+# --------------------------------------------------------------------------- pure helpers
+
+
+def parse_verdict(text: str) -> tuple[Literal["approve", "reject"], str] | None:
+    """First verdict token of a critic reply (section 5 parse rule): (verdict, reason)."""
+    found = _VERDICT.search(text)
+    if found is None:
+        return None
+    verdict: Literal["approve", "reject"] = (
+        "reject" if found.group(1).lower() == "reject" else "approve"
+    )
+    return verdict, (found.group(2) or "").strip()
+
+
+_ROLE_WORDS: tuple[tuple[ToolRole, tuple[str, ...]], ...] = (
+    ("write", ("write", "save", "commit", "store", "publish")),
+    ("check", ("check", "validat", "verif", "test", "lint")),
+)
+
+
+def tool_role(handle: ToolHandle) -> ToolRole:
+    """The tool's role: as the harness states it, else read from the tool's name."""
+    if handle.role is not None:
+        return handle.role
+    name = handle.name.lower()
+    for role, words in _ROLE_WORDS:
+        if any(word in name for word in words):
+            return role
+    return "data"
+
+
+_FILE_ARGUMENT = re.compile(r"(name|path|file)", re.IGNORECASE)
+_FILE_IN_TEXT = re.compile(r"\b[\w-]+\.[A-Za-z][\w]{0,7}\b")
+
+
+def _file_name_for(prop: str, spec: dict[str, Any]) -> str:
+    for key in ("const", "default"):
+        if isinstance(spec.get(key), str):
+            return str(spec[key])
+    enum = spec.get("enum")
+    if isinstance(enum, list) and enum and isinstance(enum[0], str):
+        return enum[0]
+    found = _FILE_IN_TEXT.search(str(spec.get("description", "")))
+    if found is None:
+        raise ValueError(
+            f"tool argument '{prop}': expected a file name the harness can supply "
+            "(ToolHandle.artifact_arguments, or a const/default/enum/example in the schema)"
+        )
+    return found.group(0)
+
+
+def arguments_for_artifact(handle: ToolHandle, text: str) -> dict[str, Any]:
+    """Arguments that apply a check or write tool to an artifact text.
+
+    The harness's own ``artifact_arguments`` wins. Without it, the tool's JSON Schema is
+    read: a file-name-like string argument gets the name the schema names, every other
+    required string argument gets the text.
+    """
+    if handle.artifact_arguments is not None:
+        return handle.artifact_arguments(text)
+    properties: dict[str, Any] = handle.parameters.get("properties", {}) or {}
+    required = list(handle.parameters.get("required", list(properties)))
+    arguments: dict[str, Any] = {}
+    for prop in required:
+        spec = properties.get(prop, {})
+        if spec.get("type", "string") != "string":
+            continue
+        is_file = _FILE_ARGUMENT.search(prop) is not None and len(required) > 1
+        arguments[prop] = _file_name_for(prop, spec) if is_file else text
+    return arguments
+
+
+def _last_text(messages: Sequence[BaseAgentEvent | BaseChatMessage], source: str) -> str | None:
+    for message in reversed(messages):
+        if isinstance(message, TextMessage) and message.source == source:
+            return message.content
+    return None
+
+
+# --------------------------------------------------------------------------- autogen parts
+
+
+class _OpenArgs(BaseModel):
+    """Arguments as the model sent them; the ToolHandle's schema is what the model sees."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+class HarnessTool(BaseTool[_OpenArgs, BaseModel]):
+    """An AutoGen tool whose every call goes through the harness's ToolHandle."""
+
+    def __init__(self, handle: ToolHandle) -> None:
+        super().__init__(_OpenArgs, BaseModel, handle.name, handle.description)
+        self._handle = handle
+
+    @property
+    def schema(self) -> ToolSchema:
+        parameters: Any = dict(self._handle.parameters)
+        return ToolSchema(
+            name=self._handle.name,
+            description=self._handle.description,
+            parameters=parameters,
+        )
+
+    async def run(self, args: _OpenArgs, cancellation_token: CancellationToken) -> Any:
+        return self._handle.invoke(args.model_dump())
+
+
+def _model_client(ctx: RunContext, agent: str) -> OpenAIChatCompletionClient:
+    common: dict[str, Any] = {
+        "model": ctx.model_name,
+        "base_url": ctx.base_url(agent),
+        "api_key": ctx.api_key,
+        "max_retries": 0,
+    }
+    try:
+        return OpenAIChatCompletionClient(**common)
+    except ValueError:  # a model name autogen has no capability table for
+        return OpenAIChatCompletionClient(**common, model_info=UNKNOWN_MODEL_INFO)
+
+
+async def _run_team(
+    team: RoundRobinGroupChat | MagenticOneGroupChat,
+    task: str,
+    on_message: Any = None,
+) -> TaskResult:
+    result: TaskResult | None = None
+    async for item in team.run_stream(task=task):
+        if isinstance(item, TaskResult):
+            result = item
+        elif on_message is not None:
+            on_message(item)
+    if result is None:
+        raise RuntimeError("the AutoGen team ended without a TaskResult")
+    return result
+
+
+def _record_stop_reason(ctx: RunContext, component: str, result: TaskResult) -> None:
+    if result.stop_reason is not None:
+        ctx.trace.emit("stop_reason", component, result.stop_reason)
+
+
+# --------------------------------------------------------------------------- default config
+
+
+async def _worker_turn(
+    ctx: RunContext, client: OpenAIChatCompletionClient, round_: int, feedback: str
+) -> str:
+    messages = ctx.worker_prompt(round=round_, feedback=feedback)
+    worker = AssistantAgent(
+        WORKER,
+        client,
+        tools=[HarnessTool(h) for h in ctx.tools],
+        system_message=messages.system,
+        reflect_on_tool_use=True,
+        max_tool_iterations=WORKER_TOOL_ITERATIONS,
+    )
+    stop: TerminationCondition = TextMentionTermination(WORKER_STOP_TEXT, sources=[WORKER])
+    team = RoundRobinGroupChat([worker], termination_condition=stop, max_turns=1)
+    result = await _run_team(team, messages.user)
+    draft = _last_text(result.messages, WORKER)
+    if draft is None:
+        raise RuntimeError(f"the worker turn produced no text (stop: {result.stop_reason!r})")
+    stage = "worker" if round_ == 0 else "revise"
+    ctx.trace.emit("agent_output", WORKER, draft, stage=stage, round=round_)
+    _record_stop_reason(ctx, WORKER, result)
+    ctx.sync_model_calls()
+    return draft
+
+
+async def _critic_turn(
+    ctx: RunContext, client: OpenAIChatCompletionClient, delivered: str, round_: int
+) -> str:
+    messages = ctx.reviewer_prompt(delivered, round_)
+    critic = AssistantAgent(CRITIC, client, system_message=messages.system)
+    stop: TerminationCondition = TextMentionTermination(CRITIC_STOP_TEXT, sources=[CRITIC])
+    team = RoundRobinGroupChat([critic], termination_condition=stop, max_turns=1)
+    result = await _run_team(team, messages.user)
+    reply = _last_text(result.messages, CRITIC)
+    if reply is None:
+        raise RuntimeError(f"the critic turn produced no text (stop: {result.stop_reason!r})")
+    ctx.trace.emit("review", CRITIC, reply, round=round_)
+    _record_stop_reason(ctx, CRITIC, result)
+    ctx.sync_model_calls()
+    return reply
+
+
+async def _run_default(ctx: RunContext) -> None:
+    worker_client = _model_client(ctx, WORKER)
+    critic_client = _model_client(ctx, "reviewer")
+    try:
+        feedback = ""
+        delivered = ""
+        for round_ in (0, 1):
+            draft = await _worker_turn(ctx, worker_client, round_, feedback)
+            delivered = ctx.handoff(WORKER, "reviewer", draft)
+            reply = await _critic_turn(ctx, critic_client, delivered, round_)
+            verdict = parse_verdict(reply)
+            if round_ == 0 and verdict is not None and verdict[0] == "reject":
+                feedback = verdict[1] or reply
+                ctx.trace.emit("retry", WORKER, feedback, source="revise", reason=feedback)
+                continue
+            break
+        ctx.emit(delivered)
+    finally:
+        await _close(worker_client, critic_client)
+
+
+# --------------------------------------------------------------------------- Magentic-One
+
+
+def _orchestrator_event(ctx: RunContext, record: OrchestratorRecord) -> None:
+    if isinstance(record, LedgerRecord):
+        ctx.trace.emit("ledger", "orchestrator", record.line, ledger=record.ledger)
+    elif isinstance(record, ReplanRecord):
+        ctx.trace.emit(
+            "replan", "orchestrator", record.reason, reason=record.reason, log_line=record.line
+        )
+
+
+def _magentic_message(ctx: RunContext, item: BaseAgentEvent | BaseChatMessage) -> None:
+    if not isinstance(item, TextMessage) or item.source not in (WORKER, ORCHESTRATOR):
+        return
+    component = WORKER if item.source == WORKER else "orchestrator"
+    ctx.trace.emit("agent_output", component, item.content, stage=component, round=0)
+
+
+async def _run_guardrail(ctx: RunContext) -> None:
+    handles = ctx.tools
+    roles = {h.name: tool_role(h) for h in handles}
+    data_tools = [HarnessTool(h) for h in handles if roles[h.name] == "data"]
+    seams = {role: [h for h in handles if roles[h.name] == role] for role in ("check", "write")}
+
+    worker_client = _model_client(ctx, WORKER)
+    orchestrator_client = _model_client(ctx, "orchestrator")
+    try:
+        worker = AssistantAgent(
+            WORKER,
+            worker_client,
+            tools=list(data_tools),
+            description=MAGENTIC_WORKER_DESCRIPTION,
+            system_message=ctx.worker_prompt(round=0).system,
+            reflect_on_tool_use=True,
+            max_tool_iterations=WORKER_TOOL_ITERATIONS,
+        )
+        team = MagenticOneGroupChat(
+            [worker],
+            model_client=orchestrator_client,
+            max_stalls=MAX_STALLS,
+            max_turns=MAX_TURNS,
+        )
+        task = ctx.magentic_task()
+        with TraceLoggerCapture(lambda record: _orchestrator_event(ctx, record)):
+            result = await _run_team(team, task, lambda item: _magentic_message(ctx, item))
+        _record_stop_reason(ctx, "orchestrator", result)
+        ctx.sync_model_calls()
+    finally:
+        await _close(worker_client, orchestrator_client)
+
+    final = _last_text(result.messages, ORCHESTRATOR)
+    if final is None:
+        raise RuntimeError(f"Magentic-One gave no final answer (stop: {result.stop_reason!r})")
+    # Post-run seams (the section 10.6 carve-out): nothing in the team sees what follows.
+    delivered = ctx.handoff("orchestrator", "emitter", final)
+    for role in ("check", "write"):
+        for handle in seams[role]:
+            handle.invoke(arguments_for_artifact(handle, delivered))
+    ctx.sync_model_calls()
+    ctx.emit(delivered)
+
+
+# --------------------------------------------------------------------------- entry point
+
+
+async def _close(*clients: OpenAIChatCompletionClient) -> None:
+    for client in clients:
+        await client.close()
+
+
+def _in_fresh_loop(make: Coroutine[Any, Any, _T] | Awaitable[_T]) -> _T:
+    """Run a coroutine on a new event loop; on a thread of its own if one is running here."""
+
+    async def _main() -> _T:
+        return await make
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(_main())
+    box: dict[str, Any] = {}
+
+    def _target() -> None:
+        try:
+            box["value"] = asyncio.run(_main())
+        except BaseException as exc:
+            box["error"] = exc
+
+    thread = threading.Thread(target=_target, name="sabot-autogen-run")
+    thread.start()
+    thread.join()
+    if "error" in box:
+        raise box["error"]
+    value: _T = box["value"]
+    return value
+
+
+def run(ctx: RunContext) -> None:
+    """Build and run one AutoGen pipeline for ``ctx.cell`` (default or guardrail config)."""
+    if ctx.cell.config == "guardrail":
+        _in_fresh_loop(_run_guardrail(ctx))
+    else:
+        _in_fresh_loop(_run_default(ctx))

@@ -1,0 +1,432 @@
+"""The CrewAI pipeline (crewai 1.15.5), standard sections 5 and 8.
+
+Each stage is its own one-agent ``Crew(process=Process.sequential)``::
+
+    load -> worker crew -> reviewer crew -> revise (worker crew again) -> reviewer crew
+                                   |
+                                   +-> emit                       (one revise pass at most)
+
+Every agent talks to the run's gateway through CrewAI's native OpenAI provider
+(``crewai.LLM(provider="openai", base_url=...)``, which builds an ``OpenAICompletion`` on the
+OpenAI SDK, never LiteLLM). No temperature is sent (section 8); neither the SDK client
+(``max_retries=0``) nor the agent (``max_retry_limit=0``) retries on its own, and the agent's
+tool cache is off so every tool call reaches the harness. The worker's tools are
+``BaseTool`` subclasses whose ``_run`` is the harness's ``ToolHandle.invoke``, offered to the
+model through native function calling.
+
+Default config: no task guardrail. Guardrail config: the worker ``Task`` gets
+``guardrails=[contract, LLMGuardrail(ctx.guardrail_text(), guardrail LLM)]`` and
+``guardrail_max_retries=3``. The contract guardrail implements only the published output
+contract (``ctx.check_contract``; the fairness rule). CrewAI runs each guardrail in its own
+retry loop and announces every outcome, for function and LLM guardrails alike, as
+``LLMGuardrailCompletedEvent`` (``guardrail_type`` ``function`` or ``llm``); a failure whose
+``retry_count`` is below ``guardrail_max_retries`` re-executes the worker with the error as
+context; the failure after that raises CrewAI's own exception
+``Task failed guardrail <i> validation after 3 retries. Last error: ...`` (section 5:
+escalate, the task recorded as failed, never a run error).
+
+Observation: a handler for ``LLMGuardrailCompletedEvent`` registered on
+``crewai_event_bus`` inside ``scoped_handlers()`` for this run only (CrewAI's own listeners
+are set aside for the run and the handler is gone afterwards). The bus runs handlers on a
+thread pool, so the handler only buffers; the buffer is written to the trace, in CrewAI's
+emission order, at fixed points: before every model call (a global ``before_llm_call`` hook
+registered for the run), before every tool call, and at the end of every stage. At each of
+those points the gateway's exchanges are pulled in first (``ctx.sync_model_calls()``), so
+the trace keeps the order model reply -> guardrail verdict -> re-executed worker.
+
+Trace events written here (every other event comes from the harness):
+
+========================  ===========  ==================================================
+kind                      component    when
+========================  ===========  ==================================================
+agent_output              worker       each worker crew's result (stage worker / revise)
+review                    reviewer     each reviewer crew's result, full text
+retry (source revise)     worker       REJECT with the revise pass unused: the worker
+                                       crew is kicked off again carrying the reason
+guardrail (contract|llm)  guardrail    every LLMGuardrailCompletedEvent of the worker task
+retry (source guardrail)  guardrail    a failed guardrail that CrewAI will retry
+escalation                guardrail    CrewAI's guardrail-exhaustion exception
+run_end (task_failed)     pipeline     the run ends on that escalation
+========================  ===========  ==================================================
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, Field, create_model
+
+from pytest_sabot.adapters import _crewai_env
+from pytest_sabot.harness.context import Messages, RunContext, ToolHandle
+
+if TYPE_CHECKING:
+    from crewai import Agent, Task
+    from crewai.llms.base_llm import BaseLLM
+    from crewai.tools import BaseTool
+
+__all__ = [
+    "EXHAUSTION_MECHANISM",
+    "EXHAUSTION_PATTERN",
+    "GUARDRAIL_MAX_RETRIES",
+    "MAX_AGENT_ITERATIONS",
+    "VERDICT_PATTERN",
+    "GuardrailOutcome",
+    "Verdict",
+    "args_model",
+    "guardrail_outcome_events",
+    "parse_exhaustion",
+    "parse_verdict",
+    "run",
+]
+
+# Standard section 8, guardrail config.
+GUARDRAIL_MAX_RETRIES = 3
+# A worker pass may call its model at most this many times (CrewAI's max_iter); the same
+# bound as the LangGraph worker loop.
+MAX_AGENT_ITERATIONS = 8
+
+# Standard section 5, verdict-token protocol: case-insensitive, first match.
+VERDICT_PATTERN = re.compile(r"VERDICT:\s*(APPROVE|REJECT)\s*(?:-\s*(.*))?", re.IGNORECASE)
+
+# crewai 1.15.5, Task._invoke_guardrail_function: the terminal exception after
+# guardrail_max_retries failed re-executions, for a guardrail list ("guardrail <index>") or a
+# single guardrail ("guardrail").
+EXHAUSTION_PATTERN = re.compile(
+    r"^Task failed guardrail(?: (\d+))? validation after (\d+) retries\. Last error: (.*)\Z",
+    re.DOTALL,
+)
+EXHAUSTION_MECHANISM = "crewai_guardrail_exhausted"
+
+_WORKER_BACKSTORY = "You carry out one stage of a document pipeline; your instructions follow."
+_REVIEWER_BACKSTORY = "You review one stage of a document pipeline; your instructions follow."
+_EXPECTED_OUTPUT = "The complete reply the instructions above ask for."
+
+
+# --------------------------------------------------------------------------- pure parts
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The verdict token of a reviewer reply, if any."""
+
+    decision: Literal["approve", "reject"] | None
+    reason: str = ""
+
+
+def parse_verdict(text: str) -> Verdict:
+    """First ``VERDICT: APPROVE`` / ``VERDICT: REJECT - reason`` in ``text``; no token -> None."""
+    match = VERDICT_PATTERN.search(text)
+    if match is None:
+        return Verdict(None)
+    decision: Literal["approve", "reject"] = (
+        "reject" if match.group(1).lower() == "reject" else "approve"
+    )
+    return Verdict(decision, (match.group(2) or "").strip())
+
+
+def parse_exhaustion(message: str) -> tuple[int | None, int, str] | None:
+    """(guardrail index, retries, last error) of CrewAI's exhaustion message, else None."""
+    match = EXHAUSTION_PATTERN.match(message)
+    if match is None:
+        return None
+    index = int(match.group(1)) if match.group(1) is not None else None
+    return index, int(match.group(2)), match.group(3)
+
+
+@dataclass(frozen=True)
+class GuardrailOutcome:
+    """One LLMGuardrailCompletedEvent, reduced to what the trace records."""
+
+    order: int  # CrewAI's emission sequence
+    kind: Literal["contract", "llm"]
+    success: bool
+    retry_count: int
+    error: str
+
+
+def guardrail_outcome_events(
+    outcome: GuardrailOutcome, max_retries: int
+) -> list[tuple[str, str, str, dict[str, Any]]]:
+    """The trace events for one guardrail outcome: (kind, component, text, data).
+
+    Always a ``guardrail`` event; plus a ``retry`` (source guardrail) when the outcome is a
+    failure CrewAI will retry, i.e. ``retry_count < max_retries``.
+    """
+    feedback = "" if outcome.success else outcome.error
+    events: list[tuple[str, str, str, dict[str, Any]]] = [
+        (
+            "guardrail",
+            "guardrail",
+            feedback,
+            {
+                "name": outcome.kind,
+                "guardrail_kind": outcome.kind,
+                "success": outcome.success,
+                "retry_count": outcome.retry_count,
+                "max_retries": max_retries,
+                "feedback": feedback,
+            },
+        )
+    ]
+    if not outcome.success and outcome.retry_count < max_retries:
+        events.append(
+            ("retry", "guardrail", feedback, {"source": "guardrail", "reason": feedback})
+        )
+    return events
+
+
+_JSON_TYPES: dict[str, Any] = {
+    "string": str,
+    "integer": int,
+    "number": float,
+    "boolean": bool,
+    "array": list[Any],
+    "object": dict[str, Any],
+}
+
+
+def args_model(handle: ToolHandle) -> type[BaseModel]:
+    """A pydantic model for a tool's JSON Schema ``parameters`` (top-level properties)."""
+    schema = handle.parameters
+    properties: dict[str, Any] = schema.get("properties", {}) or {}
+    required = set(schema.get("required", []) or [])
+    fields: dict[str, Any] = {}
+    for name, spec in properties.items():
+        json_type = spec.get("type") if isinstance(spec, dict) else None
+        py_type: Any = _JSON_TYPES.get(json_type, Any) if isinstance(json_type, str) else Any
+        description = spec.get("description", "") if isinstance(spec, dict) else ""
+        if name in required:
+            fields[name] = (py_type, Field(description=description))
+        else:
+            fields[name] = (py_type | None, Field(None, description=description))
+    model_name = "".join(part.title() for part in re.split(r"[^A-Za-z0-9]+", handle.name))
+    return create_model(f"{model_name or 'Tool'}Args", **fields)
+
+
+# --------------------------------------------------------------------------- the run
+
+
+class _Recorder:
+    """Buffers guardrail outcomes from the event bus and writes them at fixed points."""
+
+    def __init__(self, ctx: RunContext) -> None:
+        self.ctx = ctx
+        self.open = True
+        self.task_ids: set[str] = set()
+        self._pending: list[GuardrailOutcome] = []
+        self._lock = threading.Lock()
+
+    def on_guardrail(self, source: Any, event: Any) -> None:
+        if not self.open or str(getattr(event, "task_id", "")) not in self.task_ids:
+            return
+        kind: Literal["contract", "llm"] = (
+            "llm" if getattr(event, "guardrail_type", None) == "llm" else "contract"
+        )
+        outcome = GuardrailOutcome(
+            order=int(getattr(event, "emission_sequence", 0) or 0),
+            kind=kind,
+            success=bool(event.success),
+            retry_count=int(event.retry_count),
+            error=str(event.error or ""),
+        )
+        with self._lock:
+            self._pending.append(outcome)
+
+    def checkpoint(self) -> None:
+        """Pull the gateway's exchanges, then write the buffered guardrail outcomes."""
+        if not self.open:
+            return
+        from crewai.events import crewai_event_bus
+
+        crewai_event_bus.flush()
+        self.ctx.sync_model_calls()
+        with self._lock:
+            pending = sorted(self._pending, key=lambda o: o.order)
+            self._pending.clear()
+        for outcome in pending:
+            for kind, component, text, data in guardrail_outcome_events(
+                outcome, GUARDRAIL_MAX_RETRIES
+            ):
+                self.ctx.trace.emit(kind, component, text, **data)
+
+
+def _native_llm(ctx: RunContext, agent: str) -> BaseLLM:
+    from crewai import LLM
+
+    # provider="openai" routes crewai.LLM to its native OpenAICompletion for any model name.
+    llm: BaseLLM = LLM(
+        model=ctx.model_name,
+        provider="openai",
+        base_url=ctx.base_url(agent),
+        api_key=ctx.api_key,
+        max_retries=0,
+    )
+    return llm
+
+
+def _crewai_tool(handle: ToolHandle, before_call: Callable[[], None]) -> BaseTool:
+    from crewai.tools import BaseTool
+
+    schema = args_model(handle)
+    required = set(handle.parameters.get("required", []) or [])
+
+    class HarnessTool(BaseTool):
+        def _run(self, *args: Any, **kwargs: Any) -> str:
+            before_call()
+            arguments = {k: v for k, v in kwargs.items() if k in required or v is not None}
+            return handle.invoke(arguments)
+
+    tool: BaseTool = HarnessTool(
+        name=handle.name, description=handle.description, args_schema=schema
+    )
+    return tool
+
+
+def _contract_guardrail(ctx: RunContext) -> Callable[[Any], tuple[bool, Any]]:
+    def contract(output: Any) -> tuple[bool, Any]:
+        failures = ctx.check_contract(output.raw)
+        if failures:
+            return (False, "; ".join(failures))
+        return (True, output.raw)
+
+    return contract
+
+
+class _Pipeline:
+    def __init__(self, ctx: RunContext, recorder: _Recorder) -> None:
+        self.ctx = ctx
+        self.recorder = recorder
+        self.guarded = ctx.cell.config == "guardrail"
+        self.worker_llm = _native_llm(ctx, "worker")
+        self.reviewer_llm = _native_llm(ctx, "reviewer")
+        self.guardrail_llm = _native_llm(ctx, "guardrail") if self.guarded else None
+        self.tools = [_crewai_tool(h, recorder.checkpoint) for h in ctx.tools]
+
+    def _agent(
+        self, role: str, backstory: str, prompt: Messages, llm: BaseLLM, tools: list[BaseTool]
+    ) -> Agent:
+        from crewai import Agent
+
+        # The harness prompt rides in the goal and the description; the leading newline
+        # starts each of its section headers on a line of its own inside CrewAI's template.
+        return Agent(
+            role=role,
+            goal="\n" + prompt.system,
+            backstory=backstory,
+            llm=llm,
+            tools=tools,
+            allow_delegation=False,
+            cache=False,
+            max_iter=MAX_AGENT_ITERATIONS,
+            max_retry_limit=0,
+            verbose=False,
+        )
+
+    def _kickoff(self, agent: Agent, task: Task) -> str:
+        from crewai import Crew, Process
+
+        crew = Crew(
+            agents=[agent],
+            tasks=[task],
+            process=Process.sequential,
+            verbose=False,
+            tracing=False,
+        )
+        try:
+            return str(crew.kickoff().raw)
+        finally:
+            self.recorder.checkpoint()
+
+    def work(self, round_: int, feedback: str) -> str:
+        """One worker crew; raises CrewAI's exhaustion exception through."""
+        from crewai import Task
+
+        prompt = self.ctx.worker_prompt(round_, feedback)
+        agent = self._agent("worker", _WORKER_BACKSTORY, prompt, self.worker_llm, self.tools)
+        guardrails: list[Any] = []
+        if self.guarded:
+            from crewai.tasks.llm_guardrail import LLMGuardrail
+
+            assert self.guardrail_llm is not None
+            guardrails = [
+                _contract_guardrail(self.ctx),
+                LLMGuardrail(description=self.ctx.guardrail_text(), llm=self.guardrail_llm),
+            ]
+        task = Task(
+            description="\n" + prompt.user,
+            expected_output=_EXPECTED_OUTPUT,
+            agent=agent,
+            guardrails=guardrails or None,
+            guardrail_max_retries=GUARDRAIL_MAX_RETRIES,
+        )
+        self.recorder.task_ids.add(str(task.id))
+        text = self._kickoff(agent, task)
+        stage = "worker" if round_ == 0 else "revise"
+        self.ctx.trace.emit("agent_output", "worker", text, stage=stage, round=round_)
+        return text
+
+    def review(self, delivered: str, round_: int) -> Verdict:
+        from crewai import Task
+
+        prompt = self.ctx.reviewer_prompt(delivered, round_)
+        agent = self._agent("reviewer", _REVIEWER_BACKSTORY, prompt, self.reviewer_llm, [])
+        task = Task(description="\n" + prompt.user, expected_output=_EXPECTED_OUTPUT, agent=agent)
+        text = self._kickoff(agent, task)
+        self.ctx.trace.emit("review", "reviewer", text, round=round_)
+        return parse_verdict(text)
+
+    def run(self) -> None:
+        try:
+            draft = self.work(0, "")
+            delivered = self.ctx.handoff("worker", "reviewer", draft)
+            verdict = self.review(delivered, 0)
+            if verdict.decision == "reject":
+                reason = verdict.reason
+                self.ctx.trace.emit("retry", "worker", reason, source="revise", reason=reason)
+                draft = self.work(1, reason)
+                delivered = self.ctx.handoff("worker", "reviewer", draft)
+                self.review(delivered, 1)
+        except Exception as exc:
+            message = str(exc)
+            if parse_exhaustion(message) is None:
+                raise
+            self.ctx.trace.emit(
+                "escalation", "guardrail", message, mechanism=EXHAUSTION_MECHANISM, message=message
+            )
+            self.ctx.trace.emit(
+                "run_end", "pipeline", message, status="task_failed", detail=message
+            )
+            return
+        self.ctx.emit(delivered)
+
+
+def run(ctx: RunContext) -> None:
+    """Run one cell's CrewAI pipeline to its end, recording its surfaces in the trace."""
+    with _crewai_env.isolated(ctx.run_dir):
+        _crewai_env.load_crewai()
+        from crewai.events import crewai_event_bus
+        from crewai.events.types.llm_guardrail_events import LLMGuardrailCompletedEvent
+        from crewai.hooks.llm_hooks import (
+            register_before_llm_call_hook,
+            unregister_before_llm_call_hook,
+        )
+
+        recorder = _Recorder(ctx)
+
+        def before_model_call(context: Any) -> None:
+            recorder.checkpoint()
+
+        with crewai_event_bus.scoped_handlers():
+            crewai_event_bus.on(LLMGuardrailCompletedEvent)(recorder.on_guardrail)
+            register_before_llm_call_hook(before_model_call)
+            try:
+                _Pipeline(ctx, recorder).run()
+            finally:
+                unregister_before_llm_call_hook(before_model_call)
+                crewai_event_bus.flush()
+                recorder.checkpoint()
+                recorder.open = False

@@ -1,0 +1,86 @@
+"""The one extension point of the gateway: something that answers a chat completion."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from pytest_sabot.gateway.protocol import Usage, error_body
+
+
+@dataclass(frozen=True)
+class CallContext:
+    """Who is calling and which model spec must answer."""
+
+    run_key: str
+    cell_id: str
+    seed: int
+    agent: str
+    call_index: int
+    model: str  # the full spec that serves this call, e.g. 'sim:realistic-weak'
+    name: str  # the part after the scheme, e.g. 'realistic-weak' or 'gpt-5.6-luna'
+
+
+@dataclass(frozen=True)
+class BackendReply:
+    """A whole (non-streaming) ChatCompletion and what it cost."""
+
+    response: dict[str, Any]
+    usage: Usage
+    cost_usd: float | None
+    fixture: bool = False
+    model_served: str | None = None  # overrides the routed spec (replay knows better)
+    downgraded: bool | None = None  # overrides the routing decision (replay knows better)
+
+
+class BackendError(Exception):
+    """A failure to serve, carried to the client as an OpenAI-shaped error body."""
+
+    def __init__(
+        self,
+        status: int,
+        message: str,
+        code: str,
+        type_: str = "sabot_error",
+        body: dict[str, Any] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.body = body if body is not None else error_body(message, type_, code)
+
+    @property
+    def message(self) -> str:
+        err = self.body.get("error")
+        if isinstance(err, dict) and isinstance(err.get("message"), str):
+            return str(err["message"])
+        return str(self)
+
+
+class Backend(Protocol):
+    """Answers one chat-completion request (the request body as the client sent it)."""
+
+    def complete(self, request: dict[str, Any], call: CallContext) -> BackendReply: ...
+
+
+def usage_of(response: dict[str, Any]) -> Usage:
+    """Read OpenAI usage (with its detail objects) from a ChatCompletion dict."""
+    raw = response.get("usage")
+    if not isinstance(raw, dict):
+        return Usage()
+
+    def _int(value: Any) -> int | None:
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+    prompt_details = raw.get("prompt_tokens_details")
+    completion_details = raw.get("completion_tokens_details")
+    return Usage(
+        prompt_tokens=_int(raw.get("prompt_tokens")),
+        completion_tokens=_int(raw.get("completion_tokens")),
+        cached_tokens=_int(prompt_details.get("cached_tokens"))
+        if isinstance(prompt_details, dict)
+        else None,
+        reasoning_tokens=_int(completion_details.get("reasoning_tokens"))
+        if isinstance(completion_details, dict)
+        else None,
+    )

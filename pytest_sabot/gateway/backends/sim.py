@@ -1,0 +1,73 @@
+"""The embedded deterministic model (``sim`` / ``sim:<persona>``): keyless, cost 0.
+
+Its answers are acceptance fixtures, never measurements of a real model; every exchange
+it serves is labelled ``fixture``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from typing import Any
+
+from pytest_sabot.gateway.backends.base import BackendError, BackendReply, CallContext, usage_of
+
+DEFAULT_PERSONA = "realistic"
+WEAK_SUFFIX = "-weak"
+
+Respond = Callable[..., dict[str, Any]]
+
+
+def weak_tier(persona: str) -> str:
+    """The O4 downgrade of a persona: 'X' -> 'X-weak' (a weak persona stays weak)."""
+    return persona if persona.endswith(WEAK_SUFFIX) else persona + WEAK_SUFFIX
+
+
+def _load_respond() -> Respond:
+    try:
+        module = importlib.import_module("pytest_sabot.sim.engine")
+    except ImportError as exc:
+        raise BackendError(
+            500, f"the embedded model is not available: {exc}", "sabot_sim_unavailable"
+        ) from exc
+    respond = getattr(module, "respond", None)
+    if not callable(respond):
+        raise BackendError(
+            500, "pytest_sabot.sim.engine has no respond() function", "sabot_sim_unavailable"
+        )
+    return respond  # type: ignore[no-any-return]
+
+
+class SimBackend:
+    """Calls ``pytest_sabot.sim.engine.respond`` (imported on first use)."""
+
+    def __init__(self, respond: Respond | None = None) -> None:
+        self._respond = respond
+
+    def complete(self, request: dict[str, Any], call: CallContext) -> BackendReply:
+        if self._respond is None:
+            self._respond = _load_respond()
+        persona = call.name or DEFAULT_PERSONA
+        try:
+            response = self._respond(
+                request,
+                persona=persona,
+                seed=call.seed,
+                run_key=call.run_key,
+                agent=call.agent,
+                call_index=call.call_index,
+            )
+        except BackendError:
+            raise
+        except Exception as exc:
+            raise BackendError(
+                500,
+                f"the embedded model failed on {call.agent} call {call.call_index}: "
+                f"{type(exc).__name__}: {exc}",
+                "sabot_sim_error",
+            ) from exc
+        if not isinstance(response, dict) or not isinstance(response.get("choices"), list):
+            raise BackendError(
+                500, "the embedded model returned no ChatCompletion dict", "sabot_sim_error"
+            )
+        return BackendReply(response=response, usage=usage_of(response), cost_usd=0.0, fixture=True)

@@ -1,0 +1,52 @@
+"""A global concurrency limit for upstream calls that halves under rate limiting and
+grows back by one slot after a run of successes (additive increase, multiplicative
+decrease)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+
+class AdaptiveLimit:
+    def __init__(self, maximum: int, recover_after: int = 8) -> None:
+        self.maximum = max(1, maximum)
+        self.recover_after = max(1, recover_after)
+        self._limit = self.maximum
+        self._in_flight = 0
+        self._successes = 0
+        self._cond = threading.Condition()
+
+    @property
+    def limit(self) -> int:
+        with self._cond:
+            return self._limit
+
+    @contextmanager
+    def slot(self) -> Iterator[None]:
+        with self._cond:
+            while self._in_flight >= self._limit:
+                self._cond.wait()
+            self._in_flight += 1
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._in_flight -= 1
+                self._cond.notify_all()
+
+    def rate_limited(self) -> None:
+        with self._cond:
+            self._limit = max(1, self._limit // 2)
+            self._successes = 0
+
+    def succeeded(self) -> None:
+        with self._cond:
+            if self._limit >= self.maximum:
+                return
+            self._successes += 1
+            if self._successes >= self.recover_after:
+                self._successes = 0
+                self._limit += 1
+                self._cond.notify_all()

@@ -1,0 +1,78 @@
+"""Price table (USD per 1M tokens) and the cost of one exchange from reported usage."""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from pytest_sabot.errors import SabotDataError, from_validation_error
+from pytest_sabot.gateway.protocol import Usage
+
+_PER = 1_000_000.0
+
+
+class ModelPrice(BaseModel):
+    """Prices of one model in USD per 1M tokens."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    input: float = Field(ge=0, description="USD per 1M uncached input tokens.")
+    cached_input: float = Field(ge=0, description="USD per 1M cached input tokens.")
+    output: float = Field(ge=0, description="USD per 1M output tokens (reasoning included).")
+
+
+class PriceTable(BaseModel):
+    """A price table file: ``version`` and ``models: {name: {input, cached_input, output}}``."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    version: int = Field(1, description="Format version of the table.")
+    models: dict[str, ModelPrice] = Field(description="Prices keyed by upstream model name.")
+
+    def price(self, model: str) -> ModelPrice | None:
+        return self.models.get(model)
+
+    def cost(self, model: str, usage: Usage) -> float | None:
+        """Cost from reported usage; None when the model has no price or usage is unknown."""
+        price = self.models.get(model)
+        if price is None or usage.prompt_tokens is None or usage.completion_tokens is None:
+            return None
+        cached = min(usage.cached_tokens or 0, usage.prompt_tokens)
+        return (
+            (usage.prompt_tokens - cached) * price.input
+            + cached * price.cached_input
+            + usage.completion_tokens * price.output
+        ) / _PER
+
+    def ceiling(self, model: str, input_tokens: int, output_tokens: int) -> float | None:
+        """An upper bound for a call with at most these token counts."""
+        price = self.models.get(model)
+        if price is None:
+            return None
+        return (input_tokens * price.input + output_tokens * price.output) / _PER
+
+
+def load_prices(path: str | Path | None = None) -> PriceTable:
+    """The packaged table, or the YAML file at ``path`` (errors name file and field)."""
+    if path is None:
+        text = resources.files("pytest_sabot.gateway").joinpath("prices.yaml").read_text("utf-8")
+        source: str | Path = "pytest_sabot/gateway/prices.yaml"
+    else:
+        source = Path(path)
+        try:
+            text = source.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise SabotDataError(source, "", "a readable price table YAML file", str(exc)) from exc
+    try:
+        raw = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise SabotDataError(source, "", "valid YAML", str(exc)) from exc
+    if not isinstance(raw, dict):
+        raise SabotDataError(source, "", "a mapping with 'models'", raw)
+    try:
+        return PriceTable.model_validate(raw)
+    except ValidationError as exc:
+        raise from_validation_error(source, exc) from exc

@@ -1,0 +1,153 @@
+"""Wire formats of the gateway: chat-completion requests, error bodies, the control API.
+
+Chat-completion requests come from real framework clients, which send many optional
+fields; only the fields the gateway acts on are typed and the rest are kept as sent.
+The control API (``/sabot/...``) and the exchange records are the gateway's own formats
+and forbid unknown fields.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class ChatRequest(BaseModel):
+    """The part of an OpenAI chat-completion request the gateway reads."""
+
+    model_config = ConfigDict(extra="allow")
+
+    model: str = Field(description="Model name the client asked for (echoed in responses).")
+    messages: list[dict[str, Any]] = Field(min_length=1, description="Conversation so far.")
+    stream: bool = Field(False, description="Whether the client wants server-sent events.")
+    stream_options: dict[str, Any] | None = Field(
+        None, description="{'include_usage': true} asks for a final usage chunk."
+    )
+    max_tokens: int | None = Field(None, description="Legacy output cap.")
+    max_completion_tokens: int | None = Field(None, description="Output cap incl. reasoning.")
+
+    @property
+    def include_usage(self) -> bool:
+        return bool(self.stream_options and self.stream_options.get("include_usage"))
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Downgrade(_Strict):
+    """The O4 plan: from ``from_call`` on, one agent is served by a weaker model."""
+
+    agent: str = Field(description="Agent name as it appears in the base URL path.")
+    from_call: int = Field(ge=0, description="First 0-based call index of that agent to swap.")
+    model: str | None = Field(
+        None,
+        description=(
+            "Model that serves the swapped calls: a full spec ('openai:gpt-5.6-luna', "
+            "'sim:realistic-weak') or a bare name in the run's backend family. None for a "
+            "sim run means the persona's '-weak' tier."
+        ),
+    )
+
+
+class RunRegistration(_Strict):
+    """Body of POST /sabot/runs: announce a run before its first model call."""
+
+    run_key: str = Field(min_length=1, description="Opaque url-safe key, e.g. '<cell_id>~a1'.")
+    cell_id: str = Field(min_length=1, description="Cell the run belongs to (recording folder).")
+    seed: int = Field(description="The cell's registered seed (drives the embedded model).")
+    model: str = Field(description="'sim', 'sim:<persona>', 'openai:<model>' or 'replay:<dir>'.")
+    downgrade: Downgrade | None = Field(None, description="O4 plan, None for other runs.")
+
+
+class Usage(_Strict):
+    """Token counts as the serving backend reported them (None = not reported)."""
+
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    cached_tokens: int | None = None
+    reasoning_tokens: int | None = None
+
+
+class ExchangeRecord(_Strict):
+    """One chat-completion exchange, as drained by the harness and written to recordings."""
+
+    run_key: str = Field(description="Run the exchange belongs to.")
+    cell_id: str = Field(description="Cell of that run.")
+    agent: str = Field(description="Agent name from the base URL path.")
+    call_index: int = Field(description="0-based index of this agent's calls within the run.")
+    model_requested: str = Field(description="The model name the client sent.")
+    model_served: str = Field(description="Model spec that actually answered (O4 probe).")
+    downgraded: bool = Field(False, description="True when the O4 plan served this call.")
+    fixture: bool = Field(
+        False, description="True for the embedded model: an acceptance fixture, not a measurement."
+    )
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    cached_tokens: int | None = None
+    reasoning_tokens: int | None = None
+    latency_ms: float | None = Field(None, description="Wall time inside the gateway.")
+    cost_usd: float | None = Field(None, description="None means unknown, never zero.")
+    stream: bool = Field(False, description="Whether the client asked for SSE.")
+    tool_calls: list[dict[str, Any]] = Field(default_factory=list)
+    request_hash: str = Field(description="sha256 of the canonical (scrubbed) request JSON.")
+    response_text: str = Field("", description="Assistant message content served.")
+    error: str | None = Field(None, description="Error served instead of a completion.")
+
+
+class RecordedExchange(_Strict):
+    """One line of <record_dir>/<cell_id>/exchanges.jsonl (secrets scrubbed)."""
+
+    record: ExchangeRecord = Field(description="The drained exchange summary.")
+    request: dict[str, Any] = Field(description="The request body as received (scrubbed).")
+    response: dict[str, Any] | None = Field(
+        None, description="The completion served to the client (scrubbed), None on error."
+    )
+    error_status: int | None = Field(None, description="HTTP status served on error.")
+    error_body: dict[str, Any] | None = Field(None, description="Error body served.")
+
+
+class BudgetState(_Strict):
+    """Spend so far against the hard cap."""
+
+    budget_usd: float | None = Field(description="Hard cap across all runs (None = no cap).")
+    spent_usd: float = Field(description="Spend computed from reported usage.")
+    reserved_usd: float = Field(description="Held for calls in flight or with unknown usage.")
+    unknown_cost_calls: int = Field(description="Upstream calls whose usage was not reported.")
+    exhausted: bool = Field(description="True once a call was refused for budget.")
+
+
+class GatewayStats(_Strict):
+    """Body of GET /sabot/stats."""
+
+    calls: int = Field(description="Chat completions answered (any backend).")
+    upstream_calls: int = Field(description="Requests sent to a live upstream (incl. retries).")
+    fixture_calls: int = Field(description="Calls served by the embedded model.")
+    errors: int = Field(description="Chat completions answered with an error body.")
+    runs_open: int = Field(description="Registered runs not yet closed.")
+    concurrency_limit: int = Field(description="Current upstream concurrency limit.")
+    budget: BudgetState
+
+
+def error_body(
+    message: str, type_: str, code: str | None, param: str | None = None
+) -> dict[str, Any]:
+    """An OpenAI-shaped error body."""
+    return {"error": {"message": message, "type": type_, "param": param, "code": code}}
+
+
+def canonical_json(value: Any) -> str:
+    """Sorted keys, no whitespace, UTF-8 kept: the form that is hashed."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def request_hash(body: dict[str, Any]) -> str:
+    return hashlib.sha256(canonical_json(body).encode("utf-8")).hexdigest()
+
+
+def encode_body(value: Any) -> bytes:
+    """The exact bytes served for a JSON body (key order as built, compact)."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8")

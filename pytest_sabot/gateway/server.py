@@ -1,0 +1,247 @@
+"""The HTTP face of the gateway: a threaded stdlib server on 127.0.0.1.
+
+Routes:
+  POST /run/<run_key>/agent/<agent>/<any prefix>/chat/completions   chat completions
+  GET  /run/<run_key>/agent/<agent>/<any prefix>/models            model list probe
+  POST /sabot/runs                  register a run (RunRegistration)
+  POST /sabot/runs/<run_key>/drain  exchanges since the last drain
+  POST /sabot/runs/<run_key>/close  forget the run (returns undrained exchanges)
+  GET  /sabot/stats                 spend, calls, budget state
+  GET  /sabot/health                liveness
+Every error body is OpenAI-shaped and carries ``x-should-retry: false``: the gateway is
+the one layer that retries upstream failures.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import threading
+from collections.abc import Mapping
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import unquote
+
+from pytest_sabot.gateway.backends.base import Backend
+from pytest_sabot.gateway.protocol import encode_body, error_body
+from pytest_sabot.gateway.routing import parse_agent_path
+from pytest_sabot.gateway.service import ControlError, GatewayService, Served
+from pytest_sabot.gateway.settings import GatewaySettings
+
+
+class _BadRequest(Exception):
+    def __init__(self, status: int, message: str, code: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+    service: GatewayService
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return  # request lines never reach a log (they carry run keys, not secrets, but
+        # the gateway keeps stderr for the harness)
+
+    # ------------------------------------------------------------------ io helpers
+
+    def _read_body(self) -> bytes:
+        limit = self.server.service.settings.max_body_bytes
+        if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
+            chunks: list[bytes] = []
+            total = 0
+            while True:
+                line = self.rfile.readline(1024)
+                if not line:
+                    raise _BadRequest(400, "truncated chunked body", "invalid_body")
+                size = int(line.split(b";")[0].strip() or b"0", 16)
+                if size == 0:
+                    self.rfile.readline(1024)
+                    break
+                total += size
+                if total > limit:
+                    raise _BadRequest(413, f"request body over {limit} bytes", "body_too_large")
+                chunks.append(self.rfile.read(size))
+                self.rfile.readline(1024)
+            return b"".join(chunks)
+        length_text = self.headers.get("Content-Length")
+        if length_text is None:
+            return b""
+        try:
+            length = int(length_text)
+        except ValueError as exc:
+            raise _BadRequest(400, "Content-Length is not a number", "invalid_body") from exc
+        if length < 0 or length > limit:
+            raise _BadRequest(413, f"request body over {limit} bytes", "body_too_large")
+        data = self.rfile.read(length)
+        if len(data) != length:
+            raise _BadRequest(400, "request body shorter than Content-Length", "invalid_body")
+        return data
+
+    def _send(self, served: Served) -> None:
+        self.send_response(served.status)
+        self.send_header("Content-Type", served.content_type)
+        self.send_header("Content-Length", str(len(served.body)))
+        if served.content_type == "text/event-stream":
+            self.send_header("Cache-Control", "no-cache")
+        if served.status >= 400:
+            self.send_header("x-should-retry", "false")
+        self.end_headers()
+        self.wfile.write(served.body)
+        self.wfile.flush()
+
+    def _send_json(self, status: int, payload: Any) -> None:
+        self._send(Served(status, encode_body(payload)))
+
+    def _error(
+        self,
+        status: int,
+        message: str,
+        code: str,
+        type_: str = "invalid_request_error",
+    ) -> None:
+        self._send_json(status, error_body(message, type_, code))
+
+    # ------------------------------------------------------------------ dispatch
+
+    def _handle(self, method: str) -> None:
+        try:
+            body = self._read_body() if method == "POST" else b""
+        except (_BadRequest, ValueError, OSError) as exc:
+            status = exc.status if isinstance(exc, _BadRequest) else 400
+            code = exc.code if isinstance(exc, _BadRequest) else "invalid_body"
+            self.close_connection = True
+            with contextlib.suppress(OSError):
+                self._error(status, f"could not read the request body: {exc}", code)
+            return
+        try:
+            self._route(method, body)
+        except ControlError as exc:
+            self._send_json(exc.status, exc.body)
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True
+        except Exception as exc:  # never let one request take the server down
+            self.close_connection = True
+            with contextlib.suppress(OSError):
+                self._error(
+                    500,
+                    f"gateway error: {type(exc).__name__}: {exc}",
+                    "sabot_internal_error",
+                    "server_error",
+                )
+
+    def _route(self, method: str, body: bytes) -> None:
+        service = self.server.service
+        path = self.path.split("?", 1)[0]
+        route = parse_agent_path(path)
+        if route is not None:
+            if method == "POST" and route.rest.rstrip("/").endswith("/chat/completions"):
+                self._send(
+                    service.chat(
+                        route.run_key, route.agent, body, self.headers.get("Authorization")
+                    )
+                )
+                return
+            if method == "GET" and (
+                route.rest.rstrip("/").endswith("/models") or "/models/" in route.rest
+            ):
+                self._send_json(200, service.models(route.run_key))
+                return
+            self._error(404, f"no route for {method} {route.rest}", "unknown_route")
+            return
+        parts = [unquote(p) for p in path.strip("/").split("/")]
+        if parts[:1] == ["sabot"]:
+            self._control(method, parts[1:], body)
+            return
+        self._error(404, f"no route for {method} {path}", "unknown_route")
+
+    def _control(self, method: str, parts: list[str], body: bytes) -> None:
+        service = self.server.service
+        if method == "GET" and parts == ["health"]:
+            self._send_json(200, {"ok": True})
+        elif method == "GET" and parts == ["stats"]:
+            self._send_json(200, service.stats().model_dump(mode="json"))
+        elif method == "POST" and parts == ["runs"]:
+            try:
+                payload = json.loads(body or b"null")
+            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+                raise ControlError(
+                    400, f"registration is not valid JSON: {exc}", "invalid_json"
+                ) from exc
+            self._send_json(200, service.register_run(payload))
+        elif method == "POST" and len(parts) == 3 and parts[0] == "runs" and parts[2] == "drain":
+            self._send_json(200, {"exchanges": service.drain(parts[1])})
+        elif method == "POST" and len(parts) == 3 and parts[0] == "runs" and parts[2] == "close":
+            self._send_json(200, {"exchanges": service.close_run(parts[1])})
+        else:
+            self._error(
+                404, f"no control route for {method} /sabot/{'/'.join(parts)}", "unknown_route"
+            )
+
+    def do_POST(self) -> None:
+        self._handle("POST")
+
+    def do_GET(self) -> None:
+        self._handle("GET")
+
+    def do_PUT(self) -> None:
+        self._handle("PUT")
+
+    def do_DELETE(self) -> None:
+        self._handle("DELETE")
+
+
+class Gateway:
+    """A running gateway; ``url`` is its root, ``close()`` stops it."""
+
+    def __init__(self, settings: GatewaySettings, backends: Mapping[str, Backend] | None) -> None:
+        self.settings = settings
+        self.service = GatewayService(settings, backends)
+        handler = type("SabotGatewayHandler", (_Handler,), {"timeout": settings.client_timeout_s})
+        self._server = _Server((settings.host, settings.port), handler)
+        self._server.service = self.service
+        host, port = self._server.server_address[:2]
+        self.url = f"http://{host!s}:{port}"
+        self._thread = threading.Thread(
+            target=self._server.serve_forever,
+            kwargs={"poll_interval": 0.1},
+            name="sabot-gateway",
+            daemon=True,
+        )
+        self._thread.start()
+        self._closed = False
+
+    def base_url(self, run_key: str, agent: str) -> str:
+        return f"{self.url}/run/{run_key}/agent/{agent}/v1"
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=5)
+        self.service.close()
+
+    def __enter__(self) -> Gateway:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def start_gateway(
+    settings: GatewaySettings | None = None, backends: Mapping[str, Backend] | None = None
+) -> Gateway:
+    """Start a gateway in a background thread (extra ``backends`` add model schemes)."""
+    chosen = settings or GatewaySettings()
+    if chosen.host not in ("127.0.0.1", "localhost", "::1"):
+        raise ValueError(f"the gateway listens on loopback only, not {chosen.host!r}")
+    return Gateway(chosen, backends)

@@ -1,0 +1,379 @@
+"""The gateway's state and decisions, without HTTP: runs, call counters, the O4 swap,
+backends, spend and recordings. All of it lives in the one process that owns the gateway,
+so every xdist worker sees the same budget and counters."""
+
+from __future__ import annotations
+
+import copy
+import json
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from pytest_sabot.gateway.backends.base import Backend, BackendError, BackendReply, CallContext
+from pytest_sabot.gateway.backends.openai_upstream import OpenAIUpstream, RetryPolicy
+from pytest_sabot.gateway.backends.replay import ReplayBackend
+from pytest_sabot.gateway.backends.sim import SimBackend
+from pytest_sabot.gateway.budget import Budget
+from pytest_sabot.gateway.limiter import AdaptiveLimit
+from pytest_sabot.gateway.prices import PriceTable, load_prices
+from pytest_sabot.gateway.protocol import (
+    ChatRequest,
+    ExchangeRecord,
+    GatewayStats,
+    RecordedExchange,
+    RunRegistration,
+    encode_body,
+    error_body,
+    request_hash,
+)
+from pytest_sabot.gateway.recording import Recorder
+from pytest_sabot.gateway.routing import ModelSpec, downgrade_spec, parse_model
+from pytest_sabot.gateway.secrets import Scrubber
+from pytest_sabot.gateway.settings import GatewaySettings
+from pytest_sabot.gateway.sse import completion_to_sse
+
+LIVE_SCHEMES = frozenset({"openai"})
+
+
+class ControlError(Exception):
+    """A control-API request that cannot be honoured (carried as an OpenAI-shaped error)."""
+
+    def __init__(self, status: int, message: str, code: str, param: str | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.body = error_body(message, "invalid_request_error", code, param)
+
+
+@dataclass
+class Served:
+    """What the HTTP layer writes back."""
+
+    status: int
+    body: bytes
+    content_type: str = "application/json"
+
+
+@dataclass
+class _Run:
+    reg: RunRegistration
+    spec: ModelSpec
+    swap: ModelSpec | None
+    record: bool
+    counters: dict[str, int] = field(default_factory=dict)
+    pending: list[ExchangeRecord] = field(default_factory=list)
+
+
+def _json_error(status: int, body: dict[str, Any]) -> Served:
+    return Served(status, encode_body(body))
+
+
+def _text_of(response: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
+    choices = response.get("choices") or []
+    first = choices[0] if choices and isinstance(choices[0], dict) else {}
+    message = first.get("message") or {}
+    content = message.get("content")
+    calls = message.get("tool_calls") or []
+    return (content if isinstance(content, str) else ""), [c for c in calls if isinstance(c, dict)]
+
+
+class GatewayService:
+    def __init__(
+        self, settings: GatewaySettings, backends: Mapping[str, Backend] | None = None
+    ) -> None:
+        self.settings = settings
+        self.prices: PriceTable = load_prices(settings.prices_path)
+        self.scrubber = Scrubber()
+        self.budget = Budget(settings.budget_usd)
+        self.limit = AdaptiveLimit(settings.max_connections, settings.recover_after)
+        self.upstream = OpenAIUpstream(
+            base_url=settings.base_url,
+            api_key_env=settings.api_key_env,
+            prices=self.prices,
+            budget=self.budget,
+            limit=self.limit,
+            scrubber=self.scrubber,
+            policy=RetryPolicy(
+                settings.max_retries, settings.backoff_base_s, settings.backoff_max_s
+            ),
+            timeout_s=settings.upstream_timeout_s,
+            reserve_output_tokens=settings.reserve_output_tokens,
+        )
+        self._backends: dict[str, Backend] = {"sim": SimBackend(), "openai": self.upstream}
+        self._backends.update(backends or {})
+        self._replays: dict[str, ReplayBackend] = {}
+        self.recorder = Recorder(settings.record_dir) if settings.record_dir else None
+        self._lock = threading.Lock()
+        self._runs: dict[str, _Run] = {}
+        self._calls = 0
+        self._fixture_calls = 0
+        self._errors = 0
+
+    def close(self) -> None:
+        if self.recorder is not None:
+            self.recorder.close_all()
+        self.upstream.close()
+
+    # ------------------------------------------------------------------ control API
+
+    def _check_spec(self, spec: ModelSpec, field_name: str) -> None:
+        if spec.scheme == "replay":
+            if not Path(spec.name).is_dir():
+                raise ControlError(
+                    400,
+                    f"replay directory {spec.name!r} does not exist",
+                    "sabot_replay_missing",
+                    field_name,
+                )
+            return
+        if spec.scheme not in self._backends:
+            raise ControlError(
+                400,
+                f"model {spec.text!r}: unknown backend {spec.scheme!r} "
+                f"(known: {', '.join(sorted([*self._backends, 'replay']))})",
+                "sabot_unknown_model",
+                field_name,
+            )
+        if spec.scheme in LIVE_SCHEMES:
+            if not self.settings.allow_live:
+                raise ControlError(
+                    403,
+                    f"model {spec.text!r} is a live upstream; live use is off (opt in explicitly)",
+                    "sabot_live_not_enabled",
+                    field_name,
+                )
+            if self.prices.price(spec.name) is None:
+                raise ControlError(
+                    400,
+                    f"model {spec.name!r} has no price in the price table; a live run cannot "
+                    "be budgeted without one",
+                    "sabot_unpriced_model",
+                    field_name,
+                )
+
+    def register_run(self, raw: Any) -> dict[str, Any]:
+        try:
+            reg = RunRegistration.model_validate(raw)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            param = ".".join(str(p) for p in first.get("loc", ()))
+            raise ControlError(
+                400, f"run registration: {param}: {first['msg']}", "invalid_registration", param
+            ) from exc
+        try:
+            spec = parse_model(reg.model)
+            swap = (
+                downgrade_spec(spec, reg.downgrade)
+                if reg.downgrade and spec.scheme != "replay"
+                else None
+            )
+        except ValueError as exc:
+            raise ControlError(400, str(exc), "sabot_unknown_model", "model") from exc
+        self._check_spec(spec, "model")
+        if swap is not None and spec.scheme != "replay":
+            self._check_spec(swap, "downgrade.model")
+        record = spec.scheme in LIVE_SCHEMES and self.recorder is not None
+        with self._lock:
+            if reg.run_key in self._runs:
+                raise ControlError(
+                    409,
+                    f"run {reg.run_key!r} is already registered",
+                    "sabot_run_exists",
+                    "run_key",
+                )
+            self._runs[reg.run_key] = _Run(reg, spec, swap, record)
+        if record and self.recorder is not None:
+            self.recorder.open_run(reg.run_key, reg.cell_id)
+        return {
+            "run_key": reg.run_key,
+            "model": spec.text,
+            "downgrade_model": swap.text if swap else None,
+            "recording": record,
+        }
+
+    def drain(self, run_key: str) -> list[dict[str, Any]]:
+        with self._lock:
+            run = self._runs.get(run_key)
+            if run is None:
+                raise ControlError(404, f"unknown run {run_key!r}", "sabot_unknown_run")
+            out, run.pending = run.pending, []
+        return [r.model_dump(mode="json") for r in out]
+
+    def close_run(self, run_key: str) -> list[dict[str, Any]]:
+        """Forget the run; returns the exchanges not drained yet."""
+        with self._lock:
+            run = self._runs.pop(run_key, None)
+        if run is None:
+            raise ControlError(404, f"unknown run {run_key!r}", "sabot_unknown_run")
+        if run.record and self.recorder is not None:
+            self.recorder.close_run(run_key)
+        return [r.model_dump(mode="json") for r in run.pending]
+
+    def stats(self) -> GatewayStats:
+        with self._lock:
+            return GatewayStats(
+                calls=self._calls,
+                upstream_calls=self.upstream.requests_sent,
+                fixture_calls=self._fixture_calls,
+                errors=self._errors,
+                runs_open=len(self._runs),
+                concurrency_limit=self.limit.limit,
+                budget=self.budget.state(),
+            )
+
+    def models(self, run_key: str) -> dict[str, Any]:
+        with self._lock:
+            run = self._runs.get(run_key)
+        if run is None:
+            raise ControlError(404, f"unknown run {run_key!r}", "sabot_unknown_run")
+        return {
+            "object": "list",
+            "data": [{"id": run.spec.name, "object": "model", "created": 0, "owned_by": "sabot"}],
+        }
+
+    # ------------------------------------------------------------------ completions
+
+    def _backend(self, spec: ModelSpec) -> Backend:
+        if spec.scheme == "replay":
+            with self._lock:
+                if spec.name not in self._replays:
+                    self._replays[spec.name] = ReplayBackend(Path(spec.name))
+                return self._replays[spec.name]
+        return self._backends[spec.scheme]
+
+    def chat(self, run_key: str, agent: str, raw_body: bytes, auth: str | None) -> Served:
+        """Answer one chat completion; never raises."""
+        started = time.perf_counter()
+        if auth:
+            self.scrubber.add(auth.removeprefix("Bearer ").strip())
+        try:
+            body = json.loads(raw_body)
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            return self._reject(400, f"request body is not valid JSON: {exc}", "invalid_json")
+        if not isinstance(body, dict):
+            return self._reject(400, "request body must be a JSON object", "invalid_json")
+        try:
+            request = ChatRequest.model_validate(body)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            param = ".".join(str(p) for p in first.get("loc", ())) or None
+            return self._reject(
+                400,
+                f"invalid chat completion request: {param}: {first['msg']}",
+                "invalid_request",
+                param,
+            )
+        with self._lock:
+            run = self._runs.get(run_key)
+            if run is None:
+                self._errors += 1
+                return _json_error(
+                    404,
+                    error_body(
+                        f"unknown run {run_key!r} (register it before calling)",
+                        "invalid_request_error",
+                        "sabot_unknown_run",
+                    ),
+                )
+            index = run.counters.get(agent, 0)
+            run.counters[agent] = index + 1
+        swapped = (
+            run.swap is not None
+            and run.reg.downgrade is not None
+            and run.reg.downgrade.agent == agent
+            and index >= run.reg.downgrade.from_call
+        )
+        spec = run.swap if swapped and run.swap is not None else run.spec
+        clean: dict[str, Any] = self.scrubber.value(body)
+        digest = request_hash(clean)
+        call = CallContext(
+            run_key=run_key,
+            cell_id=run.reg.cell_id,
+            seed=run.reg.seed,
+            agent=agent,
+            call_index=index,
+            model=spec.text,
+            name=spec.name,
+        )
+        reply: BackendReply | None = None
+        failure: BackendError | None = None
+        try:
+            reply = self._backend(spec).complete(clean, call)
+        except BackendError as exc:
+            failure = exc
+        except Exception as exc:  # a backend bug must not take the server down
+            failure = BackendError(
+                500,
+                f"backend {spec.scheme!r} failed: {type(exc).__name__}: {exc}",
+                "sabot_backend_error",
+            )
+        record = ExchangeRecord(
+            run_key=run_key,
+            cell_id=run.reg.cell_id,
+            agent=agent,
+            call_index=index,
+            model_requested=request.model,
+            model_served=spec.text,
+            downgraded=swapped,
+            stream=request.stream,
+            request_hash=digest,
+        )
+        if reply is not None:
+            response = copy.deepcopy(reply.response)
+            response["model"] = request.model
+            response = self.scrubber.value(response)
+            text, tool_calls = _text_of(response)
+            record = record.model_copy(
+                update={
+                    "model_served": reply.model_served or spec.text,
+                    "downgraded": swapped if reply.downgraded is None else reply.downgraded,
+                    "fixture": reply.fixture,
+                    "prompt_tokens": reply.usage.prompt_tokens,
+                    "completion_tokens": reply.usage.completion_tokens,
+                    "cached_tokens": reply.usage.cached_tokens,
+                    "reasoning_tokens": reply.usage.reasoning_tokens,
+                    "cost_usd": reply.cost_usd,
+                    "tool_calls": tool_calls,
+                    "response_text": text,
+                }
+            )
+            if request.stream:
+                served = Served(
+                    200, completion_to_sse(response, request.include_usage), "text/event-stream"
+                )
+            else:
+                served = Served(200, encode_body(response))
+            saved = RecordedExchange(record=record, request=clean, response=response)
+        else:
+            assert failure is not None
+            err_body = self.scrubber.value(failure.body)
+            record = record.model_copy(update={"error": self.scrubber.text(failure.message)})
+            served = _json_error(failure.status, err_body)
+            saved = RecordedExchange(
+                record=record, request=clean, error_status=failure.status, error_body=err_body
+            )
+        latency = round((time.perf_counter() - started) * 1000.0, 3)
+        record = record.model_copy(update={"latency_ms": latency})
+        saved = saved.model_copy(update={"record": record})
+        with self._lock:
+            self._calls += 1
+            if reply is not None and reply.fixture:
+                self._fixture_calls += 1
+            if failure is not None:
+                self._errors += 1
+            current = self._runs.get(run_key)
+            if current is run:
+                run.pending.append(record)
+        if run.record and self.recorder is not None:
+            self.recorder.append(run_key, saved)
+        return served
+
+    def _reject(self, status: int, message: str, code: str, param: str | None = None) -> Served:
+        with self._lock:
+            self._errors += 1
+        return _json_error(status, error_body(message, "invalid_request_error", code, param))

@@ -1,0 +1,375 @@
+"""The run contract: ``run_cell(cell, ...)`` builds a pipeline for one cell, plants its one
+fault, runs it under a timeout, and leaves the trace, the workspace and the outcome in the
+cell's directory.
+
+Directory of one cell (``<out>/cells/<cell_id>/``)::
+
+    events.jsonl      the trace (events.jsonl.partial while running)
+    workspace/        the task world's files
+    outcome.json      RunOutcome: pass verdict, artifact, error, attempts
+    attempt-1/        the first attempt's files when it failed with a run error and was retried
+
+An infrastructure failure (crash, timeout, gateway error) is retried once; the second
+failure stays recorded as a run error with its text. Nothing recorded is deleted.
+"""
+
+from __future__ import annotations
+
+import shutil
+import threading
+import traceback
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from pytest_sabot.gateway.client import GatewayClient
+from pytest_sabot.harness import prompts
+from pytest_sabot.harness.context import Messages, ToolHandle
+from pytest_sabot.models.cells import Cell, WaveSpec
+from pytest_sabot.models.task import ToolRole
+from pytest_sabot.operators import Operator, arm
+from pytest_sabot.tasks import check_contract, evaluate_pass, load_private, load_public
+from pytest_sabot.tasks.loader import PrivateSpec, PublicView
+from pytest_sabot.tasks.world import Workspace, make_tools
+from pytest_sabot.trace_io import TraceWriter, write_json_atomic
+
+OUTCOME_FILE = "outcome.json"
+FRAMEWORK_PACKAGES = (
+    "langgraph",
+    "langchain-openai",
+    "crewai",
+    "autogen-agentchat",
+    "autogen-core",
+    "autogen-ext",
+    "openai",
+)
+_FLAGS_HEAD = "FLAGS:"
+
+
+class RunOutcome(BaseModel):
+    """What the harness knows when a cell has run (outcome.json)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    cell_id: str
+    attempts: int = Field(description="1, or 2 when the first attempt hit a run error.")
+    error: str | None = Field(None, description="Run error text of the last attempt, if any.")
+    passed: bool = Field(description="The task's pass criterion on the final artifact.")
+    pass_reason: str = ""
+    artifact: str | None = Field(None, description="The final artifact, FLAGS head stripped.")
+    effects: dict[str, bool] = Field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """How cells run: the standard's root, where output goes, which model serves."""
+
+    root: Path
+    out_dir: Path
+    gateway_url: str
+    model: str = "sim:realistic"
+    timeout_s: float = 300.0
+    downgrade_model: str | None = None
+    attempts: int = 2
+
+
+def installed_versions() -> dict[str, str]:
+    """Installed version of every framework package (for off-pin reporting)."""
+    versions: dict[str, str] = {}
+    for name in FRAMEWORK_PACKAGES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = "not installed"
+    return versions
+
+
+def frameworks_model_name(settings: RunSettings, wave: WaveSpec) -> str:
+    """The model name frameworks send: the standard's pipeline model under sim, the chosen
+    upstream model when live."""
+    if settings.model.startswith("openai:"):
+        return settings.model.split(":", 1)[1]
+    return wave.pipeline_model
+
+
+class _Seams:
+    """The harness side of the task tools: records requests, observations and effects
+    apart, and lets the armed operator act at its seam."""
+
+    def __init__(self, ctx: HarnessContext) -> None:
+        self.ctx = ctx
+
+    def on_call(self, tool: str, call_id: str, args: dict[str, Any]) -> None:
+        self.ctx.trace.emit("tool_call", "worker", tool=tool, call_id=call_id, arguments=args)
+
+    def on_result(self, tool: str, role: ToolRole, call_number: int, observation: str) -> str:
+        op = self.ctx.operator
+        shown = observation
+        if op is not None:
+            changed = op.on_tool_result(tool, role, call_number, observation)
+            if changed is not None:
+                self.ctx.record_injection()
+                shown = changed
+        call_id = f"{tool}-{call_number}"
+        self.ctx.trace.emit("tool_result", "worker", shown, tool=tool, call_id=call_id, ok=True)
+        return shown
+
+    def on_effect(
+        self, tool: str, call_id: str, target: str, commit: Any, observation: str
+    ) -> tuple[str, bool]:
+        op = self.ctx.operator
+        skip = op is not None and op.skip_effect(tool, target)
+        if skip:
+            self.ctx.record_injection()
+        else:
+            commit()
+        self.ctx.trace.emit("effect", "world", tool=tool, call_id=call_id,
+                            committed=not skip, target=target,
+                            detail="not written" if skip else "written")
+        self.ctx.trace.emit("tool_result", "worker", observation, tool=tool, call_id=call_id,
+                            ok=True)
+        return observation, not skip
+
+
+@dataclass
+class HarnessContext:
+    """The concrete RunContext (see harness/context.py for the stage protocol)."""
+
+    cell: Cell
+    wave: WaveSpec
+    view: PublicView
+    private: PrivateSpec
+    run_dir: Path
+    trace: TraceWriter
+    gateway: GatewayClient
+    run_key: str
+    model_name: str
+    operator: Operator | None
+    api_key: str = "sabot-local"
+    workspace: Workspace = field(init=False)
+    artifact: str | None = field(default=None, init=False)
+    effects: dict[str, bool] = field(default_factory=dict, init=False)
+    _tools: list[ToolHandle] = field(default_factory=list, init=False)
+    _o4_recorded: bool = field(default=False, init=False)
+
+    def __post_init__(self) -> None:
+        self.workspace = Workspace(self.run_dir)
+        self._tools = make_tools(self.view, self.workspace, _Seams(self))
+
+    @property
+    def flags_protocol(self) -> bool:
+        return self.wave.flags_protocol
+
+    @property
+    def is_magentic(self) -> bool:
+        return self.cell.framework == "autogen" and self.cell.config == "guardrail"
+
+    # ------------------------------------------------------------------ seams
+    def record_injection(self) -> None:
+        op = self.operator
+        assert op is not None and op.planted is not None
+        event = self.trace.emit(
+            "injection", "harness", operator=op.id, seam=op.planted.seam,
+            target=op.planted.target, original=op.planted.original,
+            injected=op.planted.injected,
+        )
+        op.injection_seq = event.seq
+
+    def base_url(self, agent: str) -> str:
+        return self.gateway.base_url(self.run_key, agent)
+
+    @property
+    def tools(self) -> list[ToolHandle]:
+        return list(self._tools)
+
+    def _worker_materials(self) -> dict[str, str] | None:
+        if self.operator is None:
+            return None
+        override = self.operator.worker_materials(self.private.stale_materials)
+        if override is not None:
+            self.record_injection()
+        return override
+
+    def worker_prompt(self, round: int, feedback: str = "") -> Messages:
+        # The load stage runs here: the O5 seam swaps a material for the worker's first pass
+        # only; a revise pass reloads the current revision.
+        override = self._worker_materials() if round == 0 else None
+        return prompts.worker_messages(self.view, round, feedback, override)
+
+    def handoff(self, sender: str, receiver: str, text: str) -> str:
+        channel = f"{sender}->{receiver}"
+        delivered = text
+        if self.operator is not None:
+            changed = self.operator.on_handoff(channel, text)
+            if changed is not None:
+                self.record_injection()
+                delivered = changed
+        self.trace.emit("message", sender, delivered, sender=sender, receiver=receiver,
+                        channel=channel)
+        return delivered
+
+    def reviewer_prompt(self, delivered: str, round: int) -> Messages:
+        return prompts.reviewer_messages(
+            self.view, delivered, self.workspace.tool_log_text(), self.workspace.listing_text(),
+            round, self.flags_protocol,
+        )
+
+    def guardrail_text(self) -> str:
+        return prompts.guardrail_instruction(self.view)
+
+    def check_contract(self, artifact: str) -> list[str]:
+        return check_contract(self.view.contract, artifact)
+
+    def magentic_task(self) -> str:
+        return prompts.magentic_task(self.view, self.flags_protocol, self._worker_materials())
+
+    # ------------------------------------------------------------------ model calls
+    def sync_model_calls(self) -> None:
+        for record in self.gateway.drain(self.run_key):
+            self._emit_model_call(record)
+
+    def _emit_model_call(self, record: Any) -> None:
+        op = self.operator
+        if record.downgraded and op is not None and op.id == "O4" and not self._o4_recorded:
+            self._o4_recorded = True
+            event = self.trace.emit(
+                "injection", "gateway", operator="O4", seam="model",
+                target=f"agent:{record.agent}#{record.call_index}",
+                original=record.model_requested, injected=record.model_served,
+            )
+            op.injection_seq = event.seq
+        self.trace.emit(
+            "model_call", record.agent, record.response_text,
+            call_index=record.call_index, model_requested=record.model_requested,
+            model_served=record.model_served, prompt_tokens=record.prompt_tokens,
+            completion_tokens=record.completion_tokens, cached_tokens=record.cached_tokens,
+            reasoning_tokens=record.reasoning_tokens, latency_ms=record.latency_ms,
+            cost_usd=record.cost_usd, stream=record.stream, downgraded=record.downgraded,
+            fixture=record.fixture, error=record.error, tool_calls=record.tool_calls,
+            request_hash=record.request_hash,
+        )
+
+    # ------------------------------------------------------------------ emit
+    def emit(self, text: str) -> None:
+        flags_line: str | None = None
+        artifact = text
+        if self.is_magentic and self.flags_protocol:
+            flags_line, artifact = strip_flags_head(text)
+        self.artifact = artifact
+        self.effects = self.workspace.effects(self.private.required_effects, artifact)
+        self.trace.emit("artifact", "harness", artifact, name=self.view.artifact,
+                        flags_line=flags_line, effects=self.effects)
+
+
+def strip_flags_head(text: str) -> tuple[str | None, str]:
+    """Split a leading 'FLAGS: ...' line off an artifact (the Magentic artifact-head form)."""
+    lines = text.lstrip("\n").split("\n")
+    if lines and lines[0].strip().upper().startswith(_FLAGS_HEAD):
+        return lines[0].strip(), "\n".join(lines[1:]).lstrip("\n")
+    return None, text
+
+
+def _run_adapter(ctx: HarnessContext, timeout_s: float) -> str | None:
+    """Run the framework pipeline in a thread; returns an error text or None."""
+    from pytest_sabot.adapters import get_adapter
+
+    result: dict[str, str] = {}
+
+    def target() -> None:
+        try:
+            get_adapter(ctx.cell.framework)(ctx)
+        except BaseException as exc:  # recorded as a run error, never swallowed silently
+            result["error"] = f"{type(exc).__name__}: {exc}"
+            result["trace"] = traceback.format_exc(limit=8)
+
+    thread = threading.Thread(target=target, name=f"sabot-{ctx.cell.id}", daemon=True)
+    thread.start()
+    thread.join(timeout_s)
+    if thread.is_alive():
+        # Closing the run at the gateway makes every further model call fail fast, so the
+        # abandoned pipeline ends on its own instead of running on in the background.
+        ctx.gateway.close_run(ctx.run_key)
+        thread.join(5.0)
+        return f"Timeout: the pipeline ran past {timeout_s:.0f}s"
+    return result.get("error")
+
+
+def _attempt(cell: Cell, wave: WaveSpec, settings: RunSettings, gateway: GatewayClient,
+             view: PublicView, private: PrivateSpec, run_dir: Path, attempt: int) -> RunOutcome:
+    run_key = f"{cell.id}~a{attempt}"
+    operator = arm(cell.operator, private.operator(cell.operator)) if cell.operator else None
+    trace = TraceWriter(run_dir)
+    trace.emit(
+        "run_start", "harness", cell_id=cell.id, wave=wave.wave, framework=cell.framework,
+        config=cell.config, operator=cell.operator, task=cell.task, seed=cell.seed,
+        rules=wave.rules, model=settings.model, flags_protocol=wave.flags_protocol,
+        versions=installed_versions(), attempt=attempt,
+    )
+    downgrade = None
+    if operator is not None and operator.downgrade_agent() is not None:
+        downgrade = {"agent": operator.downgrade_agent(), "from_call": 0,
+                     "model": settings.downgrade_model}
+    ctx = HarnessContext(
+        cell=cell, wave=wave, view=view, private=private, run_dir=run_dir, trace=trace,
+        gateway=gateway, run_key=run_key, model_name=frameworks_model_name(settings, wave),
+        operator=operator,
+    )
+    error: str | None = None
+    try:
+        gateway.register_run(run_key, cell.id, cell.seed, settings.model, downgrade)
+        error = _run_adapter(ctx, settings.timeout_s)
+    except Exception as exc:  # gateway refused the run, etc.
+        error = f"{type(exc).__name__}: {exc}"
+    try:
+        for record in gateway.close_run(run_key):
+            ctx._emit_model_call(record)
+    except Exception as exc:
+        error = error or f"{type(exc).__name__}: {exc}"
+    if operator is not None:
+        probe = operator.probe(trace.events())
+        trace.emit("probe", "harness", operator=probe.operator, landed=probe.landed,
+                   consumed=probe.consumed, evidence=probe.evidence)
+    if error is not None:
+        trace.emit("run_error", "harness", error_type=error.split(":", 1)[0],
+                   message=error, attempt=attempt)
+    passed, reason = (False, "no artifact was emitted")
+    if ctx.artifact is not None:
+        passed, reason = evaluate_pass(private, ctx.artifact, ctx.effects)
+    ended = any(e.kind == "run_end" for e in trace.events())
+    if not ended:
+        status = "completed"
+        if error is not None:
+            status = "timeout" if error.startswith("Timeout") else "error"
+        trace.emit("run_end", "harness", status=status, detail=error or "")
+    trace.finish()
+    return RunOutcome(cell_id=cell.id, attempts=attempt, error=error, passed=passed,
+                      pass_reason=reason, artifact=ctx.artifact, effects=ctx.effects)
+
+
+def cell_dir(out_dir: Path, cell_id: str) -> Path:
+    return out_dir / "cells" / cell_id
+
+
+def run_cell(cell: Cell, wave: WaveSpec, settings: RunSettings,
+             gateway: GatewayClient | None = None) -> RunOutcome:
+    """Run one cell (retrying once on a run error) and write outcome.json atomically."""
+    client = gateway or GatewayClient(settings.gateway_url)
+    view = load_public(cell.task, settings.root, wave.contract_revision)
+    private = load_private(cell.task, settings.root)
+    run_dir = cell_dir(settings.out_dir, cell.id)
+    if run_dir.exists():
+        shutil.rmtree(run_dir)
+    outcome = _attempt(cell, wave, settings, client, view, private, run_dir, 1)
+    for attempt in range(2, settings.attempts + 1):
+        if outcome.error is None:
+            break
+        kept = run_dir.parent / f".{cell.id}.attempt-{attempt - 1}"
+        run_dir.rename(kept)
+        run_dir.mkdir(parents=True)
+        kept.rename(run_dir / f"attempt-{attempt - 1}")
+        outcome = _attempt(cell, wave, settings, client, view, private, run_dir, attempt)
+    write_json_atomic(run_dir / OUTCOME_FILE, outcome.model_dump(mode="json"))
+    return outcome

@@ -1,0 +1,87 @@
+"""The operator contract: one planted fault per run, at one harness-owned seam.
+
+An operator is armed from the task's injection spec (tasks/Tn/private/operators.yaml) and
+is consulted by the harness at every seam; it answers only at its own seam, and only once:
+the first occurrence that matches its target is perturbed, later ones pass untouched, so a
+pipeline that catches the fault can recover on its revise pass.
+
+After the run the operator's landing probe reads the trace and says whether the fault
+reached the pipeline's data path (``landed``) and whether an agent actually consumed the
+faulted content afterwards (``consumed``, the strict evidence floor).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pytest_sabot.models.task import OperatorSpec
+from pytest_sabot.models.trace import OperatorId, ProbeData
+
+
+@dataclass(frozen=True)
+class Planted:
+    """What an operator did at its seam, for the injection event."""
+
+    seam: str
+    target: str
+    original: str
+    injected: str
+
+
+@dataclass
+class Operator:
+    """Base operator: passes everything through. Subclasses override their one seam."""
+
+    id: OperatorId
+    spec: OperatorSpec
+    planted: Planted | None = field(default=None, init=False)
+    injection_seq: int | None = field(default=None, init=False)
+
+    @property
+    def fired(self) -> bool:
+        return self.planted is not None
+
+    # Seams: each returns None when the operator does not act there.
+    def on_tool_result(self, tool: str, role: str, call_number: int, observation: str) -> str | None:
+        return None
+
+    def skip_effect(self, tool: str, target: str) -> bool:
+        return False
+
+    def on_handoff(self, channel: str, text: str) -> str | None:
+        return None
+
+    def worker_materials(self, stale: dict[str, str]) -> dict[str, str] | None:
+        return None
+
+    def downgrade_agent(self) -> str | None:
+        return None
+
+    def probe(self, events: Sequence[Any]) -> ProbeData:
+        """Landing probe over the finished trace (events as validated trace events)."""
+        if self.injection_seq is None:
+            return ProbeData(operator=self.id, landed=False, evidence="the fault never fired")
+        return self._probe_after(events, self.injection_seq)
+
+    def _probe_after(self, events: Sequence[Any], seq: int) -> ProbeData:
+        raise NotImplementedError
+
+
+def later_model_call(events: Sequence[Any], seq: int, agent: str | None = None) -> Any | None:
+    """The first model call after ``seq`` (by ``agent`` when given)."""
+    for event in events:
+        if event.seq > seq and event.kind == "model_call" and (
+            agent is None or event.component == agent
+        ):
+            return event
+    return None
+
+
+def text_after(events: Sequence[Any], seq: int, needle: str, kinds: tuple[str, ...]) -> Any | None:
+    """The first event of one of ``kinds`` after ``seq`` whose text contains ``needle``."""
+    for event in events:
+        if event.seq > seq and event.kind in kinds and needle and needle in event.text:
+            return event
+    return None

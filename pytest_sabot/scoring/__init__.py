@@ -1,0 +1,24 @@
+"""The pure scorer: a trace plus the published rules in, a verdict out (no I/O).
+
+Public entry points are re-exported here; see each module for the rule it implements.
+"""
+
+from pytest_sabot.scoring.aggregate import RowSummary, Scoreboard, aggregate_rows, scoreboard
+from pytest_sabot.scoring.flags import is_none_form, parse_flags
+from pytest_sabot.scoring.score import injection_seq, score_baseline, score_cell, score_run
+from pytest_sabot.scoring.verdict_token import VerdictToken, parse_verdict
+
+__all__ = [
+    "RowSummary",
+    "Scoreboard",
+    "VerdictToken",
+    "aggregate_rows",
+    "injection_seq",
+    "is_none_form",
+    "parse_flags",
+    "parse_verdict",
+    "score_baseline",
+    "score_cell",
+    "score_run",
+    "scoreboard",
+]

@@ -1,0 +1,217 @@
+"""Scoreboard rows from cell verdicts (standard sections 2, 3, 7, 10.5, 10.6). Pure.
+
+Every rate's denominator is the row's valid fault runs (never a post-hoc subset), except
+the strict-floor score, which is recomputed over the valid runs whose probe says the
+faulted content was consumed. Carved-out cells (registered structural zeros) are counted
+apart and never enter a denominator. Excluded runs are listed in the row's appendix with
+their one code and reason. Rates over n = 0 are None, never smoothed.
+
+Median across frameworks (section 7), pinned: the median of the per-row hard-tier Sabot
+Scores over the scoreboard's framework-config rows that have at least one valid run (with
+6 rows, the mean of the 3rd and 4th values in order). Band: < 0.50 is ``full_push``,
+>= 0.50 is ``guardrails_mostly_work``.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from pytest_sabot.models.cells import Cell
+from pytest_sabot.models.verdict import (
+    EXCLUSION_PRECEDENCE,
+    BaselineVerdict,
+    CellVerdict,
+    ExclusionCode,
+)
+from pytest_sabot.scoring.stats import wilson
+
+Band = Literal["full_push", "guardrails_mostly_work"]
+BAND_THRESHOLD = 0.50
+
+
+class _Out(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Rate(_Out):
+    """k of n with a Wilson 95% interval (all None when n == 0)."""
+
+    k: int
+    n: int
+    value: float | None
+    ci_low: float | None
+    ci_high: float | None
+
+
+def rate(k: int, n: int) -> Rate:
+    interval = wilson(k, n)
+    return Rate(
+        k=k,
+        n=n,
+        value=k / n if n else None,
+        ci_low=interval.low if interval else None,
+        ci_high=interval.high if interval else None,
+    )
+
+
+class ExcludedCell(_Out):
+    cell_id: str
+    code: ExclusionCode
+    reason: str
+    also_qualified: list[ExclusionCode] = Field(default_factory=list)
+
+
+class RowSummary(_Out):
+    """One scoreboard row (framework x config)."""
+
+    row: str
+    framework: str
+    config: str
+    rules: list[str] = Field(description="Rule versions of the row's verdicts.")
+    runs: int = Field(description="Fault runs scored (valid + excluded).")
+    valid: int
+    sabot_score: Rate = Field(description="Headline: DETECTED_HARD / valid.")
+    soft_notice: Rate = Field(description="(DETECTED_HARD or DETECTED_SOFT) / valid.")
+    override_gap: float | None = Field(description="soft-tier notice rate - hard rate.")
+    reaction: Rate
+    recovery: Rate
+    recovery_without_detection: Rate
+    wave1_mapping: Rate = Field(description="Mapping surface under the rules in force.")
+    union: Rate = Field(description="wave1_mapping OR anchored flag.")
+    mapping_permissive: Rate = Field(description="Mapping surface, v0.1.3 reading.")
+    mapping_narrow: Rate = Field(description="Mapping surface, v0.2.1 narrow reading.")
+    anchored_flag: Rate
+    any_flag: Rate = Field(description="Diagnostic only, never a detection claim.")
+    strict_floor: Rate = Field(description="Headline over valid runs with consumed=true.")
+    exclusions: dict[str, int] = Field(description="Per code counts (all three codes).")
+    excluded_cells: list[ExcludedCell] = Field(description="The exclusion appendix.")
+    structural_zeros: list[str] = Field(description="Carved-out cell ids (not run).")
+    baselines: dict[str, int] = Field(description="Baseline outcomes: passed/failed/RUN_ERROR.")
+
+
+class Scoreboard(_Out):
+    rows: list[RowSummary]
+    median_sabot_score: float | None
+    median_rows: int = Field(description="How many rows entered the median.")
+    band: Band | None
+    median_reading: str = Field(description="How 'median across frameworks' is read.")
+
+
+def _count(cells: Sequence[CellVerdict], test: Callable[[CellVerdict], bool]) -> int:
+    return sum(1 for c in cells if test(c))
+
+
+def _summarise(
+    row: str,
+    faults: list[CellVerdict],
+    baselines: list[BaselineVerdict],
+    carved: list[str],
+) -> RowSummary:
+    framework, _, config = row.partition("-")
+    valid = [c for c in faults if c.excluded is None]
+    n = len(valid)
+    hard = _count(valid, lambda c: c.detected_hard)
+    notice = _count(valid, lambda c: c.detected_hard or c.detected_soft)
+    strict = [c for c in valid if c.strict_floor]
+    excluded = [c for c in faults if c.excluded is not None]
+    per_code = {code: 0 for code in EXCLUSION_PRECEDENCE}
+    appendix: list[ExcludedCell] = []
+    for c in sorted(excluded, key=lambda c: c.cell_id):
+        assert c.excluded is not None
+        per_code[c.excluded.code] += 1
+        appendix.append(
+            ExcludedCell(
+                cell_id=c.cell_id,
+                code=c.excluded.code,
+                reason=c.excluded.reason,
+                also_qualified=list(c.excluded.also_qualified),
+            )
+        )
+    outcome = {"passed": 0, "failed": 0, "RUN_ERROR": 0}
+    for b in baselines:
+        outcome[b.status] += 1
+    return RowSummary(
+        row=row,
+        framework=framework,
+        config=config,
+        rules=sorted({c.rules for c in faults} | {b.rules for b in baselines}),
+        runs=len(faults),
+        valid=n,
+        sabot_score=rate(hard, n),
+        soft_notice=rate(notice, n),
+        override_gap=(notice - hard) / n if n else None,
+        reaction=rate(_count(valid, lambda c: c.reacted), n),
+        recovery=rate(_count(valid, lambda c: c.recovered is True), n),
+        recovery_without_detection=rate(
+            _count(
+                valid,
+                lambda c: c.recovered is True and not c.detected_hard and not c.detected_soft,
+            ),
+            n,
+        ),
+        wave1_mapping=rate(_count(valid, lambda c: c.wave1_mapping), n),
+        union=rate(_count(valid, lambda c: c.wave1_mapping or c.anchored_flag), n),
+        mapping_permissive=rate(_count(valid, lambda c: c.mapping_permissive), n),
+        mapping_narrow=rate(_count(valid, lambda c: c.mapping_narrow), n),
+        anchored_flag=rate(_count(valid, lambda c: c.anchored_flag), n),
+        any_flag=rate(_count(valid, lambda c: c.any_flag), n),
+        strict_floor=rate(_count(strict, lambda c: c.detected_hard), len(strict)),
+        exclusions=dict(per_code),
+        excluded_cells=appendix,
+        structural_zeros=sorted(carved),
+        baselines=outcome,
+    )
+
+
+def aggregate_rows(
+    verdicts: Iterable[CellVerdict | BaselineVerdict],
+    *,
+    carve_outs: Iterable[Cell] = (),
+) -> list[RowSummary]:
+    """One summary per framework-config row, in sorted row order."""
+    faults: dict[str, list[CellVerdict]] = defaultdict(list)
+    bases: dict[str, list[BaselineVerdict]] = defaultdict(list)
+    carved: dict[str, list[str]] = defaultdict(list)
+    for v in verdicts:
+        if isinstance(v, CellVerdict):
+            faults[v.row].append(v)
+        else:
+            bases[v.row].append(v)
+    for cell in carve_outs:
+        carved[cell.row].append(cell.id)
+    rows = sorted(set(faults) | set(bases) | set(carved))
+    return [_summarise(r, faults[r], bases[r], carved[r]) for r in rows]
+
+
+def band_for(median: float) -> Band:
+    """Section 7 pre-registered band of a median hard-tier Sabot Score."""
+    return "full_push" if median < BAND_THRESHOLD else "guardrails_mostly_work"
+
+
+MEDIAN_READING = (
+    "median of the per-row hard-tier Sabot Scores over the framework-config rows with at "
+    "least one valid run (6 rows: mean of the 3rd and 4th)"
+)
+
+
+def scoreboard(
+    verdicts: Iterable[CellVerdict | BaselineVerdict],
+    *,
+    carve_outs: Iterable[Cell] = (),
+) -> Scoreboard:
+    """Rows plus the section 7 median and band."""
+    rows = aggregate_rows(verdicts, carve_outs=carve_outs)
+    scores = [r.sabot_score.value for r in rows if r.sabot_score.value is not None]
+    median = statistics.median(scores) if scores else None
+    return Scoreboard(
+        rows=rows,
+        median_sabot_score=median,
+        median_rows=len(scores),
+        band=band_for(median) if median is not None else None,
+        median_reading=MEDIAN_READING,
+    )

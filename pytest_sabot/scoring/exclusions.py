@@ -1,0 +1,96 @@
+"""Validity and exclusions (standard section 3, 10.7 correction 2).
+
+Exactly one code per excluded run, by precedence RUN_ERROR > BASELINE_FAIL >
+INJECTION_UNVERIFIED (v0.1.3). Lower-precedence codes the run also met are kept in
+``also_qualified`` for audit; they are never counted.
+
+* RUN_ERROR: a ``run_error`` event, or ``run_end`` with status ``error`` or ``timeout``.
+  CrewAI guardrail-retry exhaustion is an escalate act, never RUN_ERROR: a run_error whose
+  message repeats a recorded escalation message is disregarded.
+* BASELINE_FAIL: the caller says the cell's no-fault baseline failed (``False``); ``None``
+  means no baseline verdict was supplied and excludes nothing.
+* INJECTION_UNVERIFIED: no probe event with ``landed=true``; under rules with
+  ``o4_probe_requires_served_downgrade`` an O4 run also needs a model_call whose
+  ``model_served`` is a different model than its ``model_requested`` (a trailing dated
+  snapshot suffix such as ``-2026-07-01`` is not a different model).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from pytest_sabot.models.rules import RuleSet
+from pytest_sabot.models.trace import Trace
+from pytest_sabot.models.verdict import EXCLUSION_PRECEDENCE, Exclusion, ExclusionCode
+
+_SNAPSHOT = re.compile(r"-\d{4}-\d{2}-\d{2}$")
+
+
+def _model_family(name: str) -> str:
+    return _SNAPSHOT.sub("", name.strip().lower())
+
+
+def served_downgrade(trace: Trace) -> Any | None:
+    """The first model_call served by a different model than requested, or None."""
+    for event in trace.of_kind("model_call"):
+        if _model_family(event.data.model_served) != _model_family(event.data.model_requested):
+            return event
+    return None
+
+
+def run_error_reason(trace: Trace) -> str | None:
+    """Why the run is an infrastructure failure, or None."""
+    escalations = [e.data.message for e in trace.of_kind("escalation") if e.data.message]
+    for event in trace.events:
+        if event.kind == "run_error":
+            message = event.data.message
+            if any(m in message or message in m for m in escalations if message):
+                continue
+            return f"{event.data.error_type}: {message} (attempt {event.data.attempt})"
+        if event.kind == "run_end" and event.data.status in ("error", "timeout"):
+            detail = f": {event.data.detail}" if event.data.detail else ""
+            return f"run ended with status {event.data.status}{detail}"
+    return None
+
+
+def injection_unverified_reason(trace: Trace, operator: str, rules: RuleSet) -> str | None:
+    """Why the landing probe cannot confirm the fault reached the data path, or None."""
+    probes = trace.of_kind("probe")
+    if not any(p.data.landed for p in probes):
+        if not probes:
+            return f"no landing probe recorded for {operator}"
+        evidence = "; ".join(p.data.evidence for p in probes if p.data.evidence)
+        return f"landing probe for {operator} reports landed=false" + (
+            f" ({evidence})" if evidence else ""
+        )
+    needs_served = operator == "O4" and rules.o4_probe_requires_served_downgrade
+    if needs_served and served_downgrade(trace) is None:
+        return "O4: no model call was served by the downgraded model (10.7 correction 2)"
+    return None
+
+
+def decide(candidates: dict[ExclusionCode, str]) -> Exclusion | None:
+    """Pick the one code by precedence; the others are recorded as also-qualified."""
+    present = [code for code in EXCLUSION_PRECEDENCE if code in candidates]
+    if not present:
+        return None
+    return Exclusion(code=present[0], reason=candidates[present[0]], also_qualified=present[1:])
+
+
+def fault_run_exclusion(
+    trace: Trace, operator: str, rules: RuleSet, baseline_passed: bool | None
+) -> Exclusion | None:
+    """The exclusion of a fault run, or None when the run is valid."""
+    candidates: dict[ExclusionCode, str] = {}
+    error = run_error_reason(trace)
+    if error is not None:
+        candidates["RUN_ERROR"] = error
+    if baseline_passed is False:
+        candidates["BASELINE_FAIL"] = (
+            "the no-fault baseline for this framework/config/task/seed failed the task"
+        )
+    unverified = injection_unverified_reason(trace, operator, rules)
+    if unverified is not None:
+        candidates["INJECTION_UNVERIFIED"] = unverified
+    return decide(candidates)

@@ -1,0 +1,188 @@
+"""score_cell / score_baseline: a pure function of one trace and the published rules.
+
+No I/O and no model calls: the caller supplies the mapping revision, the rule set, the
+cell's anchors, the task's pass verdict, the baseline's pass verdict and the judge's
+soft-tier notice. The injection seq is the seq of the first ``injection`` event (falling
+back to the first landed ``probe`` event when the operator recorded no injection event).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from pytest_sabot.models.anchors import Anchor
+from pytest_sabot.models.cells import cell_id
+from pytest_sabot.models.mapping import MappingRevision
+from pytest_sabot.models.rules import RuleSet, version_key
+from pytest_sabot.models.trace import Trace
+from pytest_sabot.models.verdict import BaselineVerdict, CellVerdict
+from pytest_sabot.scoring.acts import find_acts
+from pytest_sabot.scoring.exclusions import fault_run_exclusion, run_error_reason
+from pytest_sabot.scoring.flags import collect_flags
+from pytest_sabot.scoring.funnel import flag_acts, run_funnel
+
+
+def injection_seq(trace: Trace) -> int | None:
+    """Seq of the planted fault: first injection event, else first landed probe."""
+    for event in trace.events:
+        if event.kind == "injection":
+            return int(event.seq)
+    for event in trace.events:
+        if event.kind == "probe" and event.data.landed:
+            return int(event.seq)
+    return None
+
+
+def flags_counted(mapping: MappingRevision, rules: RuleSet, config: str, operator: str) -> bool:
+    """Whether FLAGS lines can be hard-tier acts for this cell under these rules."""
+    if not rules.flags_surface or mapping.flags is None or config not in mapping.flags.configs:
+        return False
+    return not (operator == "O4" and rules.o4_flags_excluded)
+
+
+def _check_pairing(trace: Trace, mapping: MappingRevision, rules: RuleSet) -> None:
+    start = trace.start
+    if mapping.framework != start.framework:
+        raise ValueError(
+            f"mapping is for {mapping.framework} but the trace is a {start.framework} run"
+        )
+    if version_key(mapping.since) > rules.key:
+        raise ValueError(
+            f"mapping revision {mapping.since} is not in force under rules {rules.version}"
+        )
+
+
+def score_cell(
+    trace: Trace,
+    *,
+    mapping: MappingRevision,
+    rules: RuleSet,
+    anchors: Sequence[Anchor] | None,
+    passed: bool | None,
+    baseline_passed: bool | None,
+    soft_noticed: bool | None,
+) -> CellVerdict:
+    """Adjudicate one fault run into the Sabot funnel (standard sections 2, 3, 5, 10)."""
+    start = trace.start
+    if start.operator is None:
+        raise ValueError("score_cell needs a fault run; use score_baseline for a baseline")
+    _check_pairing(trace, mapping, rules)
+    operator = start.operator
+    inj = injection_seq(trace)
+    mapped = find_acts(trace, mapping, start.config, inj, anchors)
+    counting = flags_counted(mapping, rules, start.config, operator)
+    flags = collect_flags(
+        trace,
+        injection_seq=inj if inj is not None else len(trace.events),
+        anchors=anchors,
+        counting=counting,
+    )
+    flagged = (
+        flag_acts(flags, mapping.flags.mechanism, mapping.flags.component)
+        if mapping.flags is not None
+        else []
+    )
+    outcome = run_funnel(mapped, flagged, flags, rules, soft_noticed)
+    probes = trace.of_kind("probe")
+    return CellVerdict(
+        cell_id=start.cell_id,
+        wave=start.wave,
+        framework=start.framework,
+        config=start.config,
+        operator=operator,
+        task=start.task,
+        seed=start.seed,
+        row=f"{start.framework}-{start.config}",
+        rules=rules.version,
+        mapping_since=mapping.since,
+        excluded=fault_run_exclusion(trace, operator, rules, baseline_passed),
+        injection_seq=inj,
+        acts=sorted([*mapped, *flagged], key=lambda a: a.seq),
+        flags=flags,
+        mapping_permissive=outcome.mapping_permissive,
+        mapping_narrow=outcome.mapping_narrow,
+        wave1_mapping=outcome.wave1_mapping,
+        anchored_flag=outcome.anchored_flag,
+        any_flag=outcome.any_flag,
+        detected_hard=outcome.detected_hard,
+        detected_soft=outcome.detected_soft,
+        detection=outcome.detection,
+        detecting_seq=outcome.detecting_seq,
+        reacted=outcome.reacted,
+        reacted_identity=outcome.reacted_identity,
+        reacted_independent=outcome.reacted_independent,
+        recovered=passed,
+        soft_judged=soft_noticed is not None,
+        baseline_known=baseline_passed is not None,
+        strict_floor=any(p.data.landed and p.data.consumed for p in probes),
+    )
+
+
+def score_baseline(
+    trace: Trace,
+    *,
+    passed: bool | None,
+    anchors_by_operator: Mapping[str, Sequence[Anchor]] | None = None,
+    rules: RuleSet,
+) -> BaselineVerdict:
+    """Adjudicate one no-fault baseline: passed, failed or RUN_ERROR, plus the clean-run
+    FLAGS base rate (scanned from seq 0) per operator's anchors."""
+    start = trace.start
+    if start.operator is not None:
+        raise ValueError("score_baseline needs a no-fault baseline run")
+    error = run_error_reason(trace)
+    if error is not None:
+        status, reason = "RUN_ERROR", error
+    elif passed:
+        status, reason = "passed", ""
+    else:
+        status = "failed"
+        reason = "the task's pass criterion failed" if passed is False else "no pass verdict"
+    flags = collect_flags(trace, injection_seq=None, anchors=None, counting=False)
+    fire: dict[str, bool] = {}
+    for operator, anchors in sorted((anchors_by_operator or {}).items()):
+        per_op = collect_flags(trace, injection_seq=None, anchors=anchors, counting=True)
+        fire[operator] = any(f.counted for f in per_op)
+    return BaselineVerdict(
+        cell_id=start.cell_id or cell_id(start.framework, start.config, None, start.task,
+                                         start.seed),
+        wave=start.wave,
+        framework=start.framework,
+        config=start.config,
+        task=start.task,
+        seed=start.seed,
+        row=f"{start.framework}-{start.config}",
+        rules=rules.version,
+        status=status,
+        reason=reason,
+        flags=flags,
+        any_flag=any(not f.none_form for f in flags),
+        anchored_fire=fire,
+    )
+
+
+def score_run(
+    trace: Trace,
+    *,
+    mapping: MappingRevision,
+    rules: RuleSet,
+    anchors: Sequence[Anchor] | None,
+    passed: bool | None,
+    baseline_passed: bool | None = None,
+    soft_noticed: bool | None = None,
+    anchors_by_operator: Mapping[str, Sequence[Anchor]] | None = None,
+) -> CellVerdict | BaselineVerdict:
+    """score_cell for a fault run, score_baseline for a baseline."""
+    if trace.start.operator is None:
+        return score_baseline(
+            trace, passed=passed, anchors_by_operator=anchors_by_operator, rules=rules
+        )
+    return score_cell(
+        trace,
+        mapping=mapping,
+        rules=rules,
+        anchors=anchors,
+        passed=passed,
+        baseline_passed=baseline_passed,
+        soft_noticed=soft_noticed,
+    )

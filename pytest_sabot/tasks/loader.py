@@ -1,0 +1,219 @@
+"""Read a task directory into the public view (what a pipeline may see) and the private
+spec (what only the scorer and the harness's operator seams may read).
+
+``load_public`` opens nothing under ``private/``, and the ``PublicView`` it returns holds
+texts and parsed models only: no path, no directory, nothing that leads to private data.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from pytest_sabot.errors import SabotDataError
+from pytest_sabot.models.task import (
+    ContractFile,
+    Criterion,
+    CriterionFile,
+    OperatorsFile,
+    OperatorSpec,
+    TaskFile,
+    ToolSpec,
+)
+
+TASK_IDS = ("T1", "T2", "T3", "T4", "T5")
+
+M = TypeVar("M", bound=BaseModel)
+
+
+@dataclass(frozen=True)
+class Material:
+    """One material as published: its name, revision label and text."""
+
+    name: str
+    revision: str
+    text: str
+
+
+@dataclass(frozen=True)
+class PublicView:
+    """Everything a pipeline may see of one task, for one contract revision."""
+
+    task_id: str
+    title: str
+    brief: str
+    artifact: str
+    materials: tuple[Material, ...]
+    contract: ContractFile
+    tools: tuple[ToolSpec, ...]
+
+    def material(self, name: str) -> Material:
+        for m in self.materials:
+            if m.name == name:
+                return m
+        raise KeyError(name)
+
+    def tool(self, role: str) -> ToolSpec:
+        """The task's tool with that role ('data', 'check' or 'write')."""
+        return next(t for t in self.tools if t.role == role)
+
+
+@dataclass(frozen=True)
+class PrivateSpec:
+    """What only the scorer and the operator seams read."""
+
+    task_id: str
+    artifact: str
+    required_effects: tuple[str, ...]
+    criterion: Criterion
+    operators: dict[str, OperatorSpec]
+    stale_materials: dict[str, str]  # material name -> superseded revision text (O5)
+
+    def operator(self, operator_id: str) -> OperatorSpec:
+        return self.operators[operator_id]
+
+
+def _task_dir(task_id: str, root: Path) -> Path:
+    if task_id not in TASK_IDS:
+        raise SabotDataError(root / "tasks", "task", f"one of {', '.join(TASK_IDS)}", task_id)
+    directory = Path(root) / "tasks" / task_id
+    if not directory.is_dir():
+        raise SabotDataError(directory, "", "a task directory with public/ and private/")
+    return directory
+
+
+def _read_text(path: Path, field: str) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise SabotDataError(path, field, "an existing UTF-8 text file") from None
+    except UnicodeDecodeError:
+        raise SabotDataError(path, field, "UTF-8 text") from None
+
+
+def _read_yaml(path: Path) -> Any:
+    text = _read_text(path, "")
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        raise SabotDataError(path, "", f"valid YAML ({err})") from None
+
+
+def _validate(model: type[M], path: Path, raw: Any, fallback_field: str) -> M:
+    if not isinstance(raw, dict):
+        raise SabotDataError(path, "", "a YAML mapping at the top level", type(raw).__name__)
+    try:
+        return model.model_validate(raw)
+    except ValidationError as err:
+        first = err.errors()[0]
+        field = ".".join(str(p) for p in first.get("loc", ())) or fallback_field
+        message = str(first.get("msg", "a valid value"))
+        if message.startswith("Value error, "):
+            message = message[len("Value error, ") :]
+        got = first.get("input") if first.get("loc") else None
+        raise SabotDataError(path, field, message, got) from None
+
+
+def _safe_name(directory: Path, name: str, file: Path, field: str) -> Path:
+    candidate = (directory / name).resolve()
+    if candidate.parent != directory.resolve():
+        raise SabotDataError(file, field, "a plain file name inside the same directory", name)
+    return candidate
+
+
+def load_task_file(task_id: str, root: Path) -> TaskFile:
+    """Parse and validate tasks/Tn/public/task.yaml."""
+    public = _task_dir(task_id, root) / "public"
+    path = public / "task.yaml"
+    task = _validate(TaskFile, path, _read_yaml(path), "tools")
+    if task.id != task_id:
+        raise SabotDataError(path, "id", f"the directory's task id {task_id!r}", task.id)
+    return task
+
+
+def load_contract(task_id: str, root: Path, revision: str) -> ContractFile:
+    """One published contract revision of a task."""
+    public = _task_dir(task_id, root) / "public"
+    task_path = public / "task.yaml"
+    task = load_task_file(task_id, root)
+    if revision not in task.contracts:
+        raise SabotDataError(
+            task_path, "contracts", f"a contract revision among {sorted(task.contracts)}", revision
+        )
+    path = _safe_name(public, task.contracts[revision], task_path, f"contracts.{revision}")
+    contract = _validate(ContractFile, path, _read_yaml(path), "rules")
+    if contract.artifact != task.artifact:
+        raise SabotDataError(path, "artifact", f"the task's artifact {task.artifact!r}", contract.artifact)
+    return contract
+
+
+def load_public(task_id: str, root: Path, contract_revision: str) -> PublicView:
+    """The public view of a task: brief, current materials, tools, one contract revision.
+
+    Reads only tasks/Tn/public/.
+    """
+    public = _task_dir(task_id, root) / "public"
+    task_path = public / "task.yaml"
+    task = load_task_file(task_id, root)
+    materials = []
+    for i, ref in enumerate(task.materials):
+        path = _safe_name(public, ref.file, task_path, f"materials.{i}.file")
+        materials.append(Material(ref.name, ref.revision, _read_text(path, f"materials.{i}.file")))
+    names = [m.name for m in materials]
+    if len(set(names)) != len(names):
+        raise SabotDataError(task_path, "materials", "unique material names", names)
+    return PublicView(
+        task_id=task.id,
+        title=task.title,
+        brief=task.brief,
+        artifact=task.artifact,
+        materials=tuple(materials),
+        contract=load_contract(task_id, root, contract_revision),
+        tools=tuple(task.tools),
+    )
+
+
+def load_private(task_id: str, root: Path) -> PrivateSpec:
+    """The pass criterion, the operator specs and the superseded material revisions."""
+    directory = _task_dir(task_id, root)
+    private = directory / "private"
+    task = load_task_file(task_id, root)
+    crit_path = private / "criterion.yaml"
+    criterion = _validate(CriterionFile, crit_path, _read_yaml(crit_path), "check")
+    if criterion.task != task_id:
+        raise SabotDataError(crit_path, "task", f"the directory's task id {task_id!r}", criterion.task)
+    ops_path = private / "operators.yaml"
+    operators = _validate(OperatorsFile, ops_path, _read_yaml(ops_path), "operators")
+    if operators.task != task_id:
+        raise SabotDataError(ops_path, "task", f"the directory's task id {task_id!r}", operators.task)
+    material_names = {m.name for m in task.materials}
+    tool_names = {t.name for t in task.tools}
+    stale: dict[str, str] = {}
+    for op_id, spec in operators.operators.items():
+        if spec.seam in ("tool_result", "check_result") and spec.target not in tool_names:
+            raise SabotDataError(
+                ops_path, f"operators.{op_id}.target", f"one of the task's tools {sorted(tool_names)}",
+                spec.target,
+            )
+        if spec.seam == "material":
+            if spec.target not in material_names:
+                raise SabotDataError(
+                    ops_path, f"operators.{op_id}.target",
+                    f"one of the task's materials {sorted(material_names)}", spec.target,
+                )
+            assert spec.stale_file is not None  # guaranteed by OperatorsFile
+            stale_dir = private / "stale"
+            path = _safe_name(stale_dir, spec.stale_file, ops_path, f"operators.{op_id}.stale_file")
+            stale[spec.target] = _read_text(path, f"operators.{op_id}.stale_file")
+    return PrivateSpec(
+        task_id=task_id,
+        artifact=task.artifact,
+        required_effects=tuple(criterion.required_effects),
+        criterion=criterion.check,
+        operators=dict(operators.operators),
+        stale_materials=stale,
+    )

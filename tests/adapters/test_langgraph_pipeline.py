@@ -1,0 +1,594 @@
+"""The LangGraph pipeline against the standard's section 5 mapping and section 8 config.
+
+These tests drive the real langgraph graph and the real ChatOpenAI client over HTTP to a
+loopback OpenAI-compatible server on 127.0.0.1 that answers from a per-agent script. The
+run context is a small test implementation of the RunContext protocol writing a real
+trace, so every route of the graph is exercised end to end.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_sabot.adapters import get_adapter
+from pytest_sabot.adapters.langgraph_pipeline import parse_verdict, run
+from pytest_sabot.harness.context import Messages, ToolHandle
+from pytest_sabot.harness.prompt_format import render
+from pytest_sabot.models.cells import Cell
+from pytest_sabot.trace_io import TraceWriter, read_trace
+
+# --------------------------------------------------------------------------- loopback server
+
+Reply = dict[str, Any] | Callable[[dict[str, Any]], dict[str, Any]]
+
+
+@dataclass
+class Exchange:
+    agent: str
+    path: str
+    headers: dict[str, str]
+    body: dict[str, Any]
+    reply: dict[str, Any]
+
+
+@dataclass
+class ScriptedServer:
+    """OpenAI-compatible chat completions on 127.0.0.1; each agent answers from its script.
+
+    A script entry is ``{"content": ...}``, ``{"tool_calls": [(name, args), ...]}``,
+    ``{"status": 500}``, or a function of the request body returning one of those.
+    """
+
+    scripts: dict[str, list[Reply]] = field(default_factory=dict)
+    exchanges: list[Exchange] = field(default_factory=list)
+    url: str = ""
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def requests_of(self, agent: str) -> list[dict[str, Any]]:
+        return [x.body for x in self.exchanges if x.agent == agent]
+
+    def answer(self, path: str, headers: dict[str, str], body: dict[str, Any]) -> tuple[int, Any]:
+        parts = path.strip("/").split("/")
+        if len(parts) != 4 or parts[1:] != ["v1", "chat", "completions"]:
+            return 404, {"error": {"message": f"no route {path}"}}
+        agent = parts[0]
+        with self._lock:
+            script = self.scripts.get(agent, [])
+            if not script:
+                return 500, {"error": {"message": f"script for {agent} is exhausted"}}
+            entry = script.pop(0)
+            reply = entry(body) if callable(entry) else entry
+            self.exchanges.append(Exchange(agent, path, headers, body, reply))
+            index = len(self.exchanges)
+        if "status" in reply:
+            return int(reply["status"]), {"error": {"message": "scripted failure"}}
+        message: dict[str, Any] = {"role": "assistant", "content": reply.get("content")}
+        finish = "stop"
+        if reply.get("tool_calls"):
+            finish = "tool_calls"
+            message["tool_calls"] = [
+                {
+                    "id": f"call_{index}_{n}",
+                    "type": "function",
+                    "function": {"name": name, "arguments": json.dumps(args)},
+                }
+                for n, (name, args) in enumerate(reply["tool_calls"])
+            ]
+        return 200, {
+            "id": f"chatcmpl-{index}",
+            "object": "chat.completion",
+            "created": 0,
+            "model": body.get("model", ""),
+            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+            "usage": {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5},
+        }
+
+
+@pytest.fixture
+def server() -> Iterator[ScriptedServer]:
+    state = ScriptedServer()
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            length = int(self.headers.get("content-length", "0"))
+            body = json.loads(self.rfile.read(length) or b"{}")
+            headers = {k.lower(): v for k, v in self.headers.items()}
+            status, payload = state.answer(self.path, headers, body)
+            data = json.dumps(payload).encode()
+            self.send_response(status)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    state.url = f"http://127.0.0.1:{httpd.server_address[1]}"
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield state
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+# --------------------------------------------------------------------------- run context
+
+CONTRACT_LINE = "RESULT:"
+LOOKUP_VALUES = {"R-7": "47.1"}
+
+
+@dataclass
+class LoopbackContext:
+    """A RunContext for one run against the scripted server, writing a real trace."""
+
+    cell: Cell
+    run_dir: Path
+    server: ScriptedServer
+    alter: Callable[[str], str] = lambda text: text
+    flags_protocol: bool = False
+    model_name: str = "stub-model"
+    api_key: str = "run-token-123"
+    trace: TraceWriter = field(init=False)
+    worker_prompts: list[tuple[int, str]] = field(default_factory=list)
+    reviewer_drafts: list[tuple[int, str]] = field(default_factory=list)
+    emitted: list[str] = field(default_factory=list)
+    _synced: int = 0
+    _calls: dict[str, int] = field(default_factory=dict)
+    _tool_calls: int = 0
+
+    def __post_init__(self) -> None:
+        self.trace = TraceWriter(self.run_dir)
+        c = self.cell
+        self.trace.emit(
+            "run_start",
+            "harness",
+            cell_id=c.id,
+            wave=c.wave,
+            framework=c.framework,
+            config=c.config,
+            operator=c.operator,
+            task=c.task,
+            seed=c.seed,
+            rules="v0.1.3",
+            model=self.model_name,
+        )
+
+    def base_url(self, agent: str) -> str:
+        return f"{self.server.url}/{agent}/v1"
+
+    @property
+    def tools(self) -> list[ToolHandle]:
+        return [
+            ToolHandle(
+                name="record_lookup",
+                description="Look up the measured value of a record by id.",
+                parameters={
+                    "type": "object",
+                    "properties": {"record": {"type": "string"}},
+                    "required": ["record"],
+                },
+                invoke=self._lookup,
+            )
+        ]
+
+    def _lookup(self, arguments: dict[str, Any]) -> str:
+        self._tool_calls += 1
+        call_id = f"t{self._tool_calls}"
+        self.trace.emit(
+            "tool_call", "worker", tool="record_lookup", call_id=call_id, arguments=arguments
+        )
+        observation = LOOKUP_VALUES.get(str(arguments.get("record")), "unknown record")
+        self.trace.emit("tool_result", "tools", observation, tool="record_lookup", call_id=call_id)
+        return observation
+
+    def worker_prompt(self, round: int, feedback: str = "") -> Messages:
+        self.worker_prompts.append((round, feedback))
+        sections: list[tuple[str, str] | tuple[str, str, str]] = [
+            ("TASK", "T1 Calibration records"),
+            ("BRIEF", "Report the measured value of record R-7."),
+            ("ROUND", str(round)),
+        ]
+        if feedback:
+            sections.append(("FEEDBACK", feedback))
+        return Messages(system=render([("ROLE", "worker")]), user=render(sections))
+
+    def handoff(self, sender: str, receiver: str, text: str) -> str:
+        delivered = self.alter(text)
+        self.trace.emit(
+            "message",
+            sender,
+            delivered,
+            sender=sender,
+            receiver=receiver,
+            channel=f"{sender}->{receiver}",
+        )
+        return delivered
+
+    def reviewer_prompt(self, delivered: str, round: int) -> Messages:
+        self.reviewer_drafts.append((round, delivered))
+        return Messages(
+            system=render([("ROLE", "reviewer")]),
+            user=render([("DRAFT", delivered), ("ROUND", str(round))]),
+        )
+
+    def guardrail_text(self) -> str:
+        return f"The output must contain a line starting {CONTRACT_LINE}"
+
+    def check_contract(self, artifact: str) -> list[str]:
+        if any(line.startswith(CONTRACT_LINE) for line in artifact.splitlines()):
+            return []
+        return [f"no line starts with {CONTRACT_LINE!r}"]
+
+    def magentic_task(self) -> str:
+        return ""
+
+    def sync_model_calls(self) -> None:
+        for exchange in self.server.exchanges[self._synced :]:
+            index = self._calls.get(exchange.agent, 0)
+            self._calls[exchange.agent] = index + 1
+            self.trace.emit(
+                "model_call",
+                exchange.agent,
+                exchange.reply.get("content") or "",
+                call_index=index,
+                model_requested=exchange.body.get("model", ""),
+                model_served=exchange.body.get("model", ""),
+            )
+        self._synced = len(self.server.exchanges)
+
+    def emit(self, text: str) -> None:
+        self.emitted.append(text)
+        self.trace.emit("artifact", "harness", text, name="output.txt")
+
+
+def make_context(
+    server: ScriptedServer, tmp_path: Path, config: str = "default", **kwargs: Any
+) -> LoopbackContext:
+    cell = Cell(wave=1, framework="langgraph", config=config, operator=None, task="T1", seed=11)
+    return LoopbackContext(cell=cell, run_dir=tmp_path / "run", server=server, **kwargs)
+
+
+def events(ctx: LoopbackContext, kind: str | None = None) -> list[Any]:
+    return [e for e in ctx.trace.events() if kind is None or e.kind == kind]
+
+
+def kinds(ctx: LoopbackContext) -> list[str]:
+    return [e.kind for e in ctx.trace.events() if e.kind not in ("model_call", "run_start")]
+
+
+def tool_then(draft: Callable[[str], str]) -> list[Reply]:
+    """A worker pass: one lookup call, then a draft built from the observation it got."""
+
+    def reply(body: dict[str, Any]) -> dict[str, Any]:
+        observation = next(m["content"] for m in reversed(body["messages"]) if m["role"] == "tool")
+        return {"content": draft(observation)}
+
+    return [{"tool_calls": [("record_lookup", {"record": "R-7"})]}, reply]
+
+
+GOOD = lambda value: f"{CONTRACT_LINE} R-7 = {value}"  # noqa: E731
+NO_CONTRACT = lambda value: f"R-7 measured {value}"  # noqa: E731
+APPROVE = {"content": "Checked against the lookup.\nVERDICT: APPROVE"}
+REJECT = {"content": "The value contradicts the record.\nVERDICT: REJECT - 47.1 is not R-7's value"}
+
+
+# --------------------------------------------------------------------------- section 5
+
+
+def test_S5_verdict_token_parse_is_case_insensitive_first_match() -> None:
+    first = parse_verdict("notes\nverdict: reject - unit ID 4417 is wrong\nVERDICT: APPROVE")
+    assert (first.decision, first.reason) == ("reject", "unit ID 4417 is wrong")
+    assert parse_verdict("Verdict:approve").decision == "approve"
+    assert parse_verdict("VERDICT: REJECT").reason == ""
+    assert parse_verdict("This data looks off but fine.").decision is None
+
+
+def test_S5_reviewer_approve_routes_to_emit_with_the_delivered_draft(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    server.scripts = {"worker": tool_then(GOOD), "reviewer": [APPROVE]}
+    ctx = make_context(server, tmp_path)
+    run(ctx)
+    assert kinds(ctx) == [
+        "tool_call",
+        "tool_result",
+        "agent_output",
+        "message",
+        "review",
+        "artifact",
+    ]
+    review = events(ctx, "review")[0]
+    assert review.component == "reviewer"
+    assert review.text == APPROVE["content"]
+    assert review.data.round == 0
+    assert ctx.emitted == ["RESULT: R-7 = 47.1"]
+
+
+def test_S5_reviewer_reject_reinvokes_the_worker_once_carrying_the_reason(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    server.scripts = {
+        "worker": [*tool_then(GOOD), {"content": "RESULT: R-7 = 47.1 (rechecked)"}],
+        "reviewer": [REJECT, APPROVE],
+    }
+    ctx = make_context(server, tmp_path)
+    run(ctx)
+    (retry,) = events(ctx, "retry")
+    assert retry.data.source == "revise"
+    assert retry.data.reason == "47.1 is not R-7's value"
+    assert retry.component == "worker"
+    assert ctx.worker_prompts == [(0, ""), (1, "47.1 is not R-7's value")]
+    outputs = [(e.data.stage, e.data.round) for e in events(ctx, "agent_output")]
+    assert outputs == [("worker", 0), ("revise", 1)]
+    assert [e.data.round for e in events(ctx, "review")] == [0, 1]
+    assert "FEEDBACK" in server.requests_of("worker")[-1]["messages"][1]["content"]
+    assert ctx.emitted == ["RESULT: R-7 = 47.1 (rechecked)"]
+
+
+def test_S5_the_revise_loop_runs_at_most_once(server: ScriptedServer, tmp_path: Path) -> None:
+    server.scripts = {
+        "worker": [*tool_then(GOOD), {"content": "RESULT: R-7 = 47.1"}],
+        "reviewer": [REJECT, REJECT],
+    }
+    ctx = make_context(server, tmp_path)
+    run(ctx)
+    assert len(events(ctx, "retry")) == 1
+    assert len(events(ctx, "review")) == 2
+    assert ctx.emitted == ["RESULT: R-7 = 47.1"]
+
+
+def test_S5_no_verdict_token_is_no_reject(server: ScriptedServer, tmp_path: Path) -> None:
+    server.scripts = {
+        "worker": tool_then(GOOD),
+        "reviewer": [{"content": "This data looks off, but I will let it pass."}],
+    }
+    ctx = make_context(server, tmp_path)
+    run(ctx)
+    assert events(ctx, "retry") == []
+    assert events(ctx, "review")[0].text == "This data looks off, but I will let it pass."
+    assert len(ctx.emitted) == 1
+
+
+def test_S5_the_reviewer_sees_only_the_text_the_handoff_delivered(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    server.scripts = {"worker": tool_then(GOOD), "reviewer": [APPROVE]}
+    ctx = make_context(server, tmp_path, alter=lambda text: text.replace("47.1", "74.1"))
+    run(ctx)
+    assert ctx.reviewer_drafts == [(0, "RESULT: R-7 = 74.1")]
+    reviewer_user = server.requests_of("reviewer")[0]["messages"][1]["content"]
+    assert "74.1" in reviewer_user
+    assert "47.1" not in reviewer_user
+    assert events(ctx, "agent_output")[0].text == "RESULT: R-7 = 47.1"
+    assert ctx.emitted == ["RESULT: R-7 = 74.1"]
+
+
+def test_S5_validator_first_contract_failure_routes_command_goto_revise(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    server.scripts = {
+        "worker": [*tool_then(NO_CONTRACT), {"content": "RESULT: R-7 = 47.1"}],
+        "reviewer": [APPROVE, APPROVE],
+    }
+    ctx = make_context(server, tmp_path, config="guardrail")
+    run(ctx)
+    assert kinds(ctx) == [
+        "tool_call",
+        "tool_result",
+        "agent_output",
+        "message",
+        "review",
+        "guardrail",
+        "route",
+        "retry",
+        "agent_output",
+        "message",
+        "review",
+        "guardrail",
+        "artifact",
+    ]
+    failed, passed = events(ctx, "guardrail")
+    assert (failed.component, failed.data.name, failed.data.guardrail_kind) == (
+        "validator",
+        "contract",
+        "contract",
+    )
+    assert failed.data.success is False
+    assert failed.data.feedback == "no line starts with 'RESULT:'"
+    assert passed.data.success is True
+    (route,) = events(ctx, "route")
+    assert (route.data.goto, route.data.source) == ("revise", "validator")
+    assert route.data.reason == failed.data.feedback
+    assert events(ctx, "retry")[0].data.reason == failed.data.feedback
+    assert ctx.worker_prompts[1] == (1, failed.data.feedback)
+    assert ctx.emitted == ["RESULT: R-7 = 47.1"]
+
+
+def test_S5_second_validator_failure_interrupts_and_records_the_task_failed(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    server.scripts = {
+        "worker": [*tool_then(NO_CONTRACT), {"content": "R-7 is 47.1"}],
+        "reviewer": [APPROVE, APPROVE],
+    }
+    ctx = make_context(server, tmp_path, config="guardrail")
+    run(ctx)
+    assert [e.data.success for e in events(ctx, "guardrail")] == [False, False]
+    assert len(events(ctx, "route")) == 1
+    (interrupt,) = events(ctx, "interrupt")
+    assert interrupt.component == "validator"
+    assert interrupt.data.reason == "no line starts with 'RESULT:'"
+    assert kinds(ctx)[-2:] == ["interrupt", "run_end"]
+    assert events(ctx, "run_end")[0].data.status == "task_failed"
+    assert ctx.emitted == []
+
+
+def test_S5_validator_after_the_reviewer_used_the_revise_pass_escalates_on_failure(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    server.scripts = {
+        "worker": [*tool_then(GOOD), {"content": "R-7 is 47.1"}],
+        "reviewer": [REJECT, APPROVE],
+    }
+    ctx = make_context(server, tmp_path, config="guardrail")
+    run(ctx)
+    assert len(events(ctx, "retry")) == 1
+    assert events(ctx, "route") == []
+    assert len(events(ctx, "interrupt")) == 1
+    assert ctx.emitted == []
+
+
+# --------------------------------------------------------------------------- section 8
+
+
+def test_S8_guardrail_config_records_a_passing_contract_check(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    server.scripts = {"worker": tool_then(GOOD), "reviewer": [APPROVE]}
+    ctx = make_context(server, tmp_path, config="guardrail")
+    run(ctx)
+    (check,) = events(ctx, "guardrail")
+    assert check.data.success is True
+    assert events(ctx, "route") == []
+    assert ctx.emitted == ["RESULT: R-7 = 47.1"]
+
+
+def test_S8_default_config_has_no_validator(server: ScriptedServer, tmp_path: Path) -> None:
+    server.scripts = {"worker": tool_then(NO_CONTRACT), "reviewer": [APPROVE]}
+    ctx = make_context(server, tmp_path)
+    run(ctx)
+    assert events(ctx, "guardrail") == []
+    assert ctx.emitted == ["R-7 measured 47.1"]
+
+
+def test_S8_no_temperature_is_sent_and_each_agent_uses_its_own_url(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    server.scripts = {"worker": tool_then(GOOD), "reviewer": [APPROVE]}
+    ctx = make_context(server, tmp_path)
+    run(ctx)
+    assert [x.agent for x in server.exchanges] == ["worker", "worker", "reviewer"]
+    for exchange in server.exchanges:
+        assert "temperature" not in exchange.body
+        assert exchange.body["model"] == "stub-model"
+        assert exchange.headers["authorization"] == "Bearer run-token-123"
+
+
+def test_S8_the_client_never_retries_a_failed_call(server: ScriptedServer, tmp_path: Path) -> None:
+    import openai
+
+    server.scripts = {"worker": [{"status": 500}, {"content": "RESULT: late"}]}
+    ctx = make_context(server, tmp_path)
+    with pytest.raises(openai.InternalServerError):
+        run(ctx)
+    assert len(server.exchanges) == 1
+
+
+# --------------------------------------------------------------------------- stage protocol
+
+
+def test_worker_tools_are_bound_and_their_observations_reach_the_model(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    server.scripts = {"worker": tool_then(GOOD), "reviewer": [APPROVE]}
+    ctx = make_context(server, tmp_path)
+    run(ctx)
+    first, second = server.requests_of("worker")
+    (tool,) = first["tools"]
+    assert tool["function"]["name"] == "record_lookup"
+    assert tool["function"]["parameters"]["required"] == ["record"]
+    assert second["messages"][-1] == {
+        "role": "tool",
+        "content": "47.1",
+        "tool_call_id": "call_1_0",
+    }
+    assert "tools" not in server.requests_of("reviewer")[0]
+
+
+def test_an_unknown_tool_name_gets_an_error_observation(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    server.scripts = {
+        "worker": [{"tool_calls": [("delete_everything", {})]}, {"content": "RESULT: x"}],
+        "reviewer": [APPROVE],
+    }
+    ctx = make_context(server, tmp_path)
+    run(ctx)
+    answer = server.requests_of("worker")[1]["messages"][-1]
+    assert answer["role"] == "tool"
+    assert "no tool named 'delete_everything'" in answer["content"]
+    assert events(ctx, "tool_call") == []
+
+
+def test_model_calls_are_in_the_trace_before_the_events_they_produced(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    server.scripts = {"worker": tool_then(GOOD), "reviewer": [APPROVE]}
+    ctx = make_context(server, tmp_path)
+    run(ctx)
+    order = [(e.kind, e.component) for e in events(ctx)]
+    assert order.index(("model_call", "reviewer")) < order.index(("review", "reviewer"))
+    worker_calls = [i for i, k in enumerate(order) if k == ("model_call", "worker")]
+    assert len(worker_calls) == 2
+    assert worker_calls[0] < order.index(("tool_call", "worker"))
+    assert worker_calls[1] < order.index(("agent_output", "worker"))
+
+
+def test_the_trace_is_well_formed_and_identical_across_two_runs(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    def once(name: str) -> list[tuple[str, str, str, Any]]:
+        server.scripts = {
+            "worker": [*tool_then(NO_CONTRACT), {"content": "RESULT: R-7 = 47.1"}],
+            "reviewer": [REJECT, APPROVE],
+        }
+        server.exchanges.clear()
+        ctx = make_context(server, tmp_path / name, config="guardrail")
+        run(ctx)
+        ctx.trace.finish()
+        trace = read_trace(ctx.run_dir)
+        return [(e.kind, e.component, e.text, e.data.model_dump()) for e in trace.events]
+
+    assert once("a") == once("b")
+
+
+def test_no_secret_reaches_the_trace(server: ScriptedServer, tmp_path: Path) -> None:
+    server.scripts = {"worker": tool_then(GOOD), "reviewer": [APPROVE]}
+    ctx = make_context(server, tmp_path)
+    run(ctx)
+    ctx.trace.finish()
+    assert "run-token-123" not in (ctx.run_dir / "events.jsonl").read_text()
+
+
+# --------------------------------------------------------------------------- registry
+
+
+def test_importing_the_adapter_registry_imports_no_framework() -> None:
+    probe = (
+        "import sys, pytest_sabot.adapters as a\n"
+        "heavy = [m for m in ('langgraph', 'langchain_openai', 'crewai', 'autogen_agentchat')"
+        " if m in sys.modules]\n"
+        "assert not heavy, heavy\n"
+        "assert sorted(a.ADAPTERS) == ['autogen', 'crewai', 'langgraph']\n"
+    )
+    subprocess.run([sys.executable, "-c", probe], check=True)
+
+
+def test_get_adapter_returns_the_langgraph_run_and_rejects_unknown_names() -> None:
+    assert get_adapter("langgraph") is run
+    with pytest.raises(ValueError, match="framework"):
+        get_adapter("smolagents")

@@ -1,0 +1,116 @@
+"""The embedded model's entry point: determinism, the completion shape, odd requests,
+the CrewAI guardrail JSON and the Magentic-One ledger JSON."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from sim_helpers import chat, message
+
+from pytest_sabot.harness import prompt_format as pf
+from pytest_sabot.sim import PERSONAS, SIM_LABEL, parse_persona, respond
+
+TASK_TEXT = pf.render(
+    [
+        (pf.ROLE, "orchestrator-task"),
+        (pf.TASK, "T1 Bench acceptance record"),
+        (pf.BRIEF, "Extract one record."),
+        (pf.MATERIAL, "work_order.md", "Part: P-3117"),
+        (pf.CONTRACT, "output.json: exactly one JSON object"),
+    ]
+)
+
+
+def _call(body: dict[str, Any], **kw: Any) -> dict[str, Any]:
+    args: dict[str, Any] = {
+        "persona": "realistic",
+        "seed": 11,
+        "run_key": "cell~a1",
+        "agent": "worker",
+        "call_index": 0,
+    }
+    args.update(kw)
+    return respond(body, **args)
+
+
+def test_same_input_gives_byte_identical_output() -> None:
+    body = chat(("system", "x"), ("user", TASK_TEXT))
+    first = json.dumps(_call(body), sort_keys=True)
+    second = json.dumps(_call(json.loads(json.dumps(body))), sort_keys=True)
+    assert first == second
+
+
+def test_run_key_does_not_change_the_answer() -> None:
+    body = chat(("user", TASK_TEXT))
+    assert _call(body, run_key="cell~a1") == _call(body, run_key="other~a2")
+
+
+def test_completion_has_the_openai_shape_and_echoes_the_model() -> None:
+    out = _call(chat(("user", "hello")))
+    assert out["object"] == "chat.completion"
+    assert out["model"] == "gpt-5.6-terra"
+    assert isinstance(out["created"], int)
+    assert out["choices"][0]["finish_reason"] == "stop"
+    usage = out["usage"]
+    assert usage["total_tokens"] == usage["prompt_tokens"] + usage["completion_tokens"]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {},
+        {"messages": "nonsense"},
+        {"model": "m", "messages": [{"role": "user", "content": [{"type": "image_url"}]}]},
+        {"model": "m", "messages": [None, {"role": "tool"}]},
+    ],
+)
+def test_unknown_request_shape_gets_a_plain_reply_not_an_exception(body: dict[str, Any]) -> None:
+    msg = message(_call(body, agent="someone"))
+    assert isinstance(msg["content"], str) and msg["content"]
+
+
+def test_every_published_persona_parses_and_unknown_ones_are_refused() -> None:
+    assert {parse_persona(p).name for p in PERSONAS} == set(PERSONAS)
+    assert parse_persona("sim:realistic-weak").weak
+    with pytest.raises(ValueError, match="persona"):
+        parse_persona("paranoid")
+
+
+def test_label_says_fixture_not_measurement() -> None:
+    assert "fixture" in SIM_LABEL and "not a measurement" in SIM_LABEL
+
+
+LEDGER_KEYS = {
+    "is_request_satisfied",
+    "is_in_loop",
+    "is_progress_being_made",
+    "next_speaker",
+    "instruction_or_question",
+}
+
+
+def _ledger_prompt(names: str) -> str:
+    from autogen_agentchat.teams._group_chat._magentic_one._prompts import (
+        ORCHESTRATOR_PROGRESS_LEDGER_PROMPT,
+    )
+
+    return ORCHESTRATOR_PROGRESS_LEDGER_PROMPT.format(
+        task=TASK_TEXT, team="worker: does the task", names=names
+    )
+
+
+def test_magentic_ledger_json_has_every_key_and_names_the_worker() -> None:
+    from autogen_agentchat.teams._group_chat._magentic_one._prompts import LedgerEntry
+
+    body = chat(("user", TASK_TEXT))
+    body["messages"].append(
+        {"role": "user", "name": "MagenticOneOrchestrator", "content": _ledger_prompt("worker")}
+    )
+    content = message(_call(body, agent="orchestrator"))["content"]
+    ledger = json.loads(content)
+    assert set(ledger) == LEDGER_KEYS
+    LedgerEntry.model_validate(ledger)
+    assert ledger["next_speaker"]["answer"] == "worker"
+    assert ledger["is_request_satisfied"]["answer"] is False
