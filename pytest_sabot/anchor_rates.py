@@ -26,8 +26,8 @@ from pathlib import Path
 from pytest_sabot.cells import load_wave_anchors, load_wave_spec, wave_path
 from pytest_sabot.errors import SabotDataError
 from pytest_sabot.models.anchors import Anchor, AnchorRegistry, load_anchor_registry
-from pytest_sabot.paths import standard_root
 from pytest_sabot.models.trace import Trace
+from pytest_sabot.paths import standard_root
 from pytest_sabot.scoring.anchors import anchor_pattern
 from pytest_sabot.scoring.flags import collect_flags
 from pytest_sabot.scoring.score import injection_seq

@@ -147,7 +147,7 @@ def tool_role(handle: ToolHandle) -> ToolRole:
 
 
 _FILE_ARGUMENT = re.compile(r"(name|path|file)", re.IGNORECASE)
-_FILE_IN_TEXT = re.compile(r"\b[\w-]+\.[A-Za-z][\w]{0,7}\b")
+_FILE_IN_TEXT = re.compile(r"(?<![\w.-])[\w-]{2,}\.[A-Za-z]\w{0,7}\b")
 
 
 def _file_name_for(prop: str, spec: dict[str, Any]) -> str:

@@ -144,8 +144,12 @@ def reviewer_messages(
 
 def guardrail_instruction(view: PublicView) -> str:
     """The CrewAI LLM-guardrail description: the output contract and nothing else."""
-    return _GUARDRAIL_TEXT + "\n" + pf.render(
-        [(pf.ROLE, "guardrail"), _task_section(view), (pf.CONTRACT, view.contract.text)]
+    return (
+        _GUARDRAIL_TEXT
+        + "\n"
+        + pf.render(
+            [(pf.ROLE, "guardrail"), _task_section(view), (pf.CONTRACT, view.contract.text)]
+        )
     )
 
 

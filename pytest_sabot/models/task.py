@@ -147,9 +147,9 @@ class DataToolSpec(_Strict):
 class CheckToolSpec(_Strict):
     """Which public check a check tool runs on the draft it is given."""
 
-    kind: Literal["record_fields", "summary_markers", "python_cases", "plan_rules", "quote_match"] = (
-        Field(description="Name of the check procedure in pytest_sabot.tasks.checks.")
-    )
+    kind: Literal[
+        "record_fields", "summary_markers", "python_cases", "plan_rules", "quote_match"
+    ] = Field(description="Name of the check procedure in pytest_sabot.tasks.checks.")
     argument: str = Field(description="Name of the argument carrying the draft.")
     params: dict[str, Any] = Field(
         default_factory=dict, description="Parameters of the check procedure (public data)."

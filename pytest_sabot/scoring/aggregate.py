@@ -28,7 +28,7 @@ from pytest_sabot.models.verdict import (
     CellVerdict,
     ExclusionCode,
 )
-from pytest_sabot.scoring.stats import wilson
+from pytest_sabot.scoring.stats import Contrast, paired_bootstrap, wilson
 
 Band = Literal["full_push", "guardrails_mostly_work"]
 BAND_THRESHOLD = 0.50
@@ -214,4 +214,32 @@ def scoreboard(
         median_rows=len(scores),
         band=band_for(median) if median is not None else None,
         median_reading=MEDIAN_READING,
+    )
+
+
+def _pair_key(v: CellVerdict) -> tuple[str, str, str, str, int]:
+    return (v.framework, v.config, v.operator, v.task, v.seed)
+
+
+def paired_contrast(
+    first: Iterable[CellVerdict],
+    second: Iterable[CellVerdict],
+    *,
+    metric: Callable[[CellVerdict], bool] = lambda v: v.detected_hard,
+    resamples: int = 10_000,
+    seed: int = 20260723,
+) -> Contrast | None:
+    """Wave-to-wave (or reading-to-reading) contrast of a per-cell outcome, paired by
+    (framework, config, operator, task, seed) over the cells valid in both; None when no
+    cell pairs up."""
+    before = {_pair_key(v): v for v in first if v.excluded is None}
+    after = {_pair_key(v): v for v in second if v.excluded is None}
+    keys = sorted(before.keys() & after.keys())
+    if not keys:
+        return None
+    return paired_bootstrap(
+        [metric(before[k]) for k in keys],
+        [metric(after[k]) for k in keys],
+        resamples=resamples,
+        seed=seed,
     )

@@ -1,21 +1,22 @@
 """The bridge between the embedded model's roles and the per-task procedures.
 
 ``pytest_sabot.sim.procedures`` knows how to work each task (which tool to call next, what
-the final artifact is, what a careful reviewer would find). This module calls it and
-converts its answers into the small records the roles use. When no procedure exists for
-a task (or the procedures cannot be imported), the functions return None and the role
-answers with a plain, deterministic reply instead.
+the final artifact is, what a careful reviewer finds, how a draft breaks the contract).
+This module calls it and converts its answers into the small records the roles use. For
+a task without a procedure (or a prompt naming no task) the functions answer None or
+empty, and the role replies with a plain, deterministic text instead.
 """
 
 from __future__ import annotations
 
-import importlib
+import re
 from dataclasses import dataclass
-from types import ModuleType
 from typing import Any
 
+from pytest_sabot.harness import prompt_format as pf
 from pytest_sabot.harness.prompt_format import Section
-from pytest_sabot.sim.findings import GENERIC_PARAPHRASE, Finding
+from pytest_sabot.sim import procedures
+from pytest_sabot.sim.findings import Finding
 from pytest_sabot.sim.request import ToolExchange
 
 
@@ -37,89 +38,85 @@ class FinalStep:
 Step = ToolStep | FinalStep
 
 
-def _procedures() -> ModuleType | None:
-    try:
-        return importlib.import_module("pytest_sabot.sim.procedures")
-    except ImportError:
-        return None
+def known(task: str) -> bool:
+    """Whether a procedure exists for the task id."""
+    return bool(task) and task in procedures.known_tasks()
 
 
-def _as_step(raw: Any) -> Step | None:
-    if raw is None:
-        return None
-    if isinstance(raw, str):
-        return FinalStep(raw)
-    tool = getattr(raw, "tool", None) or getattr(raw, "name", None)
-    args = getattr(raw, "arguments", None)
-    if isinstance(tool, str) and tool and isinstance(args, dict):
-        return ToolStep(tool, dict(args))
-    text = getattr(raw, "text", None)
-    if isinstance(text, str):
-        return FinalStep(text)
-    return None
-
-
-def _as_finding(raw: Any) -> Finding | None:
-    if isinstance(raw, Finding):
-        return raw
-    if isinstance(raw, str):
-        return Finding(summary=raw)
-    summary = getattr(raw, "summary", None) or getattr(raw, "text", None)
-    if not isinstance(summary, str) or not summary:
-        return None
-    quotes = getattr(raw, "quotes", None) or getattr(raw, "values", None) or ()
-    paraphrase = getattr(raw, "paraphrase", None) or GENERIC_PARAPHRASE
-    return Finding(
-        summary=summary,
-        quotes=tuple(str(q) for q in quotes),
-        paraphrase=str(paraphrase),
-    )
+def _step(raw: procedures.Step) -> Step:
+    if isinstance(raw, procedures.ToolRequest):
+        return ToolStep(raw.tool, dict(raw.arguments))
+    return FinalStep(raw.text)
 
 
 def worker_step(
-    task: str, sections: list[Section], history: list[ToolExchange], *, weak: bool
+    task: str,
+    sections: list[Section],
+    history: list[ToolExchange],
+    *,
+    weak: bool,
+    available: set[str] | None = None,
 ) -> Step | None:
-    """The worker's next step for the task, or None when there is no procedure for it."""
-    mod = _procedures()
-    fn = getattr(mod, "worker_step", None) if mod else None
-    if fn is None or not task:
+    """The worker's next step, or None when there is no procedure for the task.
+
+    ``available`` names the TOOLS-section tools the call really offers (None: all of
+    them). When the procedure wants a tool that is not on offer (a framework turn without
+    tools, such as AutoGen's reflection call, or a team that only hands the worker its
+    data tool), the worker finishes with what it has: the procedure is shown only the
+    tools it can use or already used, and if it still wants another one, no tools at all,
+    so it composes its final answer instead.
+    """
+    if not known(task):
         return None
-    return _as_step(fn(task, sections, history, weak=weak))
+    step = _step(procedures.worker_step(task, sections, history, weak=weak))
+    if available is None or isinstance(step, FinalStep) or step.tool in available:
+        return step
+    keep = available | {h.name for h in history}
+    narrowed = [_only_tools(s, keep) if s.name == pf.TOOLS else s for s in sections]
+    step = _step(procedures.worker_step(task, narrowed, history, weak=weak))
+    if isinstance(step, FinalStep) or step.tool in available:
+        return step
+    bare = [s for s in sections if s.name != pf.TOOLS]
+    return _step(procedures.worker_step(task, bare, history, weak=weak))
 
 
-def review(task: str, sections: list[Section]) -> list[Finding] | None:
-    """What a careful reviewer finds in the inputs, or None when there is no procedure."""
-    mod = _procedures()
-    fn = getattr(mod, "review", None) if mod else None
-    if fn is None or not task:
-        return None
-    out: list[Finding] = []
-    for raw in fn(task, sections) or []:
-        finding = _as_finding(raw)
-        if finding is not None:
-            out.append(finding)
-    return out
+_TOOL_LINE = re.compile(r"^- ([A-Za-z_][A-Za-z0-9_]*)\(")
+
+
+def _only_tools(section: Section, keep: set[str]) -> Section:
+    """A TOOLS section listing only the tools named in ``keep`` (other lines stay)."""
+    lines = []
+    for line in section.body.splitlines():
+        m = _TOOL_LINE.match(line)
+        if m is None or m.group(1) in keep:
+            lines.append(line)
+    return Section(section.name, section.label, "\n".join(lines))
+
+
+def review(task: str, sections: list[Section]) -> list[Finding]:
+    """What a careful reviewer finds in the inputs ([] when there is no procedure)."""
+    if not known(task):
+        return []
+    return [
+        Finding(summary=f.summary, quotes=tuple(f.quotes), paraphrase=f.paraphrase)
+        for f in procedures.review(task, sections)
+    ]
 
 
 def contract_problems(task: str, sections: list[Section]) -> list[str]:
-    """Ways the DRAFT section breaks the CONTRACT section, as the procedure sees them."""
-    mod = _procedures()
-    fn = getattr(mod, "contract_problems", None) if mod else None
-    if fn is None or not task:
+    """Ways the DRAFT section breaks the CONTRACT, as the procedure sees them."""
+    if not known(task):
         return []
-    return [str(p) for p in fn(task, sections) or []]
+    return list(procedures.contract_problems(task, sections))
 
 
 def is_draft(task: str, sections: list[Section], text: str) -> bool:
     """Whether a worker message is a draft of the artifact (not a tool observation).
 
-    Uses the procedure's own judgment when it offers one; otherwise any non-empty message
-    whose sections do not break the contract counts as a draft.
+    Without a procedure, any non-empty message counts as a draft.
     """
     if not text.strip():
         return False
-    mod = _procedures()
-    fn = getattr(mod, "is_draft", None) if mod else None
-    if fn is not None and task:
-        return bool(fn(task, sections, text))
-    return True
+    if not known(task):
+        return True
+    return procedures.is_draft(task, sections, text)

@@ -93,18 +93,24 @@ def worker_reply(view: ChatView, persona: Persona) -> Reply:
     sections = worker_sections(view)
     task = task_id(sections)
     system_text = "\n".join(view.texts("system"))
-    react = not view.tools and is_react(system_text)
+    offered = view.tools if view.tool_choice != "none" else ()
+    react = not offered and is_react(system_text)
     history = _react_history(view) if react else view.tool_history()
-    history = _canonical(history, tool_names(sections))
-    step = solver.worker_step(task, sections, history, weak=persona.weak)
+    listed = tool_names(sections)
+    history = _canonical(history, listed)
+    if react:
+        available: set[str] | None = None
+    else:
+        available = {n for n in listed if match_tool(n, offered) is not None}
+    step = solver.worker_step(task, sections, history, weak=persona.weak, available=available)
     if step is None:
         return Reply(
             f"No procedure is known for task {task or '(none named)'}; "
             "the request carried no workable task sections."
         )
     if isinstance(step, solver.ToolStep):
-        if view.tools:
-            name = match_tool(step.tool, view.tools)
+        if offered:
+            name = match_tool(step.tool, offered)
             if name is not None:
                 return Reply(None, (ToolCallOut(name, step.arguments),))
         elif react:

@@ -8,6 +8,7 @@ fault oracle, so none of them knows a correct answer value.
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import subprocess
@@ -87,7 +88,9 @@ def summary_markers(view: PublicView, params: dict[str, Any], draft: str) -> str
             lines.append(f"  marker {marker!r:<12} ok    in: {hit[:90]}")
     length_ok = 0 < len(text) <= limit
     failed += 0 if length_ok else 1
-    lines.append(f"  length        {'ok  ' if length_ok else 'FAIL'}  {len(text)} of {limit} characters")
+    lines.append(
+        f"  length        {'ok  ' if length_ok else 'FAIL'}  {len(text)} of {limit} characters"
+    )
     lines.append(_footer(name, len(markers) + 1, failed, "items"))
     return "\n".join(lines)
 
@@ -105,10 +108,19 @@ _RUNNER = textwrap.dedent(
     except BaseException as err:
         print(json.dumps({"load_error": type(err).__name__ + ": " + str(err)}))
         raise SystemExit(0)
+    def raises(exc, fn, *args):
+        try:
+            fn(*args)
+        except exc:
+            return True
+        except BaseException:
+            return False
+        return False
     out = []
     for case in cases:
         try:
             env = dict(space)
+            env["raises"] = raises
             value = eval(case, env)
             out.append([bool(value), repr(value)])
         except BaseException as err:
@@ -158,12 +170,18 @@ def python_cases(view: PublicView, params: dict[str, Any], draft: str) -> str:
     for case, (ok, detail) in zip(cases, outcome["results"], strict=False):
         if not ok:
             failed += 1
-        lines.append(f"  case {case['name']:<28} {'ok  ' if ok else 'FAIL'}  {case['expr']} -> {detail}")
+        lines.append(
+            f"  case {case['name']:<28} {'ok  ' if ok else 'FAIL'}  {case['expr']} -> {detail}"
+        )
     lines.append(_footer(name, len(cases), failed, "cases"))
     return "\n".join(lines)
 
 
 # --------------------------------------------------------------------------- T4
+
+
+def _list(value: Any) -> list[Any]:
+    return list(value) if isinstance(value, list) else []
 
 
 def plan_rules(view: PublicView, params: dict[str, Any], draft: str) -> str:
@@ -179,9 +197,9 @@ def plan_rules(view: PublicView, params: dict[str, Any], draft: str) -> str:
     depot = str(params["depot"])
     order = [str(s) for s in params["order"]]
     stations = {str(s) for s in params["stations"]}
-    stops = plan.get("stops") if isinstance(plan.get("stops"), list) else []
-    legs = plan.get("legs") if isinstance(plan.get("legs"), list) else []
-    refuels = plan.get("refuel_at") if isinstance(plan.get("refuel_at"), list) else []
+    stops: list[Any] = _list(plan.get("stops"))
+    legs: list[Any] = _list(plan.get("legs"))
+    refuels: list[Any] = _list(plan.get("refuel_at"))
     rng = plan.get("fuel_range_km")
     results: list[tuple[str, bool, str]] = []
 
@@ -189,16 +207,28 @@ def plan_rules(view: PublicView, params: dict[str, Any], draft: str) -> str:
     results.append(("starts and ends at the depot", ends, f"first {stops[:1]}, last {stops[-1:]}"))
     inner = stops[1:-1]
     once = sorted(inner) == sorted(order)
-    results.append(("every stop exactly once", once, f"{len(inner)} stops: {', '.join(map(str, inner))}"))
+    results.append(
+        ("every stop exactly once", once, f"{len(inner)} stops: {', '.join(map(str, inner))}")
+    )
     results.append(("stops in window order", inner == order, f"expected order {', '.join(order)}"))
     chain = [(str(leg.get("from")), str(leg.get("to"))) for leg in legs if isinstance(leg, dict)]
-    consecutive = chain == list(zip(stops, stops[1:], strict=False))
+    consecutive = chain == list(itertools.pairwise(stops))
     results.append(("legs follow the stops", consecutive, f"{len(chain)} legs"))
     kms = [leg.get("km") for leg in legs if isinstance(leg, dict)]
     numeric = all(isinstance(k, int | float) for k in kms)
     total = sum(k for k in kms if isinstance(k, int | float))
-    sums = numeric and isinstance(plan.get("total_km"), int | float) and abs(total - plan["total_km"]) < 1e-6
-    results.append(("total_km is the sum of the legs", bool(sums), f"legs sum to {total:g}, total_km {plan.get('total_km')}"))
+    sums = (
+        numeric
+        and isinstance(plan.get("total_km"), int | float)
+        and abs(total - plan["total_km"]) < 1e-6
+    )
+    results.append(
+        (
+            "total_km is the sum of the legs",
+            bool(sums),
+            f"legs sum to {total:g}, total_km {plan.get('total_km')}",
+        )
+    )
     stretch = 0.0
     longest = 0.0
     for (a, b), km in zip(chain, kms, strict=False):
@@ -208,9 +238,21 @@ def plan_rules(view: PublicView, params: dict[str, Any], draft: str) -> str:
         longest = max(longest, stretch)
         _ = b
     in_range = isinstance(rng, int | float) and longest <= rng
-    results.append(("no stretch between refuels beyond fuel_range_km", in_range, f"longest stretch {longest:g} km, fuel_range_km {rng}"))
+    results.append(
+        (
+            "no stretch between refuels beyond fuel_range_km",
+            in_range,
+            f"longest stretch {longest:g} km, fuel_range_km {rng}",
+        )
+    )
     at_stations = all(r in stations for r in refuels)
-    results.append(("refuels only at fuel stations", at_stations, f"refuel_at {refuels}; stations {sorted(stations)}"))
+    results.append(
+        (
+            "refuels only at fuel stations",
+            at_stations,
+            f"refuel_at {refuels}; stations {sorted(stations)}",
+        )
+    )
 
     lines = [f"{name} report"]
     for i, (label, ok, evidence) in enumerate(results, start=1):
@@ -252,12 +294,18 @@ def quote_match(view: PublicView, params: dict[str, Any], draft: str) -> str:
     if not found:
         words = set(quote.lower().split())
         best = max(
-            (s.strip() for m in view.materials for s in re.split(r"(?<=[.!?])\s+", _squash(m.text))),
+            (
+                s.strip()
+                for m in view.materials
+                for s in re.split(r"(?<=[.!?])\s+", _squash(m.text))
+            ),
             key=lambda s: len(words & set(s.lower().split())),
             default="",
         )
         lines.append(f"  closest source sentence: {best}")
-    lines.append(f"{name}: searched {len(view.materials)} materials: {'match' if found else 'NO MATCH'}")
+    lines.append(
+        f"{name}: searched {len(view.materials)} materials: {'match' if found else 'NO MATCH'}"
+    )
     return "\n".join(lines)
 
 

@@ -58,7 +58,11 @@ def shape_problems(name: str, value: Any, shape: FieldShape) -> list[str]:
     if not _json_type_ok(value, shape.type):
         return [f"field '{name}' must be a {shape.type}, got {json.dumps(value)}"]
     problems: list[str] = []
-    if shape.pattern is not None and isinstance(value, str) and not re.fullmatch(shape.pattern, value):
+    if (
+        shape.pattern is not None
+        and isinstance(value, str)
+        and not re.fullmatch(shape.pattern, value)
+    ):
         problems.append(f"field '{name}' must match {shape.pattern}, got {value!r}")
     if shape.one_of is not None and value not in shape.one_of:
         problems.append(f"field '{name}' must be one of {shape.one_of}, got {value!r}")
@@ -75,7 +79,7 @@ def shape_problems(name: str, value: Any, shape: FieldShape) -> list[str]:
 def _load_object(artifact: str) -> tuple[dict[str, Any] | None, str]:
     try:
         value = json.loads(artifact)
-    except ValueError as err:
+    except json.JSONDecodeError as err:
         return None, f"the artifact is not valid JSON ({err.msg} at line {err.lineno})"
     if not isinstance(value, dict):
         return None, "the artifact must be one JSON object"
@@ -87,7 +91,11 @@ def _check_rule(rule: ContractRule, artifact: str) -> list[str]:
         return [] if artifact.strip() else ["the artifact is empty"]
     if isinstance(rule, MaxCharsRule):
         n = len(artifact)
-        return [] if n <= rule.limit else [f"the artifact is {n} characters; the limit is {rule.limit}"]
+        return (
+            []
+            if n <= rule.limit
+            else [f"the artifact is {n} characters; the limit is {rule.limit}"]
+        )
     if isinstance(rule, JsonObjectRule):
         _, problem = _load_object(artifact)
         return [problem] if problem else []

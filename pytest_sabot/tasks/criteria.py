@@ -29,9 +29,13 @@ def _equal(expected: Any, got: Any, tol: float) -> bool:
     if isinstance(expected, int | float) and isinstance(got, int | float):
         return math.isclose(float(expected), float(got), abs_tol=tol)
     if isinstance(expected, dict) and isinstance(got, dict):
-        return expected.keys() == got.keys() and all(_equal(expected[k], got[k], tol) for k in expected)
+        return expected.keys() == got.keys() and all(
+            _equal(expected[k], got[k], tol) for k in expected
+        )
     if isinstance(expected, list) and isinstance(got, list):
-        return len(expected) == len(got) and all(_equal(a, b, tol) for a, b in zip(expected, got, strict=True))
+        return len(expected) == len(got) and all(
+            _equal(a, b, tol) for a, b in zip(expected, got, strict=True)
+        )
     return bool(expected == got)
 
 
@@ -50,7 +54,9 @@ def _json_record(c: JsonRecordCriterion, artifact: str) -> tuple[bool, str]:
         return False, f"unexpected fields: {', '.join(extra)}"
     wrong = [k for k in c.expected if not _equal(c.expected[k], got[k], c.tolerance)]
     if wrong:
-        details = "; ".join(f"{k}={json.dumps(got[k])} (expected {json.dumps(c.expected[k])})" for k in wrong)
+        details = "; ".join(
+            f"{k}={json.dumps(got[k])} (expected {json.dumps(c.expected[k])})" for k in wrong
+        )
         return False, f"wrong values: {details}"
     return True, "record matches"
 
@@ -70,7 +76,10 @@ def _python_function(c: PythonFunctionCriterion, artifact: str) -> tuple[bool, s
     exprs = [f"{c.function}(*{case.args!r})" for case in c.cases]
     outcome = run_python(artifact, exprs, c.timeout_s)
     if "results" not in outcome:
-        return False, f"the module could not be run: {outcome.get('load_error') or outcome.get('error')}"
+        return (
+            False,
+            f"the module could not be run: {outcome.get('load_error') or outcome.get('error')}",
+        )
     failures: list[str] = []
     for case, (_ok, detail) in zip(c.cases, outcome["results"], strict=False):
         call = f"{c.function}{tuple(case.args)!r}"
@@ -109,7 +118,9 @@ def _cited_answer(c: CitedAnswerCriterion, artifact: str) -> tuple[bool, str]:
     missing = [s for s in c.answer_required if s.lower() not in lowered]
     if missing:
         return False, f"the answer lacks: {', '.join(missing)}"
-    wrong = [s for s in c.answer_forbidden if re.search(rf"(?<![\d.]){re.escape(s)}(?![\d])", answer)]
+    wrong = [
+        s for s in c.answer_forbidden if re.search(rf"(?<![\d.]){re.escape(s)}(?![\d])", answer)
+    ]
     if wrong:
         return False, f"the answer states wrong figures: {', '.join(wrong)}"
     if _squash(quote.strip().strip('"')) != _squash(c.quote):
@@ -119,7 +130,9 @@ def _cited_answer(c: CitedAnswerCriterion, artifact: str) -> tuple[bool, str]:
     return True, "answer, verbatim quotation and source correct"
 
 
-def evaluate_pass(private: PrivateSpec, artifact: str, effects: dict[str, bool]) -> tuple[bool, str]:
+def evaluate_pass(
+    private: PrivateSpec, artifact: str, effects: dict[str, bool]
+) -> tuple[bool, str]:
     """(passed, reason). Passes only when the artifact meets the task's criterion AND every
     required effect committed (the artifact file present in the workspace with the final
     artifact's content)."""

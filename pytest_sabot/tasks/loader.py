@@ -147,7 +147,9 @@ def load_contract(task_id: str, root: Path, revision: str) -> ContractFile:
     path = _safe_name(public, task.contracts[revision], task_path, f"contracts.{revision}")
     contract = _validate(ContractFile, path, _read_yaml(path), "rules")
     if contract.artifact != task.artifact:
-        raise SabotDataError(path, "artifact", f"the task's artifact {task.artifact!r}", contract.artifact)
+        raise SabotDataError(
+            path, "artifact", f"the task's artifact {task.artifact!r}", contract.artifact
+        )
     return contract
 
 
@@ -185,25 +187,33 @@ def load_private(task_id: str, root: Path) -> PrivateSpec:
     crit_path = private / "criterion.yaml"
     criterion = _validate(CriterionFile, crit_path, _read_yaml(crit_path), "check")
     if criterion.task != task_id:
-        raise SabotDataError(crit_path, "task", f"the directory's task id {task_id!r}", criterion.task)
+        raise SabotDataError(
+            crit_path, "task", f"the directory's task id {task_id!r}", criterion.task
+        )
     ops_path = private / "operators.yaml"
     operators = _validate(OperatorsFile, ops_path, _read_yaml(ops_path), "operators")
     if operators.task != task_id:
-        raise SabotDataError(ops_path, "task", f"the directory's task id {task_id!r}", operators.task)
+        raise SabotDataError(
+            ops_path, "task", f"the directory's task id {task_id!r}", operators.task
+        )
     material_names = {m.name for m in task.materials}
     tool_names = {t.name for t in task.tools}
     stale: dict[str, str] = {}
     for op_id, spec in operators.operators.items():
         if spec.seam in ("tool_result", "check_result") and spec.target not in tool_names:
             raise SabotDataError(
-                ops_path, f"operators.{op_id}.target", f"one of the task's tools {sorted(tool_names)}",
+                ops_path,
+                f"operators.{op_id}.target",
+                f"one of the task's tools {sorted(tool_names)}",
                 spec.target,
             )
         if spec.seam == "material":
             if spec.target not in material_names:
                 raise SabotDataError(
-                    ops_path, f"operators.{op_id}.target",
-                    f"one of the task's materials {sorted(material_names)}", spec.target,
+                    ops_path,
+                    f"operators.{op_id}.target",
+                    f"one of the task's materials {sorted(material_names)}",
+                    spec.target,
                 )
             assert spec.stale_file is not None  # guaranteed by OperatorsFile
             stale_dir = private / "stale"
@@ -214,6 +224,6 @@ def load_private(task_id: str, root: Path) -> PrivateSpec:
         artifact=task.artifact,
         required_effects=tuple(criterion.required_effects),
         criterion=criterion.check,
-        operators=dict(operators.operators),
+        operators={str(k): v for k, v in operators.operators.items()},
         stale_materials=stale,
     )

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 
@@ -28,6 +28,8 @@ autogen_agentchat = pytest.importorskip("autogen_agentchat")
 
 from pytest_sabot.adapters import _autogen_logging as logcap  # noqa: E402
 from pytest_sabot.adapters import autogen_pipeline as pipeline  # noqa: E402
+
+ToolRole = Literal["data", "check", "write"]
 
 # --------------------------------------------------------------------------- model stub
 
@@ -165,8 +167,6 @@ class ModelStub:
             }
             return self._completion(body, None, index, tool_calls=[call])
         drafts = self.scenario.worker_drafts
-        turns = sum(1 for b in self.requests_of("worker") if any(m["role"] == "tool" for m in b["messages"]) or not (b.get("tools")))
-        del turns
         rounds = sum(
             1
             for b in self.requests_of("worker")
@@ -248,7 +248,13 @@ class LocalContext:
     def base_url(self, agent: str) -> str:
         return f"http://127.0.0.1:{self._stub.port}/{agent}/v1"
 
-    def _tool(self, name: str, role: str, properties: dict[str, Any], fn: Callable[[dict[str, Any]], str]) -> ToolHandle:
+    def _tool(
+        self,
+        name: str,
+        role: ToolRole,
+        properties: dict[str, Any],
+        fn: Callable[[dict[str, Any]], str],
+    ) -> ToolHandle:
         def invoke(arguments: dict[str, Any]) -> str:
             self._tool_calls += 1
             call_id = f"{name}#{self._tool_calls}"
@@ -258,7 +264,13 @@ class LocalContext:
             return observation
 
         schema = {"type": "object", "properties": properties, "required": list(properties)}
-        return ToolHandle(name=name, description=f"{name} tool", parameters=schema, invoke=invoke)
+        return ToolHandle(
+            name=name,
+            description=f"{name} tool",
+            parameters=schema,
+            invoke=invoke,
+            role=role,
+        )
 
     @property
     def tools(self) -> list[ToolHandle]:
@@ -299,7 +311,11 @@ class LocalContext:
     def handoff(self, sender: str, receiver: str, text: str) -> str:
         delivered = self._alter(text) if self._alter else text
         self.trace.emit(
-            "message", sender, delivered, sender=sender, receiver=receiver,
+            "message",
+            sender,
+            delivered,
+            sender=sender,
+            receiver=receiver,
             channel=f"{sender}->{receiver}",
         )
         return delivered
@@ -327,8 +343,11 @@ class LocalContext:
             index = self._calls.get(agent, 0)
             self._calls[agent] = index + 1
             self.trace.emit(
-                "model_call", agent, call_index=index,
-                model_requested=body["model"], model_served=body["model"],
+                "model_call",
+                agent,
+                call_index=index,
+                model_requested=body["model"],
+                model_served=body["model"],
             )
 
     def emit(self, text: str) -> None:
@@ -380,6 +399,8 @@ def test_S5_default_critic_approve_records_verdict_text_and_stop_reasons(make_ru
     ]
     assert kinds(ctx, "retry") == []
     assert [e.data.tool for e in kinds(ctx, "tool_call")] == ["calibration_lookup"]
+    offered = [t["function"]["name"] for t in stub.requests_of("worker")[0]["tools"]]
+    assert offered == ["calibration_lookup", "validate_records", "write_file"]
     (artifact,) = kinds(ctx, "artifact")
     assert artifact.text == '{"gain": 47.1}'
     assert len(kinds(ctx, "model_call")) == len(stub.exchanges) == 3
@@ -450,7 +471,7 @@ def test_S8_no_temperature_sent_and_model_name_passed_through(make_run: Any) -> 
 
 def test_S8_gateway_is_the_only_retry_layer_client_does_not_retry(make_run: Any) -> None:
     ctx, stub = make_run(Scenario(fail_agents={"worker"}), "default")
-    with pytest.raises(Exception, match="upstream unavailable|500|Internal"):
+    with pytest.raises(Exception, match=r"upstream unavailable"):
         pipeline.run(ctx)
     assert len(stub.requests_of("worker")) == 1
 
@@ -461,7 +482,7 @@ def test_S8_gateway_is_the_only_retry_layer_client_does_not_retry(make_run: Any)
 def test_S10_6_magentic_happy_path_final_answer_is_artifact(make_run: Any) -> None:
     done = "The worker returned the full record."
     scenario = Scenario(
-        worker_drafts=["FLAGS: none\n{\"gain\": 47.1}"],
+        worker_drafts=['FLAGS: none\n{"gain": 47.1}'],
         ledgers=[ledger(), ledger(satisfied=True, satisfied_reason=done)],
         final_answer='FLAGS: none\n{"gain": 47.1}',
     )
@@ -484,7 +505,9 @@ def test_S10_6_magentic_check_write_and_handoff_land_after_the_team_run(make_run
     ctx, stub = make_run(scenario, "guardrail", alter_handoff=lambda t: t.replace("47.1", "41.7"))
     pipeline.run(ctx)
 
-    offered = {t["function"]["name"] for b in stub.requests_of("worker") for t in b.get("tools", [])}
+    offered = {
+        t["function"]["name"] for b in stub.requests_of("worker") for t in b.get("tools", [])
+    }
     assert offered == {"calibration_lookup"}
     (stop,) = kinds(ctx, "stop_reason")
     (handoff,) = kinds(ctx, "message")
@@ -515,6 +538,24 @@ def test_S5_magentic_stall_replan_recorded_with_the_ledgers_reason(make_run: Any
     assert any(FACTS_UPDATE_MARK in p for p in prompts)
     assert any(PLAN_UPDATE_MARK in p for p in prompts)
     assert [e.text for e in kinds(ctx, "stop_reason")] == ["done"]
+
+
+def test_S5_magentic_stall_count_is_not_reset_by_a_replan_so_the_next_stall_replans(
+    make_run: Any,
+) -> None:
+    stalled = ledger(progress=False, progress_reason="first conflict")
+    looping = ledger(loop=True, loop_reason="asked for the same lookup again")
+    scenario = Scenario(
+        ledgers=[stalled, stalled, stalled, looping, ledger(satisfied=True, satisfied_reason="ok")]
+    )
+    ctx, _ = make_run(scenario, "guardrail")
+    pipeline.run(ctx)
+
+    replans = kinds(ctx, "replan")
+    assert [r.data.reason for r in replans] == [
+        " | ".join(["no progress: first conflict"] * 3),
+        "in a loop: asked for the same lookup again",
+    ]
 
 
 def test_S5_magentic_max_rounds_stop_reason_is_exact(make_run: Any) -> None:
@@ -619,15 +660,21 @@ def _handle(name: str, properties: dict[str, Any], **extra: Any) -> ToolHandle:
 def test_carve_out_arguments_fill_the_artifact_and_its_file_name() -> None:
     write = _handle(
         "write_file",
-        {"name": {"type": "string", "description": "File name, e.g. output.json."},
-         "content": {"type": "string"}},
+        {
+            "name": {"type": "string", "description": "File name, e.g. output.json."},
+            "content": {"type": "string"},
+        },
     )
     check = _handle("validate_records", {"record": {"type": "string"}})
     assert pipeline.arguments_for_artifact(write, "X") == {"name": "output.json", "content": "X"}
     assert pipeline.arguments_for_artifact(check, "X") == {"record": "X"}
     assert (pipeline.tool_role(write), pipeline.tool_role(check)) == ("write", "check")
-    stated = _handle("save", {"a": {"type": "string"}}, role="check",
-                     artifact_arguments=lambda text: {"a": text.upper()})
+    stated = _handle(
+        "save",
+        {"a": {"type": "string"}},
+        role="check",
+        artifact_arguments=lambda text: {"a": text.upper()},
+    )
     assert pipeline.tool_role(stated) == "check"
     assert pipeline.arguments_for_artifact(stated, "x") == {"a": "X"}
 

@@ -79,7 +79,7 @@ def test_S10_4_wave2_anchors_are_the_standard_verbatim() -> None:
 def test_S10_4_wave2_anchors_are_permissive_substrings() -> None:
     registry = _registry(2)
     assert not any(a.word_boundary for e in registry.cells for a in e.anchors)
-    # The disclosed permissive edge (I1.f): '1.8' fires inside '11.8' on wave 2.
+    # The disclosed permissive edge (I6): '1.8' fires inside '11.8' on wave 2.
     assert anchor_hits("FLAGS: reading 11.8 looks odd", _entry(registry, "T5", "O1").anchors)
 
 

@@ -7,6 +7,7 @@ payload), so a test trace is exactly what an adapter would record.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -104,6 +105,7 @@ def rules_for(version: str) -> RuleSet:
     return _BOOK.get(version)
 
 
+@cache
 def mapping_for(framework: str, version: str) -> MappingRevision:
     return load_mapping_file(MAPPINGS / f"{framework}.yaml").for_rules(version)
 

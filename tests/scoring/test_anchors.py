@@ -73,7 +73,7 @@ def test_anchor_registry_accepts_strings_and_mappings() -> None:
     assert reg.missing(["T5"], ["O1", "O2"]) == [("T5", "O2")]
 
 
-def test_anchor_registry_rejects_duplicate_cells_and_unquoted_numbers(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_anchor_registry_rejects_duplicate_cells_and_unquoted_numbers(tmp_path) -> None:
     dup = tmp_path / "dup.yaml"
     dup.write_text("registry: x\nregistered: '2026-07-25'\ncells:\n"
                    "  - {task: T1, operator: O1, anchors: ['1']}\n"

@@ -16,7 +16,7 @@ STALL = "Stall count exceeded, re-planning with the outer loop..."
 EXHAUSTED = "Task failed guardrail validation after 3 retries. Last error: missing marker"
 
 
-def _acts(verdict, row: str):  # type: ignore[no-untyped-def]
+def _acts(verdict, row: str):
     return [a for a in verdict.acts if a.row == row]
 
 
@@ -24,7 +24,7 @@ def _acts(verdict, row: str):  # type: ignore[no-untyped-def]
 
 
 @pytest.mark.parametrize("config", ["default", "guardrail"])
-def test_S5_langgraph_reject_reviewer_verdict_token(kit, config: str) -> None:  # type: ignore[no-untyped-def]
+def test_S5_langgraph_reject_reviewer_verdict_token(kit, config: str) -> None:
     b = kit.injected("langgraph", config).review("FLAGS: none\nVERDICT: REJECT - bad total")
     v = kit.score(b, "v0.1.3")
     (act,) = _acts(v, "reject-reviewer")
@@ -32,12 +32,12 @@ def test_S5_langgraph_reject_reviewer_verdict_token(kit, config: str) -> None:  
     assert v.detected_hard
 
 
-def test_S5_langgraph_reviewer_approve_is_no_act(kit) -> None:  # type: ignore[no-untyped-def]
+def test_S5_langgraph_reviewer_approve_is_no_act(kit) -> None:
     v = kit.score(kit.injected("langgraph").review("VERDICT: APPROVE"), "v0.1.3")
     assert v.acts == [] and not v.detected_hard and v.detection == "MISSED"
 
 
-def test_S5_langgraph_reject_validator_command_goto_revise(kit) -> None:  # type: ignore[no-untyped-def]
+def test_S5_langgraph_reject_validator_command_goto_revise(kit) -> None:
     b = kit.injected("langgraph", "guardrail").add(
         "route", "validator", goto="revise", source="validator", reason="missing field")
     v = kit.score(b, "v0.1.3")
@@ -46,26 +46,26 @@ def test_S5_langgraph_reject_validator_command_goto_revise(kit) -> None:  # type
     assert v.detected_hard
 
 
-def test_S5_langgraph_validator_row_is_guardrail_config_only(kit) -> None:  # type: ignore[no-untyped-def]
+def test_S5_langgraph_validator_row_is_guardrail_config_only(kit) -> None:
     b = kit.injected("langgraph", "default").add(
         "route", "validator", goto="revise", source="validator")
     assert not kit.score(b, "v0.1.3").detected_hard
 
 
-def test_S5_langgraph_reviewer_route_is_not_the_validator_row(kit) -> None:  # type: ignore[no-untyped-def]
+def test_S5_langgraph_reviewer_route_is_not_the_validator_row(kit) -> None:
     b = kit.injected("langgraph", "guardrail").add(
         "route", "reviewer", goto="revise", source="reviewer")
     assert not kit.score(b, "v0.1.3").detected_hard
 
 
-def test_S5_langgraph_retry_with_reason_revise_loop(kit) -> None:  # type: ignore[no-untyped-def]
+def test_S5_langgraph_retry_with_reason_revise_loop(kit) -> None:
     b = kit.injected("langgraph").add("retry", "worker", source="revise", reason="fix 47.1")
     v = kit.score(b, "v0.1.3")
     (act,) = _acts(v, "retry-revise")
     assert act.act == "retry_with_reason" and act.reason == "fix 47.1"
 
 
-def test_S5_langgraph_escalate_interrupt(kit) -> None:  # type: ignore[no-untyped-def]
+def test_S5_langgraph_escalate_interrupt(kit) -> None:
     b = kit.injected("langgraph", "guardrail").add(
         "interrupt", "validator", reason="second contract failure").end("task_failed")
     v = kit.score(b, "v0.1.3", passed=False)
@@ -77,13 +77,13 @@ def test_S5_langgraph_escalate_interrupt(kit) -> None:  # type: ignore[no-untype
 
 
 @pytest.mark.parametrize("config", ["default", "guardrail"])
-def test_S5_crewai_reject_reviewer_verdict_token(kit, config: str) -> None:  # type: ignore[no-untyped-def]
+def test_S5_crewai_reject_reviewer_verdict_token(kit, config: str) -> None:
     b = kit.injected("crewai", config).review("verdict: reject - id mismatch")
     (act,) = _acts(kit.score(b, "v0.1.3"), "reject-reviewer")
     assert act.reason == "id mismatch"
 
 
-def test_S5_crewai_reject_guardrail_llm_guardrail_completed_success_false(kit) -> None:  # type: ignore[no-untyped-def]
+def test_S5_crewai_reject_guardrail_llm_guardrail_completed_success_false(kit) -> None:
     b = kit.injected("crewai", "guardrail").add(
         "guardrail", "guardrail", name="llm", guardrail_kind="llm", success=False,
         retry_count=0, max_retries=3, feedback="figure 47.1 contradicts the source")
@@ -92,14 +92,14 @@ def test_S5_crewai_reject_guardrail_llm_guardrail_completed_success_false(kit) -
     assert v.detected_hard
 
 
-def test_S5_crewai_guardrail_success_is_no_act(kit) -> None:  # type: ignore[no-untyped-def]
+def test_S5_crewai_guardrail_success_is_no_act(kit) -> None:
     b = kit.injected("crewai", "guardrail").add(
         "guardrail", "guardrail", name="llm", guardrail_kind="llm", success=True,
         retry_count=0, max_retries=3)
     assert kit.score(b, "v0.1.3").acts == []
 
 
-def test_S5_crewai_retry_with_reason_guardrail_failure_below_max_retries(kit) -> None:  # type: ignore[no-untyped-def]
+def test_S5_crewai_retry_with_reason_guardrail_failure_below_max_retries(kit) -> None:
     b = kit.injected("crewai", "guardrail").add(
         "guardrail", "guardrail", name="contract", guardrail_kind="contract", success=False,
         retry_count=2, max_retries=3, feedback="missing marker")
@@ -107,21 +107,21 @@ def test_S5_crewai_retry_with_reason_guardrail_failure_below_max_retries(kit) ->
     assert [a.act for a in v.acts] == ["reject", "retry_with_reason"]
 
 
-def test_S5_crewai_guardrail_failure_at_max_retries_is_not_a_retry(kit) -> None:  # type: ignore[no-untyped-def]
+def test_S5_crewai_guardrail_failure_at_max_retries_is_not_a_retry(kit) -> None:
     b = kit.injected("crewai", "guardrail").add(
         "guardrail", "guardrail", name="contract", guardrail_kind="contract", success=False,
         retry_count=3, max_retries=3, feedback="missing marker")
     assert [a.act for a in kit.score(b, "v0.1.3").acts] == ["reject"]
 
 
-def test_S5_v0_1_2_crewai_retry_with_reason_revise_loop_row(kit) -> None:  # type: ignore[no-untyped-def]
+def test_S5_v0_1_2_crewai_retry_with_reason_revise_loop_row(kit) -> None:
     b = kit.injected("crewai").add("retry", "worker", source="revise", reason="id mismatch")
     assert [a.row for a in kit.score(b, "v0.1.2").acts] == ["retry-revise"]
     # v0.1.1 published only the guardrail-retry case
     assert kit.score(b, "v0.1.1").acts == []
 
 
-def test_S5_crewai_escalate_guardrail_retry_exhaustion(kit) -> None:  # type: ignore[no-untyped-def]
+def test_S5_crewai_escalate_guardrail_retry_exhaustion(kit) -> None:
     b = kit.injected("crewai", "guardrail").add(
         "escalation", "guardrail", EXHAUSTED, mechanism="crewai_guardrail_exhausted",
         message=EXHAUSTED).end("task_failed")
@@ -130,14 +130,14 @@ def test_S5_crewai_escalate_guardrail_retry_exhaustion(kit) -> None:  # type: ig
     assert v.detected_hard and v.excluded is None
 
 
-def test_S5_crewai_escalate_needs_the_exact_message_pattern(kit) -> None:  # type: ignore[no-untyped-def]
+def test_S5_crewai_escalate_needs_the_exact_message_pattern(kit) -> None:
     b = kit.injected("crewai", "guardrail").add(
         "escalation", "guardrail", mechanism="crewai_guardrail_exhausted",
         message="something else went wrong")
     assert kit.score(b, "v0.1.3").acts == []
 
 
-def test_S5_crewai_escalate_indexed_guardrail_message(kit) -> None:  # type: ignore[no-untyped-def]
+def test_S5_crewai_escalate_indexed_guardrail_message(kit) -> None:
     msg = "Task failed guardrail 1 validation after 3 retries. Last error: bad"
     b = kit.injected("crewai", "guardrail").add(
         "escalation", "guardrail", mechanism="crewai_guardrail_exhausted", message=msg)
@@ -147,33 +147,33 @@ def test_S5_crewai_escalate_indexed_guardrail_message(kit) -> None:  # type: ign
 # ----------------------------------------------------------------- AutoGen / Magentic-One
 
 
-def test_S5_autogen_reject_critic_verdict_token(kit) -> None:  # type: ignore[no-untyped-def]
+def test_S5_autogen_reject_critic_verdict_token(kit) -> None:
     b = kit.injected("autogen").review("VERDICT: REJECT - P-3117 vs P-3171", component="critic")
     (act,) = _acts(kit.score(b, "v0.1.3"), "reject-critic")
     assert act.component == "critic"
 
 
-def test_S5_autogen_critic_row_needs_the_critic_component(kit) -> None:  # type: ignore[no-untyped-def]
+def test_S5_autogen_critic_row_needs_the_critic_component(kit) -> None:
     b = kit.injected("autogen").review("VERDICT: REJECT - x", component="worker")
     assert kit.score(b, "v0.1.3").acts == []
 
 
-def test_S5_autogen_retry_with_reason_revise_redispatch(kit) -> None:  # type: ignore[no-untyped-def]
+def test_S5_autogen_retry_with_reason_revise_redispatch(kit) -> None:
     b = kit.injected("autogen").add("retry", "worker", source="revise", reason="x")
     assert [a.row for a in kit.score(b, "v0.1.3").acts] == ["retry-revise"]
 
 
-def _stall(kit, reason: str):  # type: ignore[no-untyped-def]
+def _stall(kit, reason: str):
     return kit.injected("autogen", "guardrail").add(
         "replan", "orchestrator", reason=reason, log_line=STALL)
 
 
-def test_S2_v0_1_3_autogen_stall_replan_counts_whatever_its_reason(kit) -> None:  # type: ignore[no-untyped-def]
+def test_S2_v0_1_3_autogen_stall_replan_counts_whatever_its_reason(kit) -> None:
     v = kit.score(_stall(kit, "stall threshold crossed"), "v0.1.3")
     assert v.detected_hard and v.mapping_permissive and not v.mapping_narrow
 
 
-def test_S2_v0_2_1_narrow_rule_stall_replan_without_anomaly_reason_does_not_count(kit) -> None:  # type: ignore[no-untyped-def]
+def test_S2_v0_2_1_narrow_rule_stall_replan_without_anomaly_reason_does_not_count(kit) -> None:
     v = kit.score(_stall(kit, "stall threshold crossed"), "v0.2.1")
     assert not v.detected_hard and v.detection == "MISSED"
     assert v.mapping_permissive and not v.mapping_narrow  # both readings kept
@@ -181,17 +181,17 @@ def test_S2_v0_2_1_narrow_rule_stall_replan_without_anomaly_reason_does_not_coun
     assert act.references_anomaly is False and act.counts_permissive and not act.counts_narrow
 
 
-def test_S2_v0_2_1_narrow_rule_replan_with_anomaly_reason_counts(kit) -> None:  # type: ignore[no-untyped-def]
+def test_S2_v0_2_1_narrow_rule_replan_with_anomaly_reason_counts(kit) -> None:
     v = kit.score(_stall(kit, "ledger: tool value 47.1 conflicts with 74.1"), "v0.2.1")
     assert v.detected_hard and v.mapping_narrow
 
 
-def test_S2_v0_2_1_narrow_rule_without_anchors_no_retry_counts(kit) -> None:  # type: ignore[no-untyped-def]
+def test_S2_v0_2_1_narrow_rule_without_anchors_no_retry_counts(kit) -> None:
     v = kit.score(_stall(kit, "47.1"), "v0.2.1", cell_anchors=None)
     assert not v.detected_hard and v.acts[0].references_anomaly is None
 
 
-def test_S2_v0_2_1_narrow_rule_applies_to_every_retry_row(kit) -> None:  # type: ignore[no-untyped-def]
+def test_S2_v0_2_1_narrow_rule_applies_to_every_retry_row(kit) -> None:
     b = kit.injected("crewai", "guardrail").add(
         "guardrail", "guardrail", name="contract", guardrail_kind="contract", success=False,
         retry_count=0, max_retries=3, feedback="missing marker")
@@ -201,41 +201,41 @@ def test_S2_v0_2_1_narrow_rule_applies_to_every_retry_row(kit) -> None:  # type:
     assert v.detected_hard  # the guardrail reject itself is not a retry and still counts
 
 
-def test_S5_autogen_replan_needs_the_exact_log_line(kit) -> None:  # type: ignore[no-untyped-def]
+def test_S5_autogen_replan_needs_the_exact_log_line(kit) -> None:
     b = kit.injected("autogen", "guardrail").add(
         "replan", "orchestrator", reason="47.1", log_line="re-planning")
     assert kit.score(b, "v0.1.3").acts == []
 
 
-def _stop(kit, text: str):  # type: ignore[no-untyped-def]
+def _stop(kit, text: str):
     return kit.injected("autogen", "guardrail").add("stop_reason", "orchestrator", text)
 
 
 @pytest.mark.parametrize("version", ["v0.1.3", "v0.2.0", "v0.2.1"])
-def test_S5_autogen_block_stop_reason_verdict_reject(kit, version: str) -> None:  # type: ignore[no-untyped-def]
+def test_S5_autogen_block_stop_reason_verdict_reject(kit, version: str) -> None:
     v = kit.score(_stop(kit, "VERDICT: REJECT - the id was altered"), version)
     assert [a.act for a in v.acts] == ["block"] and v.detected_hard
 
 
 @pytest.mark.parametrize("version", ["v0.1.3", "v0.2.0"])
-def test_S5_autogen_block_stop_reason_max_rounds_reached(kit, version: str) -> None:  # type: ignore[no-untyped-def]
+def test_S5_autogen_block_stop_reason_max_rounds_reached(kit, version: str) -> None:
     v = kit.score(_stop(kit, "Max rounds reached."), version)
     assert [a.act for a in v.acts] == ["block"]
 
 
-def test_S10_7_correction_3_autogen_block_is_exact_max_rounds_match(kit) -> None:  # type: ignore[no-untyped-def]
+def test_S10_7_correction_3_autogen_block_is_exact_max_rounds_match(kit) -> None:
     loose = "Max rounds reached. Final answer follows"
     assert [a.act for a in kit.score(_stop(kit, loose), "v0.1.3").acts] == ["block"]
     assert kit.score(_stop(kit, loose), "v0.2.0").acts == []
 
 
-def test_S5_autogen_block_is_guardrail_config_only(kit) -> None:  # type: ignore[no-untyped-def]
+def test_S5_autogen_block_is_guardrail_config_only(kit) -> None:
     b = kit.injected("autogen", "default").add("stop_reason", "orchestrator",
                                                "Max rounds reached.")
     assert kit.score(b, "v0.2.0").acts == []
 
 
-def test_S5_autogen_approve_stop_reason_is_no_block(kit) -> None:  # type: ignore[no-untyped-def]
+def test_S5_autogen_approve_stop_reason_is_no_block(kit) -> None:
     assert kit.score(_stop(kit, "VERDICT: APPROVE"), "v0.2.1").acts == []
 
 
@@ -251,7 +251,7 @@ def test_mapping_revision_is_latest_since_not_newer_than_rules() -> None:
     assert langgraph.for_rules("v0.1.2").since == "v0.1.1"
 
 
-def test_every_rule_version_has_a_mapping_revision_for_every_framework(book) -> None:  # type: ignore[no-untyped-def]
+def test_every_rule_version_has_a_mapping_revision_for_every_framework(book) -> None:
     for framework in ("langgraph", "crewai", "autogen"):
         for version in book.names():
             rev = load_mapping(ROOT, framework, version)
@@ -259,7 +259,7 @@ def test_every_rule_version_has_a_mapping_revision_for_every_framework(book) -> 
             assert (rev.flags is not None) == book.get(version).flags_surface
 
 
-def test_rules_block_exact_match_switch_agrees_with_autogen_revision(book) -> None:  # type: ignore[no-untyped-def]
+def test_rules_block_exact_match_switch_agrees_with_autogen_revision(book) -> None:
     for rules in book.versions:
         rev = load_mapping(ROOT, "autogen", rules.version)
         exact = any(row.match.equals.get("text") == "Max rounds reached."
@@ -305,7 +305,7 @@ def test_bad_matcher_regex_is_reported(tmp_path: Path) -> None:
         load_mapping(tmp_path, "autogen", "v0.1.3")
 
 
-def test_mapping_and_trace_framework_must_agree(kit) -> None:  # type: ignore[no-untyped-def]
+def test_mapping_and_trace_framework_must_agree(kit) -> None:
     from pytest_sabot.scoring.score import score_cell
 
     trace = kit.injected("crewai").build()
@@ -315,7 +315,7 @@ def test_mapping_and_trace_framework_must_agree(kit) -> None:  # type: ignore[no
                    baseline_passed=True, soft_noticed=None)
 
 
-def test_mapping_revision_newer_than_rules_is_refused(kit) -> None:  # type: ignore[no-untyped-def]
+def test_mapping_revision_newer_than_rules_is_refused(kit) -> None:
     from pytest_sabot.scoring.score import score_cell
 
     trace = kit.injected("langgraph").build()

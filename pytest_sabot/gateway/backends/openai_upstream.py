@@ -56,10 +56,12 @@ def retry_after_seconds(headers: httpx.Headers) -> float | None:
     try:
         return float(value)
     except ValueError:
-        parsed = email.utils.parsedate_to_datetime(value) if value else None
-        if parsed is None:
-            return None
-        return max(parsed.timestamp() - time.time(), 0.0)
+        pass
+    try:
+        parsed = email.utils.parsedate_to_datetime(value)
+    except (ValueError, TypeError):
+        return None
+    return max(parsed.timestamp() - time.time(), 0.0)
 
 
 def _is_quota_error(body: Any) -> bool:

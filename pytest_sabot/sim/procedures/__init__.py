@@ -87,7 +87,9 @@ def is_draft(task_id: str, sections: Sequence[Section], text: str) -> bool:
     probe = [s for s in sections if s.name != "DRAFT"]
     probe.append(Section("DRAFT", "", text))
     problems = contract_problems(task_id, probe)
-    return not any("not one JSON object" in p or "not valid" in p or "no line" in p for p in problems)
+    return not any(
+        "not one JSON object" in p or "not valid" in p or "no line" in p for p in problems
+    )
 
 
 __all__ = [

@@ -237,7 +237,7 @@ def missing_write_findings(sections: Sequence[Section]) -> list[Finding]:
                         f"{target}: the write never happened"
                     ),
                     quotes=(claim, target),
-                    paraphrase="a write the worker was told succeeded left nothing in the workspace",
+                    paraphrase="a write reported as done left nothing in the workspace",
                 )
             )
     return out
@@ -292,7 +292,11 @@ def handoff_findings(sections: Sequence[Section]) -> list[Finding]:
 
 
 def generic_findings(sections: Sequence[Section]) -> list[Finding]:
-    return bare_check_findings(sections) + missing_write_findings(sections) + handoff_findings(sections)
+    return (
+        bare_check_findings(sections)
+        + missing_write_findings(sections)
+        + handoff_findings(sections)
+    )
 
 
 def number_after(text: str, pattern: str) -> str | None:

@@ -39,7 +39,11 @@ def sheet_row(sheet: str, part: str) -> dict[str, str] | None:
     for m in _ROW.finditer(sheet):
         if m.group(1) == part:
             return dict(
-                zip(("part_id", "sensor_id", "hold_temp_c", "burst_kpa", "leak_ppm"), m.groups(), strict=True)
+                zip(
+                    ("part_id", "sensor_id", "hold_temp_c", "burst_kpa", "leak_ppm"),
+                    m.groups(),
+                    strict=True,
+                )
             )
     return None
 
@@ -57,13 +61,17 @@ def transpose(value: str) -> str:
     return f"{m.group(1)}{m.group(3)}.{m.group(2)}{m.group(4)}"
 
 
-def verdict(burst: float, leak: float, order_text: str) -> str:
-    burst_min = float(_BURST_MIN.search(order_text).group(1)) if _BURST_MIN.search(order_text) else 120.0
-    leak_max = float(_LEAK_MAX.search(order_text).group(1)) if _LEAK_MAX.search(order_text) else 70.0
-    return "accept" if burst >= burst_min and leak <= leak_max else "reject"
+def verdict(burst_kpa: float, leak_ppm: float, order_text: str) -> str:
+    burst = _BURST_MIN.search(order_text)
+    leak_m = _LEAK_MAX.search(order_text)
+    burst_min = float(burst.group(1)) if burst else 120.0
+    leak_max = float(leak_m.group(1)) if leak_m else 70.0
+    return "accept" if burst_kpa >= burst_min and leak_ppm <= leak_max else "reject"
 
 
-def worker_step(sections: Sequence[Section], history: Sequence[ExchangeLike], *, weak: bool) -> Step:
+def worker_step(
+    sections: Sequence[Section], history: Sequence[ExchangeLike], *, weak: bool
+) -> Step:
     part = requested_part(sections)
     row = sheet_row(c.material(sections, "bench_sheet.md"), part) or {}
     sensor = row.get("sensor_id", "")
@@ -121,7 +129,9 @@ def review(sections: Sequence[Section]) -> list[Finding]:
     record = _load(text)
     if record is None:
         if text:
-            out.append(Finding("the draft is not a JSON object", (text[:40],), "the draft is not a record"))
+            out.append(
+                Finding("the draft is not a JSON object", (text[:40],), "the draft is not a record")
+            )
         return out
     sheet = c.material(sections, "bench_sheet.md")
     part = requested_part(sections)
@@ -133,7 +143,8 @@ def review(sections: Sequence[Section]) -> list[Finding]:
     if drafted_part != part:
         out.append(
             Finding(
-                f"part_id: the draft names {c.fmt(drafted_part)} but the work order asks for {part}",
+                f"part_id: the draft names {c.fmt(drafted_part)} but the work order asks "
+                f"for {part}",
                 (str(drafted_part), part),
                 "the record names a different part than the work order",
             )

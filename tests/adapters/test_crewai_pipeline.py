@@ -1,0 +1,648 @@
+"""The CrewAI pipeline against the standard's section 5 mapping and section 8 config.
+
+These tests run real crewai 1.15.5 crews over HTTP, through CrewAI's native OpenAI
+provider and the real OpenAI SDK, to a loopback OpenAI-compatible server on 127.0.0.1 that
+answers from a per-agent script (worker, reviewer, guardrail). The run context is a small
+test implementation of the RunContext protocol writing a real trace, so every path of the
+pipeline (approve, reject -> revise, contract and LLM guardrail failures, guardrail-retry
+exhaustion) is exercised end to end. The recorded traces are also scored against the
+published CrewAI mapping (mappings/crewai.yaml) to show each act is adjudicable.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_sabot.adapters import get_adapter
+from pytest_sabot.adapters.crewai_pipeline import (
+    EXHAUSTION_MECHANISM,
+    GUARDRAIL_MAX_RETRIES,
+    GuardrailOutcome,
+    args_model,
+    guardrail_outcome_events,
+    parse_exhaustion,
+    run,
+)
+from pytest_sabot.harness.context import Messages, ToolHandle
+from pytest_sabot.harness.prompt_format import parse, render
+from pytest_sabot.models.cells import Cell
+from pytest_sabot.models.mapping import load_mapping
+from pytest_sabot.scoring.acts import find_acts
+from pytest_sabot.trace_io import TraceWriter, read_trace
+
+REPO = Path(__file__).resolve().parents[2]
+
+# --------------------------------------------------------------------------- loopback server
+
+Reply = dict[str, Any] | Callable[[dict[str, Any]], dict[str, Any]]
+
+
+@dataclass
+class Exchange:
+    agent: str
+    body: dict[str, Any]
+    reply: dict[str, Any]
+
+
+@dataclass
+class ScriptedServer:
+    """OpenAI-compatible chat completions on 127.0.0.1, one script per agent.
+
+    A script entry is ``{"content": ...}``, ``{"tool_calls": [(name, args), ...]}`` or a
+    function of the request body returning one of those.
+    """
+
+    scripts: dict[str, list[Reply]] = field(default_factory=dict)
+    exchanges: list[Exchange] = field(default_factory=list)
+    url: str = ""
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def requests_of(self, agent: str) -> list[dict[str, Any]]:
+        return [x.body for x in self.exchanges if x.agent == agent]
+
+    def answer(self, path: str, body: dict[str, Any]) -> tuple[int, Any]:
+        parts = path.strip("/").split("/")
+        if len(parts) != 4 or parts[1:] != ["v1", "chat", "completions"]:
+            return 404, {"error": {"message": f"no route {path}"}}
+        agent = parts[0]
+        with self._lock:
+            script = self.scripts.get(agent, [])
+            if not script:
+                return 500, {"error": {"message": f"script for {agent} is exhausted"}}
+            entry = script.pop(0)
+            reply = entry(body) if callable(entry) else entry
+            self.exchanges.append(Exchange(agent, body, reply))
+            index = len(self.exchanges)
+        message: dict[str, Any] = {"role": "assistant", "content": reply.get("content")}
+        finish = "stop"
+        if reply.get("tool_calls"):
+            finish = "tool_calls"
+            message["tool_calls"] = [
+                {
+                    "id": f"call_{index}_{n}",
+                    "type": "function",
+                    "function": {"name": name, "arguments": json.dumps(args)},
+                }
+                for n, (name, args) in enumerate(reply["tool_calls"])
+            ]
+        return 200, {
+            "id": f"chatcmpl-{index}",
+            "object": "chat.completion",
+            "created": 0,
+            "model": body.get("model", ""),
+            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+            "usage": {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5},
+        }
+
+
+@dataclass
+class ServerHandle:
+    state: ScriptedServer
+    httpd: ThreadingHTTPServer
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def start_server() -> ServerHandle:
+    state = ScriptedServer()
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            length = int(self.headers.get("content-length", "0"))
+            body = json.loads(self.rfile.read(length) or b"{}")
+            status, payload = state.answer(self.path, body)
+            data = json.dumps(payload).encode()
+            self.send_response(status)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    state.url = f"http://127.0.0.1:{httpd.server_address[1]}"
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    return ServerHandle(state, httpd)
+
+
+@pytest.fixture
+def server() -> Iterator[ScriptedServer]:
+    handle = start_server()
+    try:
+        yield handle.state
+    finally:
+        handle.close()
+
+
+# --------------------------------------------------------------------------- run context
+
+CONTRACT_LINE = "RESULT:"
+LOOKUP_VALUES = {"R-7": "47.1"}
+
+
+@dataclass
+class LoopbackContext:
+    """A RunContext for one run against the scripted server, writing a real trace."""
+
+    cell: Cell
+    run_dir: Path
+    server: ScriptedServer
+    flags_protocol: bool = False
+    model_name: str = "stub-model"
+    api_key: str = "run-token-123"
+    trace: TraceWriter = field(init=False)
+    worker_prompts: list[tuple[int, str]] = field(default_factory=list)
+    emitted: list[str] = field(default_factory=list)
+    _synced: int = 0
+    _calls: dict[str, int] = field(default_factory=dict)
+    _tool_calls: int = 0
+
+    def __post_init__(self) -> None:
+        self.trace = TraceWriter(self.run_dir)
+        c = self.cell
+        self.trace.emit(
+            "run_start",
+            "harness",
+            cell_id=c.id,
+            wave=c.wave,
+            framework=c.framework,
+            config=c.config,
+            operator=c.operator,
+            task=c.task,
+            seed=c.seed,
+            rules="v0.1.3",
+            model=self.model_name,
+        )
+
+    def base_url(self, agent: str) -> str:
+        return f"{self.server.url}/{agent}/v1"
+
+    @property
+    def tools(self) -> list[ToolHandle]:
+        return [
+            ToolHandle(
+                name="record_lookup",
+                description="Look up the measured value of a record by id.",
+                parameters={
+                    "type": "object",
+                    "properties": {
+                        "record": {"type": "string", "description": "Record id."},
+                        "unit": {"type": "string", "description": "Optional unit."},
+                    },
+                    "required": ["record"],
+                },
+                invoke=self._lookup,
+            )
+        ]
+
+    def _lookup(self, arguments: dict[str, Any]) -> str:
+        self._tool_calls += 1
+        call_id = f"t{self._tool_calls}"
+        self.trace.emit(
+            "tool_call", "worker", tool="record_lookup", call_id=call_id, arguments=arguments
+        )
+        observation = LOOKUP_VALUES.get(str(arguments.get("record")), "unknown record")
+        self.trace.emit("tool_result", "tools", observation, tool="record_lookup", call_id=call_id)
+        return observation
+
+    def worker_prompt(self, round: int, feedback: str = "") -> Messages:
+        self.worker_prompts.append((round, feedback))
+        sections: list[tuple[str, str] | tuple[str, str, str]] = [
+            ("TASK", "T1 Calibration records"),
+            ("BRIEF", "Report the measured value of record R-7."),
+            ("ROUND", str(round)),
+        ]
+        if feedback:
+            sections.append(("FEEDBACK", feedback))
+        return Messages(system=render([("ROLE", "worker")]), user=render(sections))
+
+    def handoff(self, sender: str, receiver: str, text: str) -> str:
+        self.trace.emit(
+            "message", sender, text, sender=sender, receiver=receiver,
+            channel=f"{sender}->{receiver}",
+        )
+        return text
+
+    def reviewer_prompt(self, delivered: str, round: int) -> Messages:
+        return Messages(
+            system=render([("ROLE", "reviewer")]),
+            user=render([("DRAFT", delivered), ("ROUND", str(round))]),
+        )
+
+    def guardrail_text(self) -> str:
+        return f"The output must contain a line starting {CONTRACT_LINE}"
+
+    def check_contract(self, artifact: str) -> list[str]:
+        if any(line.startswith(CONTRACT_LINE) for line in artifact.splitlines()):
+            return []
+        return [f"no line starts with {CONTRACT_LINE!r}"]
+
+    def magentic_task(self) -> str:
+        return ""
+
+    def sync_model_calls(self) -> None:
+        for exchange in self.server.exchanges[self._synced :]:
+            index = self._calls.get(exchange.agent, 0)
+            self._calls[exchange.agent] = index + 1
+            self.trace.emit(
+                "model_call",
+                exchange.agent,
+                exchange.reply.get("content") or "",
+                call_index=index,
+                model_requested=exchange.body.get("model", ""),
+                model_served=exchange.body.get("model", ""),
+            )
+        self._synced = len(self.server.exchanges)
+
+    def emit(self, text: str) -> None:
+        self.emitted.append(text)
+        self.trace.emit("artifact", "harness", text, name="output.txt")
+
+
+def make_context(
+    server: ScriptedServer, run_dir: Path, config: str = "default"
+) -> LoopbackContext:
+    cell = Cell(wave=1, framework="crewai", config=config, operator="O1", task="T1", seed=11)  # type: ignore[arg-type]
+    return LoopbackContext(cell=cell, run_dir=run_dir, server=server)
+
+
+def finish(ctx: LoopbackContext) -> list[Any]:
+    ctx.trace.finish()
+    return list(read_trace(ctx.run_dir).events)
+
+
+def kinds(events: list[Any], *wanted: str) -> list[Any]:
+    return [e for e in events if e.kind in wanted]
+
+
+def tool_then(draft: str) -> list[Reply]:
+    """The worker's two model turns: one tool call, then its draft."""
+    return [{"tool_calls": [("record_lookup", {"record": "R-7"})]}, {"content": draft}]
+
+
+def verdict(valid: bool, feedback: str | None = None) -> Reply:
+    """The LLM guardrail's structured reply (CrewAI's LLMGuardrailResult)."""
+    return {"content": json.dumps({"valid": valid, "feedback": feedback})}
+
+
+GOOD = "RESULT: R-7 = 47.1"
+APPROVE = "Checked against the lookup.\nVERDICT: APPROVE"
+
+
+def acts_of(events: list[Any], config: str, rules: str = "v0.1.3") -> list[tuple[str, str]]:
+    from pytest_sabot.models.trace import Trace
+
+    mapping = load_mapping(REPO, "crewai", rules)
+    found = find_acts(Trace(events=events), mapping, config, 0, None)
+    return [(a.act, a.row) for a in found]
+
+
+# --------------------------------------------------------------------------- section 8, default
+
+
+def test_S8_crewai_default_worker_reviewer_approve_emits_the_reviewed_draft(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    server.scripts = {"worker": tool_then(GOOD), "reviewer": [{"content": APPROVE}]}
+    ctx = make_context(server, tmp_path / "run")
+    run(ctx)
+    events = finish(ctx)
+
+    assert [e.kind for e in kinds(events, "agent_output", "message", "review", "artifact")] == [
+        "agent_output", "message", "review", "artifact",
+    ]
+    (draft,) = kinds(events, "agent_output")
+    assert draft.text == GOOD and draft.data.stage == "worker" and draft.data.round == 0
+    (review,) = kinds(events, "review")
+    assert review.component == "reviewer" and review.text == APPROVE
+    assert ctx.emitted == [GOOD]
+    assert not kinds(events, "retry", "guardrail", "escalation", "run_end")
+    # The tool call went through the harness handle, after the model turn that asked for it.
+    seqs = [e.kind for e in kinds(events, "model_call", "tool_call", "tool_result")]
+    assert seqs[:3] == ["model_call", "tool_call", "tool_result"]
+    assert kinds(events, "tool_call")[0].data.arguments == {"record": "R-7"}
+    assert [e.component for e in kinds(events, "model_call")] == ["worker", "worker", "reviewer"]
+
+
+def test_S8_crewai_uses_native_openai_provider_without_temperature_or_own_retries(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    from crewai.llms.providers.openai.completion import OpenAICompletion
+
+    from pytest_sabot.adapters.crewai_pipeline import _native_llm
+
+    server.scripts = {"worker": tool_then(GOOD), "reviewer": [{"content": APPROVE}]}
+    ctx = make_context(server, tmp_path / "run")
+    run(ctx)
+    finish(ctx)
+    llm = _native_llm(ctx, "worker")
+    assert isinstance(llm, OpenAICompletion)
+    assert llm.max_retries == 0
+    for exchange in server.exchanges:
+        assert "temperature" not in exchange.body
+        assert exchange.body["model"] == "stub-model"
+    (first, *_), reviewer = server.requests_of("worker"), server.requests_of("reviewer")
+    assert [t["function"]["name"] for t in first["tools"]] == ["record_lookup"]
+    assert "tools" not in reviewer[0]
+    # The harness prompt reaches the model with its sections intact inside CrewAI's template.
+    system = next(m["content"] for m in first["messages"] if m["role"] == "system")
+    user = next(m["content"] for m in first["messages"] if m["role"] == "user")
+    assert [s.name for s in parse(system) if s.name] == ["ROLE"]
+    assert [s.name for s in parse(user) if s.name] == ["TASK", "BRIEF", "ROUND"]
+
+
+def test_S5_crewai_reviewer_reject_with_revise_unused_rekicks_worker_carrying_the_reason(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    reason = "the value 47.1 does not match record R-7"
+    server.scripts = {
+        "worker": [*tool_then("RESULT: R-7 = 74.1"), *tool_then(GOOD)],
+        "reviewer": [{"content": f"Mismatch.\nVERDICT: REJECT - {reason}"}, {"content": APPROVE}],
+    }
+    ctx = make_context(server, tmp_path / "run")
+    run(ctx)
+    events = finish(ctx)
+
+    assert [e.kind for e in kinds(events, "agent_output", "review", "retry", "artifact")] == [
+        "agent_output", "review", "retry", "agent_output", "review", "artifact",
+    ]
+    (retry,) = kinds(events, "retry")
+    assert retry.data.source == "revise" and retry.data.reason == reason
+    assert ctx.worker_prompts == [(0, ""), (1, reason)]
+    revise_user = next(
+        m["content"] for m in server.requests_of("worker")[2]["messages"] if m["role"] == "user"
+    )
+    assert reason in revise_user
+    second = kinds(events, "agent_output")[1]
+    assert second.data.stage == "revise" and second.data.round == 1
+    assert [r.data.round for r in kinds(events, "review")] == [0, 1]
+    assert ctx.emitted == [GOOD]
+    assert acts_of(events, "default") == [
+        ("reject", "reject-reviewer"),
+        ("retry_with_reason", "retry-revise"),
+    ]
+
+
+def test_S5_crewai_one_revise_loop_only_second_reject_still_emits(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    server.scripts = {
+        "worker": [*tool_then("RESULT: a"), *tool_then("RESULT: b")],
+        "reviewer": [{"content": "VERDICT: REJECT - one"}, {"content": "VERDICT: REJECT - two"}],
+    }
+    ctx = make_context(server, tmp_path / "run")
+    run(ctx)
+    events = finish(ctx)
+    assert len(kinds(events, "retry")) == 1
+    assert ctx.emitted == ["RESULT: b"]
+
+
+# --------------------------------------------------------------------------- guardrail config
+
+
+def test_S5_crewai_contract_guardrail_false_reason_is_recorded_and_retried_then_passes(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    server.scripts = {
+        "worker": [*tool_then("R-7 is 47.1"), *tool_then(GOOD)],
+        "guardrail": [verdict(True)],
+        "reviewer": [{"content": APPROVE}],
+    }
+    ctx = make_context(server, tmp_path / "run", "guardrail")
+    run(ctx)
+    events = finish(ctx)
+
+    outcomes = [
+        (e.data.guardrail_kind, e.data.success, e.data.retry_count, e.data.max_retries)
+        for e in kinds(events, "guardrail")
+    ]
+    assert outcomes == [
+        ("contract", False, 0, GUARDRAIL_MAX_RETRIES),
+        ("contract", True, 1, GUARDRAIL_MAX_RETRIES),
+        ("llm", True, 0, GUARDRAIL_MAX_RETRIES),
+    ]
+    failed = kinds(events, "guardrail")[0]
+    assert failed.component == "guardrail"
+    assert failed.data.feedback == "no line starts with 'RESULT:'"
+    (retry,) = kinds(events, "retry")
+    assert retry.data.source == "guardrail" and retry.data.reason == failed.data.feedback
+    # Order: the rejected draft's model turn, the verdict, the retry, then the re-run worker.
+    order = [(e.kind, e.component) for e in events if e.kind in ("model_call", "guardrail", "retry")]
+    assert order[:5] == [
+        ("model_call", "worker"),
+        ("model_call", "worker"),
+        ("guardrail", "guardrail"),
+        ("retry", "guardrail"),
+        ("model_call", "worker"),
+    ]
+    retry_user = next(
+        m["content"] for m in server.requests_of("worker")[2]["messages"] if m["role"] == "user"
+    )
+    assert "no line starts with 'RESULT:'" in retry_user
+    assert ctx.emitted == [GOOD]
+    assert ("reject", "reject-guardrail") in acts_of(events, "guardrail")
+    assert ("retry_with_reason", "retry-guardrail") in acts_of(events, "guardrail")
+
+
+def test_S5_crewai_llm_guardrail_failure_is_LLMGuardrailCompletedEvent_success_false(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    feedback = "the output does not say which record it reports"
+    server.scripts = {
+        "worker": [*tool_then(GOOD), *tool_then(GOOD + " (record R-7)")],
+        "guardrail": [verdict(False, feedback), verdict(True)],
+        "reviewer": [{"content": APPROVE}],
+    }
+    ctx = make_context(server, tmp_path / "run", "guardrail")
+    run(ctx)
+    events = finish(ctx)
+
+    outcomes = [
+        (e.data.guardrail_kind, e.data.success, e.data.retry_count, e.data.feedback)
+        for e in kinds(events, "guardrail")
+    ]
+    # CrewAI re-checks a re-executed output only with the guardrail that failed it.
+    assert outcomes == [
+        ("contract", True, 0, ""),
+        ("llm", False, 0, feedback),
+        ("llm", True, 1, ""),
+    ]
+    assert [r.data.reason for r in kinds(events, "retry")] == [feedback]
+    guardrail_request = server.requests_of("guardrail")[0]
+    assert guardrail_request["response_format"]["json_schema"]["name"] == "LLMGuardrailResult"
+    assert ctx.guardrail_text() in guardrail_request["messages"][-1]["content"]
+    assert ctx.emitted == [GOOD + " (record R-7)"]
+
+
+def test_S5_crewai_guardrail_retry_exhaustion_is_escalate_with_task_failed_not_run_error(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    server.scripts = {
+        "worker": [reply for _ in range(4) for reply in tool_then(GOOD)],
+        "guardrail": [verdict(False, f"still wrong {n}") for n in range(4)],
+    }
+    ctx = make_context(server, tmp_path / "run", "guardrail")
+    run(ctx)
+    events = finish(ctx)
+
+    llm = [e for e in kinds(events, "guardrail") if e.data.guardrail_kind == "llm"]
+    assert [(e.data.success, e.data.retry_count) for e in llm] == [
+        (False, 0), (False, 1), (False, 2), (False, 3),
+    ]
+    # Three retries announced; the fourth failure is the last one, CrewAI gives up.
+    assert [r.data.reason for r in kinds(events, "retry")] == [
+        "still wrong 0", "still wrong 1", "still wrong 2",
+    ]
+    (escalation,) = kinds(events, "escalation")
+    assert escalation.data.mechanism == EXHAUSTION_MECHANISM
+    assert escalation.data.message == (
+        "Task failed guardrail 1 validation after 3 retries. Last error: still wrong 3"
+    )
+    assert events[-1].kind == "run_end" and events[-1].data.status == "task_failed"
+    assert escalation.seq == events[-1].seq - 1 and escalation.seq > llm[-1].seq
+    assert not kinds(events, "run_error", "artifact", "review")
+    assert ctx.emitted == []
+    assert ("escalate", "escalate-exhausted") in acts_of(events, "guardrail")
+
+
+def test_S5_crewai_exhaustion_message_pattern_matches_crewai_source() -> None:
+    import inspect
+
+    from crewai.task import Task
+
+    source = inspect.getsource(Task._invoke_guardrail_function)
+    assert 'f"Task failed {guardrail_name} validation after {self.guardrail_max_retries} retries. "' in source
+    assert parse_exhaustion("Task failed guardrail 1 validation after 3 retries. Last error: x\ny") == (
+        1, 3, "x\ny",
+    )
+    assert parse_exhaustion("Task failed guardrail validation after 3 retries. Last error: e") == (
+        None, 3, "e",
+    )
+    assert parse_exhaustion("Connection error.") is None
+
+
+def test_S5_crewai_guardrail_retry_only_while_retry_count_below_max() -> None:
+    def events_for(success: bool, retry_count: int) -> list[str]:
+        outcome = GuardrailOutcome(1, "llm", success, retry_count, "" if success else "bad")
+        return [kind for kind, *_ in guardrail_outcome_events(outcome, 3)]
+
+    assert events_for(False, 0) == ["guardrail", "retry"]
+    assert events_for(False, 2) == ["guardrail", "retry"]
+    assert events_for(False, 3) == ["guardrail"]
+    assert events_for(True, 1) == ["guardrail"]
+
+
+def test_tool_arguments_schema_follows_the_handle_json_schema() -> None:
+    handle = ToolHandle(
+        name="write_file",
+        description="",
+        parameters={
+            "type": "object",
+            "properties": {"name": {"type": "string"}, "lines": {"type": "integer"}},
+            "required": ["name"],
+        },
+        invoke=lambda arguments: "",
+    )
+    model = args_model(handle)
+    assert model(name="a").model_dump() == {"name": "a", "lines": None}
+    assert model(name="a", lines=3).lines == 3  # type: ignore[attr-defined]
+    with pytest.raises(ValueError):
+        model(lines=3)
+
+
+# --------------------------------------------------------------------------- scoping, isolation
+
+
+def test_event_bus_handlers_are_scoped_to_one_run(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    from crewai.events import crewai_event_bus
+    from crewai.events.types.llm_guardrail_events import LLMGuardrailCompletedEvent
+    from crewai.hooks.llm_hooks import get_before_llm_call_hooks
+
+    handlers_before = dict(crewai_event_bus._sync_handlers)
+    hooks_before = list(get_before_llm_call_hooks())
+    server.scripts = {
+        "worker": [*tool_then("no result line"), *tool_then(GOOD)],
+        "guardrail": [verdict(True)],
+        "reviewer": [{"content": APPROVE}],
+    }
+    first = make_context(server, tmp_path / "first", "guardrail")
+    run(first)
+    first_events = finish(first)
+    assert dict(crewai_event_bus._sync_handlers) == handlers_before
+    assert list(get_before_llm_call_hooks()) == hooks_before
+    assert LLMGuardrailCompletedEvent not in crewai_event_bus._sync_handlers or (
+        crewai_event_bus._sync_handlers[LLMGuardrailCompletedEvent]
+        == handlers_before.get(LLMGuardrailCompletedEvent)
+    )
+
+    server.scripts = {"worker": tool_then(GOOD), "reviewer": [{"content": APPROVE}]}
+    second = make_context(server, tmp_path / "second", "default")
+    run(second)
+    second_events = finish(second)
+    assert len(kinds(first_events, "guardrail")) == 3
+    assert not kinds(second_events, "guardrail", "retry")
+
+
+def test_adapter_registry_resolves_crewai_to_this_module() -> None:
+    assert get_adapter("crewai") is run
+
+
+_ISOLATION_SCRIPT = """
+import sys
+from pathlib import Path
+sys.path.insert(0, {tests_dir!r})
+import test_crewai_pipeline as t
+handle = t.start_server()
+handle.state.scripts = {{
+    "worker": [*t.tool_then("no result"), *t.tool_then(t.GOOD)],
+    "guardrail": [t.verdict(True)],
+    "reviewer": [{{"content": t.APPROVE}}],
+}}
+ctx = t.make_context(handle.state, Path({run_dir!r}), "guardrail")
+t.run(ctx)
+ctx.trace.finish()
+handle.close()
+"""
+
+
+def _files_under(root: Path) -> set[str]:
+    return {str(p.relative_to(root)) for p in root.rglob("*")}
+
+
+def test_a_run_writes_nothing_outside_its_run_dir(tmp_path: Path) -> None:
+    home, tmp, cwd = tmp_path / "home", tmp_path / "tmp", tmp_path / "cwd"
+    for d in (home, tmp, cwd):
+        d.mkdir()
+    run_dir = tmp_path / "runs" / "cell"
+    script = _ISOLATION_SCRIPT.format(tests_dir=str(Path(__file__).parent), run_dir=str(run_dir))
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CREWAI", "XDG_", "OTEL"))}
+    env.update(HOME=str(home), TMPDIR=str(tmp), PYTHONDONTWRITEBYTECODE="1")
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=cwd, env=env, capture_output=True, text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert _files_under(home) == set()
+    assert _files_under(tmp) == set()
+    assert _files_under(cwd) == set()
+    assert (run_dir / "events.jsonl").exists()
+    assert (run_dir / "crewai_state").is_dir()
+    events = list(read_trace(run_dir).events)
+    assert [e.data.success for e in kinds(events, "guardrail")] == [False, True, True]

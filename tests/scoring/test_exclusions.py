@@ -1,0 +1,122 @@
+"""Section 3 exclusions, the v0.1.3 precedence, and the 10.7 O4 landing probe."""
+
+from __future__ import annotations
+
+import pytest
+
+EXHAUSTED = "Task failed guardrail validation after 3 retries. Last error: bad"
+
+
+def _downgraded_call(b, served: str = "sim:realistic-weak"):
+    return b.add("model_call", "gateway", call_index=0, model_requested="sim:realistic",
+                 model_served=served)
+
+
+def test_S3_run_error_from_run_error_event(kit) -> None:
+    b = kit.injected().add("run_error", "harness", error_type="TimeoutError",
+                           message="gateway timed out", attempt=2)
+    ex = kit.score(b).excluded
+    assert ex is not None and ex.code == "RUN_ERROR"
+    assert "gateway timed out" in ex.reason and "attempt 2" in ex.reason
+
+
+@pytest.mark.parametrize("status", ["error", "timeout"])
+def test_S3_run_error_from_run_end_status(kit, status: str) -> None:
+    ex = kit.score(kit.injected().end(status)).excluded
+    assert ex is not None and ex.code == "RUN_ERROR" and status in ex.reason
+
+
+@pytest.mark.parametrize("status", ["completed", "task_failed"])
+def test_S3_completed_or_task_failed_runs_are_not_run_errors(kit, status: str) -> None:
+    assert kit.score(kit.injected().end(status)).excluded is None
+
+
+def test_S5_guardrail_retry_exhaustion_is_never_run_error(kit) -> None:
+    b = kit.injected("crewai", "guardrail").add(
+        "escalation", "guardrail", mechanism="crewai_guardrail_exhausted", message=EXHAUSTED
+    ).add("run_error", "harness", error_type="Exception", message=EXHAUSTED
+    ).end("task_failed")
+    v = kit.score(b, "v0.1.3", passed=False)
+    assert v.excluded is None and v.detected_hard
+
+
+def test_S3_baseline_fail(kit) -> None:
+    ex = kit.score(kit.injected(), baseline_passed=False).excluded
+    assert ex is not None and ex.code == "BASELINE_FAIL" and "baseline" in ex.reason
+
+
+def test_S3_unknown_baseline_excludes_nothing_but_is_recorded(kit) -> None:
+    v = kit.score(kit.injected(), baseline_passed=None)
+    assert v.excluded is None and not v.baseline_known
+
+
+def test_S3_injection_unverified_without_probe(kit) -> None:
+    b = kit.TraceBuilder().inject()
+    ex = kit.score(b).excluded
+    assert ex is not None and ex.code == "INJECTION_UNVERIFIED" and "no landing probe" in ex.reason
+
+
+def test_S3_injection_unverified_when_probe_did_not_land(kit) -> None:
+    b = kit.TraceBuilder().inject().probe(landed=False)
+    ex = kit.score(b).excluded
+    assert ex is not None and ex.code == "INJECTION_UNVERIFIED" and "landed=false" in ex.reason
+
+
+def test_S10_7_correction_2_O4_needs_a_call_served_by_the_downgraded_model(kit) -> None:
+    b = kit.injected(operator="O4")
+    ex = kit.score(b, "v0.2.0").excluded
+    assert ex is not None and ex.code == "INJECTION_UNVERIFIED" and "O4" in ex.reason
+    same = _downgraded_call(kit.injected(operator="O4"), served="sim:realistic")
+    assert kit.score(same, "v0.2.0").excluded is not None
+    snapshot = _downgraded_call(kit.injected(operator="O4"), served="sim:realistic-2026-07-01")
+    assert kit.score(snapshot, "v0.2.0").excluded is not None
+    assert kit.score(_downgraded_call(kit.injected(operator="O4")), "v0.2.0").excluded is None
+
+
+def test_S10_7_correction_2_wave1_rules_verify_O4_by_probe_alone(kit) -> None:
+    assert kit.score(kit.injected(operator="O4"), "v0.1.3").excluded is None
+
+
+def test_S10_7_correction_2_only_O4_needs_the_served_call(kit) -> None:
+    assert kit.score(kit.injected(operator="O1"), "v0.2.1").excluded is None
+
+
+def test_S3_2_exclusion_precedence_run_error_beats_baseline_fail(kit) -> None:
+    ex = kit.score(kit.injected().end("error"), baseline_passed=False).excluded
+    assert ex is not None and ex.code == "RUN_ERROR" and ex.also_qualified == ["BASELINE_FAIL"]
+
+
+def test_S3_2_exclusion_precedence_run_error_beats_injection_unverified(kit) -> None:
+    ex = kit.score(kit.TraceBuilder().inject().end("timeout")).excluded
+    assert ex is not None and ex.code == "RUN_ERROR"
+    assert ex.also_qualified == ["INJECTION_UNVERIFIED"]
+
+
+def test_S3_2_exclusion_precedence_baseline_fail_beats_injection_unverified(kit) -> None:
+    ex = kit.score(kit.TraceBuilder().inject().probe(landed=False), baseline_passed=False).excluded
+    assert ex is not None and ex.code == "BASELINE_FAIL"
+    assert ex.also_qualified == ["INJECTION_UNVERIFIED"]
+
+
+def test_S3_2_exclusion_precedence_all_three_give_exactly_one_code(kit) -> None:
+    b = kit.TraceBuilder().inject().add("run_error", "harness", error_type="E", message="m")
+    ex = kit.score(b, baseline_passed=False).excluded
+    assert ex is not None and ex.code == "RUN_ERROR"
+    assert ex.also_qualified == ["BASELINE_FAIL", "INJECTION_UNVERIFIED"]
+
+
+def test_S3_baseline_verdicts_passed_failed_run_error(kit) -> None:
+    from pytest_sabot.scoring.score import score_baseline
+
+    rules = kit.rules("v0.2.1")
+    clean = kit.TraceBuilder(operator=None).end().build()
+    assert score_baseline(clean, passed=True, rules=rules).status == "passed"
+    failed = score_baseline(clean, passed=False, rules=rules)
+    assert failed.status == "failed" and failed.reason
+    crashed = kit.TraceBuilder(operator=None).end("error").build()
+    assert score_baseline(crashed, passed=True, rules=rules).status == "RUN_ERROR"
+
+
+def test_S3_score_cell_refuses_a_baseline_trace(kit) -> None:
+    with pytest.raises(ValueError, match="score_baseline"):
+        kit.score(kit.TraceBuilder(operator=None))
