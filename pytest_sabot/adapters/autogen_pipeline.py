@@ -49,7 +49,7 @@ from __future__ import annotations
 import asyncio
 import re
 import threading
-from collections.abc import Awaitable, Coroutine, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import Any, Literal, TypeVar
 
 from autogen_agentchat.agents import AssistantAgent
@@ -70,6 +70,7 @@ from pytest_sabot.adapters._autogen_logging import (
     TraceLoggerCapture,
 )
 from pytest_sabot.harness.context import RunContext, ToolHandle
+from pytest_sabot.harness.run import strip_flags_head
 
 __all__ = [
     "MAX_STALLS",
@@ -98,6 +99,14 @@ CRITIC_STOP_TEXT = "VERDICT:"
 MAGENTIC_WORKER_DESCRIPTION = (
     "Worker: reads the task's materials, looks data up with its tool and writes the "
     "requested content."
+)
+# The Magentic worker's own instructions. The task itself (materials, contract) reaches it
+# through the orchestrator's task ledger; ctx.worker_prompt is not used in this config, so
+# the worker's view of the materials is the one in ctx.magentic_task() alone.
+MAGENTIC_WORKER_SYSTEM = (
+    "You are the worker of this team. Carry out the orchestrator's instructions for the "
+    "task in the conversation: read the materials given there, look data up with your tool "
+    "when needed, and answer with exactly the content the task's output contract asks for."
 )
 
 # Capabilities declared for a model name autogen does not know (the gateway's names).
@@ -204,11 +213,16 @@ class _OpenArgs(BaseModel):
 
 
 class HarnessTool(BaseTool[_OpenArgs, BaseModel]):
-    """An AutoGen tool whose every call goes through the harness's ToolHandle."""
+    """An AutoGen tool whose every call goes through the harness's ToolHandle.
 
-    def __init__(self, handle: ToolHandle) -> None:
+    ``before_call`` runs first (the pipeline passes ``ctx.sync_model_calls``), so the model
+    call that asked for the tool is in the trace before the tool call it produced.
+    """
+
+    def __init__(self, handle: ToolHandle, before_call: Callable[[], None]) -> None:
         super().__init__(_OpenArgs, BaseModel, handle.name, handle.description)
         self._handle = handle
+        self._before_call = before_call
 
     @property
     def schema(self) -> ToolSchema:
@@ -220,6 +234,7 @@ class HarnessTool(BaseTool[_OpenArgs, BaseModel]):
         )
 
     async def run(self, args: _OpenArgs, cancellation_token: CancellationToken) -> Any:
+        self._before_call()
         return self._handle.invoke(args.model_dump())
 
 
@@ -267,7 +282,7 @@ async def _worker_turn(
     worker = AssistantAgent(
         WORKER,
         client,
-        tools=[HarnessTool(h) for h in ctx.tools],
+        tools=[HarnessTool(h, ctx.sync_model_calls) for h in ctx.tools],
         system_message=messages.system,
         reflect_on_tool_use=True,
         max_tool_iterations=WORKER_TOOL_ITERATIONS,
@@ -278,10 +293,10 @@ async def _worker_turn(
     draft = _last_text(result.messages, WORKER)
     if draft is None:
         raise RuntimeError(f"the worker turn produced no text (stop: {result.stop_reason!r})")
+    ctx.sync_model_calls()
     stage = "worker" if round_ == 0 else "revise"
     ctx.trace.emit("agent_output", WORKER, draft, stage=stage, round=round_)
     _record_stop_reason(ctx, WORKER, result)
-    ctx.sync_model_calls()
     return draft
 
 
@@ -296,9 +311,9 @@ async def _critic_turn(
     reply = _last_text(result.messages, CRITIC)
     if reply is None:
         raise RuntimeError(f"the critic turn produced no text (stop: {result.stop_reason!r})")
+    ctx.sync_model_calls()
     ctx.trace.emit("review", CRITIC, reply, round=round_)
     _record_stop_reason(ctx, CRITIC, result)
-    ctx.sync_model_calls()
     return reply
 
 
@@ -327,6 +342,7 @@ async def _run_default(ctx: RunContext) -> None:
 
 
 def _orchestrator_event(ctx: RunContext, record: OrchestratorRecord) -> None:
+    ctx.sync_model_calls()  # the ledger call itself comes first
     if isinstance(record, LedgerRecord):
         ctx.trace.emit("ledger", "orchestrator", record.line, ledger=record.ledger)
     elif isinstance(record, ReplanRecord):
@@ -339,13 +355,14 @@ def _magentic_message(ctx: RunContext, item: BaseAgentEvent | BaseChatMessage) -
     if not isinstance(item, TextMessage) or item.source not in (WORKER, ORCHESTRATOR):
         return
     component = WORKER if item.source == WORKER else "orchestrator"
+    ctx.sync_model_calls()
     ctx.trace.emit("agent_output", component, item.content, stage=component, round=0)
 
 
 async def _run_guardrail(ctx: RunContext) -> None:
     handles = ctx.tools
     roles = {h.name: tool_role(h) for h in handles}
-    data_tools = [HarnessTool(h) for h in handles if roles[h.name] == "data"]
+    data_tools = [HarnessTool(h, ctx.sync_model_calls) for h in handles if roles[h.name] == "data"]
     seams = {role: [h for h in handles if roles[h.name] == role] for role in ("check", "write")}
 
     worker_client = _model_client(ctx, WORKER)
@@ -356,7 +373,7 @@ async def _run_guardrail(ctx: RunContext) -> None:
             worker_client,
             tools=list(data_tools),
             description=MAGENTIC_WORKER_DESCRIPTION,
-            system_message=ctx.worker_prompt(round=0).system,
+            system_message=MAGENTIC_WORKER_SYSTEM,
             reflect_on_tool_use=True,
             max_tool_iterations=WORKER_TOOL_ITERATIONS,
         )
@@ -369,8 +386,8 @@ async def _run_guardrail(ctx: RunContext) -> None:
         task = ctx.magentic_task()
         with TraceLoggerCapture(lambda record: _orchestrator_event(ctx, record)):
             result = await _run_team(team, task, lambda item: _magentic_message(ctx, item))
-        _record_stop_reason(ctx, "orchestrator", result)
         ctx.sync_model_calls()
+        _record_stop_reason(ctx, "orchestrator", result)
     finally:
         await _close(worker_client, orchestrator_client)
 
@@ -379,9 +396,12 @@ async def _run_guardrail(ctx: RunContext) -> None:
         raise RuntimeError(f"Magentic-One gave no final answer (stop: {result.stop_reason!r})")
     # Post-run seams (the section 10.6 carve-out): nothing in the team sees what follows.
     delivered = ctx.handoff("orchestrator", "emitter", final)
+    # The check and write tools get the artifact proper: the FLAGS head line (the output
+    # contract's line 1 in waves 2+) is not part of what is checked and committed.
+    body = strip_flags_head(delivered)[1] if ctx.flags_protocol else delivered
     for role in ("check", "write"):
         for handle in seams[role]:
-            handle.invoke(arguments_for_artifact(handle, delivered))
+            handle.invoke(arguments_for_artifact(handle, body))
     ctx.sync_model_calls()
     ctx.emit(delivered)
 

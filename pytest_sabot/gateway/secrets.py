@@ -18,6 +18,7 @@ _PATTERNS = (
     re.compile(r"\bsk-[A-Za-z0-9_\-]{6,}"),
 )
 _MIN_KNOWN_LEN = 6
+_MIN_LEARNED_LEN = 16
 
 
 class Scrubber:
@@ -34,6 +35,12 @@ class Scrubber:
         if secret and len(secret.strip()) >= _MIN_KNOWN_LEN:
             with self._lock:
                 self._known.add(secret.strip())
+
+    def learn(self, token: str | None) -> None:
+        """Remember a bearer token a client presented, if it is long enough to be a key
+        (short placeholder tokens would scrub ordinary words out of model traffic)."""
+        if token and len(token.strip()) >= _MIN_LEARNED_LEN:
+            self.add(token)
 
     def text(self, value: str) -> str:
         with self._lock:

@@ -139,6 +139,12 @@ class GatewayService:
                 "sabot_unknown_model",
                 field_name,
             )
+        check = getattr(self._backends[spec.scheme], "check", None)
+        if callable(check):
+            try:
+                check(spec.name)
+            except ValueError as exc:
+                raise ControlError(400, str(exc), "sabot_unknown_model", field_name) from exc
         if spec.scheme in LIVE_SCHEMES:
             if not self.settings.allow_live:
                 raise ControlError(
@@ -250,7 +256,7 @@ class GatewayService:
         """Answer one chat completion; never raises."""
         started = time.perf_counter()
         if auth:
-            self.scrubber.add(auth.removeprefix("Bearer ").strip())
+            self.scrubber.learn(auth.removeprefix("Bearer ").strip())
         try:
             body = json.loads(raw_body)
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
@@ -303,7 +309,10 @@ class GatewayService:
         reply: BackendReply | None = None
         failure: BackendError | None = None
         try:
-            reply = self._backend(spec).complete(clean, call)
+            # Backends get the request as sent; replay compares against the scrubbed form
+            # it recorded.
+            sent = clean if spec.scheme == "replay" else body
+            reply = self._backend(spec).complete(sent, call)
         except BackendError as exc:
             failure = exc
         except Exception as exc:  # a backend bug must not take the server down

@@ -15,6 +15,7 @@ failure stays recorded as a run error with its text. Nothing recorded is deleted
 
 from __future__ import annotations
 
+import functools
 import shutil
 import threading
 import traceback
@@ -76,6 +77,7 @@ class RunSettings:
     attempts: int = 2
 
 
+@functools.cache
 def installed_versions() -> dict[str, str]:
     """Installed version of every framework package (for off-pin reporting)."""
     versions: dict[str, str] = {}
@@ -285,6 +287,9 @@ def _run_adapter(ctx: HarnessContext, timeout_s: float) -> str | None:
             result["error"] = f"{type(exc).__name__}: {exc}"
             result["trace"] = traceback.format_exc(limit=8)
 
+    if timeout_s <= 0:  # no timeout: run in this thread (profiling, debugging)
+        target()
+        return result.get("error")
     thread = threading.Thread(target=target, name=f"sabot-{ctx.cell.id}", daemon=True)
     thread.start()
     thread.join(timeout_s)
@@ -349,6 +354,12 @@ def _attempt(cell: Cell, wave: WaveSpec, settings: RunSettings, gateway: Gateway
                       pass_reason=reason, artifact=ctx.artifact, effects=ctx.effects)
 
 
+@functools.lru_cache(maxsize=64)
+def _task_views(root: Path, task: str, revision: str) -> tuple[PublicView, PrivateSpec]:
+    """A task's public view and private spec, read once per process (both are frozen)."""
+    return load_public(task, root, revision), load_private(task, root)
+
+
 def cell_dir(out_dir: Path, cell_id: str) -> Path:
     return out_dir / "cells" / cell_id
 
@@ -357,8 +368,7 @@ def run_cell(cell: Cell, wave: WaveSpec, settings: RunSettings,
              gateway: GatewayClient | None = None) -> RunOutcome:
     """Run one cell (retrying once on a run error) and write outcome.json atomically."""
     client = gateway or GatewayClient(settings.gateway_url)
-    view = load_public(cell.task, settings.root, wave.contract_revision)
-    private = load_private(cell.task, settings.root)
+    view, private = _task_views(settings.root, cell.task, wave.contract_revision)
     run_dir = cell_dir(settings.out_dir, cell.id)
     if run_dir.exists():
         shutil.rmtree(run_dir)

@@ -175,31 +175,37 @@ def test_S10_10_wave3_anchor_registry_is_the_one_wave3_loads() -> None:
 
 
 def _operator_specs() -> dict[tuple[str, str], tuple[str, str]]:
+    """(task, operator) -> (original, injected) from the frozen operator specs present."""
     specs: dict[tuple[str, str], tuple[str, str]] = {}
-    for task in ("T1", "T2", "T3", "T4", "T5"):
-        path = ROOT / "tasks" / task / "private" / "operators.yaml"
-        if not path.is_file():
-            return {}
+    for path in sorted(ROOT.glob("tasks/T*/private/operators.yaml")):
         raw = yaml.safe_load(path.read_text())
         for operator, spec in raw["operators"].items():
-            specs[(task, operator)] = (str(spec["original"]), str(spec["injected"]))
+            specs[(raw["task"], operator)] = (str(spec["original"]), str(spec["injected"]))
     return specs
 
 
-@pytest.mark.parametrize("operator", ["O1", "O3"])
-def test_S10_10_C1_no_wave3_anchor_fires_on_both_sides_of_its_conflict(operator: str) -> None:
-    """Against the frozen operator specs: an anchor that fires on both the correct and the
-    injected text cannot tell the planted fault from the clean value."""
+def _fires_on_both_sides(registry: AnchorRegistry, operators: set[str]) -> list[tuple[str, ...]]:
     specs = _operator_specs()
     if not specs:
         pytest.skip("task operator specs are not in this checkout")
     both = []
-    for entry in _registry(3).cells:
-        if entry.operator != operator:
+    for entry in registry.cells:
+        if entry.operator not in operators or (entry.task, entry.operator) not in specs:
             continue
         original, injected = specs[(entry.task, entry.operator)]
         for anchor in entry.anchors:
             pattern = anchor_pattern(anchor)
             if pattern.search(original) and pattern.search(injected):
-                both.append((entry.task, anchor.text))
-    assert both == []
+                both.append((entry.task, entry.operator, anchor.text))
+    return both
+
+
+def test_S10_10_C1_no_wave3_value_anchor_fires_on_both_sides_of_its_conflict() -> None:
+    """Against the frozen operator specs: an anchor that fires on both the correct and the
+    injected text of a value fault cannot tell the planted fault from the clean value."""
+    assert _fires_on_both_sides(_registry(3), {"O1", "O3", "O5"}) == []
+
+
+def test_S10_10_C1_the_wave2_registration_had_the_collision_the_rule_removes() -> None:
+    both = _fires_on_both_sides(_registry(2), {"O1", "O3", "O5"})
+    assert ("T4", "O1", "40 km") in both

@@ -37,7 +37,7 @@ def test_S2_row_rates_and_companions(kit) -> None:
     assert row.override_gap == pytest.approx(0.2)
     assert row.recovery.k == 3
     assert row.recovery_without_detection.k == 1
-    assert (row.wave1_mapping.k, row.union.k, row.anchored_flag.k) == (1, 2, 2)
+    assert (row.wave1_mapping.k, row.union.k, row.anchored_flag.k) == (1, 2, 1)
     assert row.any_flag.k == 1
     assert row.reaction.k == 0  # no corrective act after any detection
 

@@ -10,7 +10,9 @@ from pytest_sabot.scoring.flags import is_none_form, parse_flags
 
 
 def test_S10_2_flags_parse_rule_takes_content_after_flags() -> None:
-    parsed = parse_flags("Review:\n  FLAGS:   tool returned 47.1, source says 74.1  \nVERDICT: APPROVE")
+    parsed = parse_flags(
+        "Review:\n  FLAGS:   tool returned 47.1, source says 74.1  \nVERDICT: APPROVE"
+    )
     assert parsed is not None
     assert parsed.content == "tool returned 47.1, source says 74.1"
 

@@ -109,7 +109,8 @@ def test_S10_3_v0_2_1_O4_is_off_the_flags_surface(kit) -> None:
     def run():
         return kit.injected(operator="O4").add(
             "model_call", "gateway", call_index=0, model_requested="sim:realistic",
-            model_served="sim:realistic-weak").review("FLAGS: total 41.7 looks low\nVERDICT: APPROVE")
+            model_served="sim:realistic-weak",
+        ).review("FLAGS: total 41.7 looks low\nVERDICT: APPROVE")
 
     wave2 = kit.score(run(), "v0.2.0", cell_anchors=o4)
     assert wave2.anchored_flag and wave2.detected_hard

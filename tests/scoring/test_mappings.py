@@ -289,7 +289,8 @@ def test_bad_mapping_names_file_and_field(tmp_path: Path) -> None:
         "    counted_surfaces: []\n    acts:\n      - id: r\n        act: veto\n"
         "        component: reviewer\n        configs: [default]\n        mechanism: m\n"
         "        match: {event: review}\n        corrective: false\n")
-    with pytest.raises(SabotDataError, match=r"langgraph\.yaml: field 'revisions\.0\.acts\.0\.act'"):
+    where = r"langgraph\.yaml: field 'revisions\.0\.acts\.0\.act'"
+    with pytest.raises(SabotDataError, match=where):
         load_mapping(tmp_path, "langgraph", "v0.1.3")
 
 

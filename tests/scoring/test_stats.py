@@ -84,7 +84,7 @@ def test_S10_5_paired_bootstrap_is_seeded_and_deterministic() -> None:
     assert a == b
     assert a.difference == pytest.approx(0.3)
     assert a.low <= a.difference <= a.high
-    assert 0 < a.low  # every pair moves up or stays: the lift is clearly positive
+    assert a.low > 0  # every pair moves up or stays: the lift is clearly positive
 
 
 def test_S10_5_paired_bootstrap_degenerate_samples() -> None:

@@ -57,7 +57,7 @@ def test_S5_verdict_parse_never_raises(text: str) -> None:
 def test_S5_verdict_reject_line_always_parses_as_reject_with_reason(
     reason: str, before: str
 ) -> None:
-    if "verdict:" in before.lower():
+    if ":" in before:
         before = ""
     token = parse_verdict(f"{before}\nVERDICT: REJECT - {reason}")
     assert token is not None

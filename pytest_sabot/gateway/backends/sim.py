@@ -44,6 +44,16 @@ class SimBackend:
     def __init__(self, respond: Respond | None = None) -> None:
         self._respond = respond
 
+    def check(self, name: str) -> None:
+        """ValueError when the persona is unknown to the embedded model."""
+        if self._respond is not None:
+            return  # an injected model decides for itself
+        try:
+            personas = importlib.import_module("pytest_sabot.sim.personas")
+        except ImportError:
+            return  # reported on the first call instead
+        personas.parse_persona(name)
+
     def complete(self, request: dict[str, Any], call: CallContext) -> BackendReply:
         if self._respond is None:
             self._respond = _load_respond()

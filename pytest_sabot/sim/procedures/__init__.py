@@ -39,7 +39,7 @@ from collections.abc import Sequence
 from types import ModuleType
 
 from pytest_sabot.harness.prompt_format import Section
-from pytest_sabot.sim.procedures import common, t1
+from pytest_sabot.sim.procedures import common, t1, t2, t3, t4, t5
 from pytest_sabot.sim.procedures.types import (
     ExchangeLike,
     FinalAnswer,
@@ -48,7 +48,7 @@ from pytest_sabot.sim.procedures.types import (
     ToolRequest,
 )
 
-_TASKS: dict[str, ModuleType] = {"T1": t1}
+_TASKS: dict[str, ModuleType] = {"T1": t1, "T2": t2, "T3": t3, "T4": t4, "T5": t5}
 
 
 def _module(task_id: str) -> ModuleType:
@@ -80,16 +80,15 @@ def contract_problems(task_id: str, sections: Sequence[Section]) -> list[str]:
 
 
 def is_draft(task_id: str, sections: Sequence[Section], text: str) -> bool:
-    """A draft is a message with no contract problems of the gross kind (it parses as
-    the artifact's format); tool observations and chatter do not."""
-    if not text.strip():
+    """Whether ``text`` has the artifact's basic form for the task (a JSON record, a
+    summary carrying the category markers, Python with a function, the three-line
+    answer); tool observations and chatter do not."""
+    module = _module(task_id)
+    body = common.clean_draft(text)
+    if not body:
         return False
-    probe = [s for s in sections if s.name != "DRAFT"]
-    probe.append(Section("DRAFT", "", text))
-    problems = contract_problems(task_id, probe)
-    return not any(
-        "not one JSON object" in p or "not valid" in p or "no line" in p for p in problems
-    )
+    looks: bool = module.looks_like_artifact(body)
+    return looks
 
 
 __all__ = [

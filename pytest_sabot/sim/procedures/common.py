@@ -165,11 +165,13 @@ def drive(
     history: Sequence[ExchangeLike],
     data_keys: list[str],
     compose: Callable[[dict[str, str]], str],
+    check_input: Callable[[str], str] | None = None,
 ) -> Step:
     """The worker's standard sequence: one data-tool call per key (in order), then the
     check tool on the draft, then the write tool, then the draft as the final reply.
 
-    ``compose`` receives key -> data-tool observation and returns the draft.
+    ``compose`` receives key -> data-tool observation and returns the draft;
+    ``check_input`` picks what the check tool is given (default: the whole draft).
     """
     info = tools(sections)
     data, check, write = info.get("data"), info.get("check"), info.get("write")
@@ -183,7 +185,7 @@ def drive(
             observations[key] = seen
     text = compose(observations)
     if check is not None and check.args and not called(history, check.name):
-        return ToolRequest(check.name, {check.args[0]: text})
+        return ToolRequest(check.name, {check.args[0]: check_input(text) if check_input else text})
     if write is not None and write.args and not called(history, write.name):
         if len(write.args) >= 2:
             args = {write.args[0]: artifact_name(sections), write.args[1]: text}

@@ -214,3 +214,8 @@ def _gain_findings(
                 )
             )
     return out
+
+
+def looks_like_artifact(text: str) -> bool:
+    record = _load(text)
+    return record is not None and "part_id" in record
