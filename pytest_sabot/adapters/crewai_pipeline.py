@@ -173,9 +173,7 @@ def guardrail_outcome_events(
         )
     ]
     if not outcome.success and outcome.retry_count < max_retries:
-        events.append(
-            ("retry", "guardrail", feedback, {"source": "guardrail", "reason": feedback})
-        )
+        events.append(("retry", "guardrail", feedback, {"source": "guardrail", "reason": feedback}))
     return events
 
 
@@ -337,7 +335,8 @@ class _Pipeline:
             tracing=False,
         )
         try:
-            return str(crew.kickoff().raw)
+            output: Any = crew.kickoff()
+            return str(output.raw)
         finally:
             self.recorder.checkpoint()
 

@@ -37,7 +37,7 @@ def flags_counted(mapping: MappingRevision, rules: RuleSet, config: str, operato
     """Whether FLAGS lines can be hard-tier acts for this cell under these rules."""
     if not rules.flags_surface or mapping.flags is None or config not in mapping.flags.configs:
         return False
-    return True
+    return not (operator == "O4" and rules.o4_flags_excluded)
 
 
 def _check_pairing(trace: Trace, mapping: MappingRevision, rules: RuleSet) -> None:

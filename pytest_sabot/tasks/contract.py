@@ -171,4 +171,4 @@ def check_contract(contract: ContractFile, artifact: str) -> list[str]:
     out: list[str] = []
     for rule in contract.rules:
         out += _check_rule(rule, text)
-    return out
+    return list(dict.fromkeys(out))

@@ -233,7 +233,11 @@ class LoopbackContext:
 
     def handoff(self, sender: str, receiver: str, text: str) -> str:
         self.trace.emit(
-            "message", sender, text, sender=sender, receiver=receiver,
+            "message",
+            sender,
+            text,
+            sender=sender,
+            receiver=receiver,
             channel=f"{sender}->{receiver}",
         )
         return text
@@ -274,9 +278,7 @@ class LoopbackContext:
         self.trace.emit("artifact", "harness", text, name="output.txt")
 
 
-def make_context(
-    server: ScriptedServer, run_dir: Path, config: str = "default"
-) -> LoopbackContext:
+def make_context(server: ScriptedServer, run_dir: Path, config: str = "default") -> LoopbackContext:
     cell = Cell(wave=1, framework="crewai", config=config, operator="O1", task="T1", seed=11)  # type: ignore[arg-type]
     return LoopbackContext(cell=cell, run_dir=run_dir, server=server)
 
@@ -324,7 +326,10 @@ def test_S8_crewai_default_worker_reviewer_approve_emits_the_reviewed_draft(
     events = finish(ctx)
 
     assert [e.kind for e in kinds(events, "agent_output", "message", "review", "artifact")] == [
-        "agent_output", "message", "review", "artifact",
+        "agent_output",
+        "message",
+        "review",
+        "artifact",
     ]
     (draft,) = kinds(events, "agent_output")
     assert draft.text == GOOD and draft.data.stage == "worker" and draft.data.round == 0
@@ -379,7 +384,12 @@ def test_S5_crewai_reviewer_reject_with_revise_unused_rekicks_worker_carrying_th
     events = finish(ctx)
 
     assert [e.kind for e in kinds(events, "agent_output", "review", "retry", "artifact")] == [
-        "agent_output", "review", "retry", "agent_output", "review", "artifact",
+        "agent_output",
+        "review",
+        "retry",
+        "agent_output",
+        "review",
+        "artifact",
     ]
     (retry,) = kinds(events, "retry")
     assert retry.data.source == "revise" and retry.data.reason == reason
@@ -442,7 +452,9 @@ def test_S5_crewai_contract_guardrail_false_reason_is_recorded_and_retried_then_
     (retry,) = kinds(events, "retry")
     assert retry.data.source == "guardrail" and retry.data.reason == failed.data.feedback
     # Order: the rejected draft's model turn, the verdict, the retry, then the re-run worker.
-    order = [(e.kind, e.component) for e in events if e.kind in ("model_call", "guardrail", "retry")]
+    order = [
+        (e.kind, e.component) for e in events if e.kind in ("model_call", "guardrail", "retry")
+    ]
     assert order[:5] == [
         ("model_call", "worker"),
         ("model_call", "worker"),
@@ -502,11 +514,16 @@ def test_S5_crewai_guardrail_retry_exhaustion_is_escalate_with_task_failed_not_r
 
     llm = [e for e in kinds(events, "guardrail") if e.data.guardrail_kind == "llm"]
     assert [(e.data.success, e.data.retry_count) for e in llm] == [
-        (False, 0), (False, 1), (False, 2), (False, 3),
+        (False, 0),
+        (False, 1),
+        (False, 2),
+        (False, 3),
     ]
     # Three retries announced; the fourth failure is the last one, CrewAI gives up.
     assert [r.data.reason for r in kinds(events, "retry")] == [
-        "still wrong 0", "still wrong 1", "still wrong 2",
+        "still wrong 0",
+        "still wrong 1",
+        "still wrong 2",
     ]
     (escalation,) = kinds(events, "escalation")
     assert escalation.data.mechanism == EXHAUSTION_MECHANISM
@@ -526,12 +543,21 @@ def test_S5_crewai_exhaustion_message_pattern_matches_crewai_source() -> None:
     from crewai.task import Task
 
     source = inspect.getsource(Task._invoke_guardrail_function)
-    assert 'f"Task failed {guardrail_name} validation after {self.guardrail_max_retries} retries. "' in source
-    assert parse_exhaustion("Task failed guardrail 1 validation after 3 retries. Last error: x\ny") == (
-        1, 3, "x\ny",
+    assert (
+        'f"Task failed {guardrail_name} validation after {self.guardrail_max_retries} retries. "'
+        in source
+    )
+    assert parse_exhaustion(
+        "Task failed guardrail 1 validation after 3 retries. Last error: x\ny"
+    ) == (
+        1,
+        3,
+        "x\ny",
     )
     assert parse_exhaustion("Task failed guardrail validation after 3 retries. Last error: e") == (
-        None, 3, "e",
+        None,
+        3,
+        "e",
     )
     assert parse_exhaustion("Connection error.") is None
 
@@ -568,9 +594,7 @@ def test_tool_arguments_schema_follows_the_handle_json_schema() -> None:
 # --------------------------------------------------------------------------- scoping, isolation
 
 
-def test_event_bus_handlers_are_scoped_to_one_run(
-    server: ScriptedServer, tmp_path: Path
-) -> None:
+def test_event_bus_handlers_are_scoped_to_one_run(server: ScriptedServer, tmp_path: Path) -> None:
     from crewai.events import crewai_event_bus
     from crewai.events.types.llm_guardrail_events import LLMGuardrailCompletedEvent
     from crewai.hooks.llm_hooks import get_before_llm_call_hooks
@@ -635,7 +659,11 @@ def test_a_run_writes_nothing_outside_its_run_dir(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CREWAI", "XDG_", "OTEL"))}
     env.update(HOME=str(home), TMPDIR=str(tmp), PYTHONDONTWRITEBYTECODE="1")
     done = subprocess.run(
-        [sys.executable, "-c", script], cwd=cwd, env=env, capture_output=True, text=True,
+        [sys.executable, "-c", script],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
         timeout=300,
     )
     assert done.returncode == 0, done.stderr[-3000:]

@@ -1,0 +1,180 @@
+"""The ``sabot`` command line: offline work on the standard and on recorded waves.
+
+    sabot rescore DIR [--rules VERSION]   re-adjudicate recorded traces (no model calls)
+    sabot report DIR                      re-render RESULTS.md and the summary
+    sabot validate [ROOT]                 check cells/, tasks/ and mappings/ files
+    sabot plan --sabot-wave N [--sabot-model M] [--from DIR]
+    sabot schema [OUT_DIR]                write the JSON Schemas of every file format
+
+Running a wave is pytest's job: ``pytest --sabot-wave=N``. Exit codes: 0 ok, 1 a check
+failed (validate found errors, plan is over the cap), 2 bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from pytest_sabot.errors import SabotDataError
+from pytest_sabot.options import BY_DEST, OPTIONS
+
+
+def _add_shared(parser: argparse.ArgumentParser, *dests: str) -> None:
+    """Add plugin options to a subcommand, with the plugin's flags and help texts."""
+    for dest in dests:
+        spec = BY_DEST[dest]
+        parser.add_argument(spec.flag, dest=dest, default=spec.default, help=spec.help)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="sabot", description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("rescore", help="re-adjudicate a recorded wave offline")
+    p.add_argument("dir", type=Path)
+    p.add_argument("--rules", help="rule version to score under (default: the original)")
+    p.add_argument("--write", action="store_true",
+                   help="overwrite results.json/RESULTS.md (only when the rules are the same)")
+    _add_shared(p, "sabot_root")
+    p = sub.add_parser("report", help="re-render RESULTS.md and the summary from results.json")
+    p.add_argument("dir", type=Path)
+    p = sub.add_parser("validate", help="check cells/, tasks/ and mappings/")
+    p.add_argument("root", nargs="?", type=Path)
+    p = sub.add_parser("plan", help="project runs, calls, tokens and cost of a wave")
+    _add_shared(p, "sabot_wave", "sabot_model", "sabot_root", "sabot_budget_usd",
+                "sabot_framework", "sabot_config", "sabot_operator", "sabot_task")
+    p.add_argument("--from", dest="recorded", type=Path,
+                   help="a recorded run directory to take calls and tokens per run from")
+    p = sub.add_parser("schema", help="write JSON Schemas of every file format")
+    p.add_argument("out", nargs="?", type=Path, default=Path("schemas"))
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        handler = {
+            "rescore": cmd_rescore,
+            "report": cmd_report,
+            "validate": cmd_validate,
+            "plan": cmd_plan,
+            "schema": cmd_schema,
+        }[args.command]
+        return handler(args)
+    except (SabotDataError, KeyError, FileNotFoundError) as exc:
+        print(f"sabot: {exc}", file=sys.stderr)
+        return 2
+
+
+def cmd_rescore(args: argparse.Namespace) -> int:
+    from pytest_sabot.report.render import markdown, scoreboard_lines
+    from pytest_sabot.results import build_results, read_results, write_results
+    from pytest_sabot.standard import load_standard
+    from pytest_sabot.trace_io import write_text_atomic
+
+    original = read_results(args.dir)
+    rules = args.rules or original.rules
+    std = load_standard(original.wave, args.sabot_root, rules=rules)
+    selected = [c.cell_id for c in original.cells] + original.selection.missing
+    fresh = build_results(std, args.dir, selected_ids=selected, model=original.model,
+                          judge=original.judge, spend=original.spend)
+    same_rules = rules == original.rules
+    if same_rules:
+        identical = fresh.model_dump(mode="json") == original.model_dump(mode="json")
+        print(f"rescored {len(fresh.cells)} cells under {rules}: "
+              + ("identical to results.json" if identical else "DIFFERS from results.json"))
+        for line in scoreboard_lines(fresh):
+            print(line)
+        if args.write:
+            write_results(fresh, args.dir)
+            write_text_atomic(args.dir / "RESULTS.md", markdown(fresh))
+        return 0 if identical or args.write else 1
+    print(f"both readings: {original.rules} (as recorded) and {rules} (rescored)")
+    print(side_by_side(original, fresh))
+    return 0
+
+
+def side_by_side(a: object, b: object) -> str:
+    """Per row: Sabot Score under the original rules next to the rescored one."""
+    from pytest_sabot.report.render import pct
+    from pytest_sabot.results import ResultsFile
+
+    assert isinstance(a, ResultsFile) and isinstance(b, ResultsFile)
+    rows_b = {r.row: r for r in b.scoreboard.rows}
+    lines = [f"{'row':<20}{a.rules:>12}{b.rules:>12}{'valid':>8}"]
+    for row in a.scoreboard.rows:
+        other = rows_b.get(row.row)
+        lines.append(f"{row.row:<20}{pct(row.sabot_score.value):>12}"
+                     f"{pct(other.sabot_score.value if other else None):>12}"
+                     f"{row.valid:>5}/{other.valid if other else 0}")
+    return "\n".join(lines)
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from pytest_sabot.report.render import markdown, summary_lines
+    from pytest_sabot.results import read_results
+    from pytest_sabot.trace_io import write_text_atomic
+
+    results = read_results(args.dir)
+    write_text_atomic(args.dir / "RESULTS.md", markdown(results))
+    for line in summary_lines(results):
+        print(line)
+    return 0
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    """Load every wave with its tasks, mappings and anchors; report each error found."""
+    from pytest_sabot.cells import available_waves
+    from pytest_sabot.paths import standard_root
+    from pytest_sabot.standard import load_standard
+
+    root = standard_root(args.root)
+    errors = 0
+    for wave in available_waves(root):
+        try:
+            std = load_standard(wave, root)
+        except SabotDataError as exc:
+            errors += 1
+            print(f"wave {wave}: {exc}")
+            continue
+        print(f"wave {wave}: ok ({len(std.cells)} cells, rules {std.rules.version})")
+    return 1 if errors else 0
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    from pytest_sabot.cells import select_cells
+    from pytest_sabot.gateway.prices import load_prices
+    from pytest_sabot.options import convert
+    from pytest_sabot.plan import per_run_from_recordings, project, render
+    from pytest_sabot.standard import load_standard
+
+    if args.sabot_wave is None:
+        print("sabot plan: --sabot-wave is required", file=sys.stderr)
+        return 2
+    std = load_standard(args.sabot_wave, args.sabot_root)
+    lists = {d: convert(BY_DEST[d], getattr(args, d)) for d in (
+        "sabot_framework", "sabot_config", "sabot_operator", "sabot_task")}
+    cells = select_cells(std.cells, framework=lists["sabot_framework"],
+                         config=lists["sabot_config"], operator=lists["sabot_operator"],
+                         task=lists["sabot_task"])
+    per_run = per_run_from_recordings(args.recorded) if args.recorded else None
+    model = str(args.sabot_model)
+    plan = project(cells, model=model, prices=load_prices(), cap_usd=float(args.sabot_budget_usd),
+                   per_run=per_run,
+                   source=f"recorded in {args.recorded}" if args.recorded else "built-in estimates")
+    for line in render(plan, model):
+        print(line)
+    return 1 if plan.over_cap else 0
+
+
+def cmd_schema(args: argparse.Namespace) -> int:
+    from pytest_sabot import schema
+
+    written = schema.write_schemas(args.out)
+    for path in written:
+        print(path)
+    return 0
+
+
+__all__ = ["OPTIONS", "main"]

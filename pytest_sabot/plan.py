@@ -1,0 +1,142 @@
+"""``sabot plan``: what a wave will cost before anything is spent.
+
+The projection multiplies the runs of the selected matrix by calls per run and tokens per
+call. Those per-run figures come from a recorded run directory when one is given (the
+traces say exactly how many calls each framework x config made and how many tokens they
+carried), otherwise from conservative built-in figures. When the projection exceeds the cap,
+the standard's rule applies: seeds are cut from 5 to 3 before any cell is cut (section 8).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+from pytest_sabot.gateway.prices import PriceTable
+from pytest_sabot.models.cells import Cell
+from pytest_sabot.trace_io import TRACE_FILE, read_trace
+
+# Rough figures per run (calls, prompt tokens per call, completion tokens per call) used
+# only when no recorded run is given; Magentic-One's ledgers make it the heaviest.
+DEFAULT_PER_RUN: dict[str, tuple[float, float, float]] = {
+    "langgraph-default": (8, 2500, 400),
+    "langgraph-guardrail": (9, 2500, 400),
+    "crewai-default": (9, 3000, 450),
+    "crewai-guardrail": (13, 3000, 450),
+    "autogen-default": (8, 2600, 400),
+    "autogen-guardrail": (16, 4000, 350),
+}
+SEED_CUT_TO = 3
+
+
+@dataclass(frozen=True)
+class RowPlan:
+    row: str
+    runs: int
+    calls: float
+    prompt_tokens: float
+    completion_tokens: float
+    cost_usd: float | None
+
+
+@dataclass(frozen=True)
+class Plan:
+    rows: list[RowPlan]
+    runs: int
+    calls: float
+    prompt_tokens: float
+    completion_tokens: float
+    cost_usd: float | None
+    cap_usd: float
+    seeds: int
+    source: str
+    cut: bool = False
+
+    @property
+    def over_cap(self) -> bool:
+        return self.cost_usd is not None and self.cost_usd > self.cap_usd
+
+
+def per_run_from_recordings(out_dir: Path) -> dict[str, tuple[float, float, float]]:
+    """Mean calls and tokens per run for each row, from recorded traces."""
+    calls: dict[str, list[int]] = defaultdict(list)
+    prompt: dict[str, list[int]] = defaultdict(list)
+    completion: dict[str, list[int]] = defaultdict(list)
+    for trace_path in sorted((out_dir / "cells").glob(f"*/{TRACE_FILE}")):
+        trace = read_trace(trace_path)
+        row = f"{trace.start.framework}-{trace.start.config}"
+        model_calls = trace.of_kind("model_call")
+        calls[row].append(len(model_calls))
+        prompt[row].extend(c.data.prompt_tokens or 0 for c in model_calls)
+        completion[row].extend(c.data.completion_tokens or 0 for c in model_calls)
+    result: dict[str, tuple[float, float, float]] = {}
+    for row, counts in calls.items():
+        n_calls = max(1, len(prompt[row]))
+        result[row] = (sum(counts) / len(counts), sum(prompt[row]) / n_calls,
+                       sum(completion[row]) / n_calls)
+    return result
+
+
+def project(cells: list[Cell], *, model: str, prices: PriceTable, cap_usd: float,
+            per_run: dict[str, tuple[float, float, float]] | None = None,
+            source: str = "built-in estimates") -> Plan:
+    """Project runs, calls, tokens and cost; cut seeds 5 -> 3 when over the cap."""
+    figures = {**DEFAULT_PER_RUN, **(per_run or {})}
+    runnable = [c for c in cells if not c.carved_out]
+    plan = _project(runnable, model, prices, cap_usd, figures, source)
+    seeds = sorted({c.seed for c in runnable})
+    if plan.over_cap and len(seeds) > SEED_CUT_TO:
+        kept = set(seeds[:SEED_CUT_TO])
+        cut = _project([c for c in runnable if c.seed in kept], model, prices, cap_usd,
+                       figures, source)
+        return Plan(**{**cut.__dict__, "cut": True})
+    return plan
+
+
+def _project(cells: list[Cell], model: str, prices: PriceTable, cap_usd: float,
+             figures: dict[str, tuple[float, float, float]], source: str) -> Plan:
+    runs: dict[str, int] = defaultdict(int)
+    for cell in cells:
+        runs[cell.row] += 1
+    name = model.split(":", 1)[1] if ":" in model else model
+    price = prices.price(name)
+    rows: list[RowPlan] = []
+    for row in sorted(runs):
+        n_calls, p_tok, c_tok = figures.get(row, (10, 3000, 400))
+        calls = runs[row] * n_calls
+        prompt, completion = calls * p_tok, calls * c_tok
+        cost = None
+        if model.startswith("sim") or model.startswith("replay:"):
+            cost = 0.0
+        elif price is not None:
+            cost = (prompt * price.input + completion * price.output) / 1e6
+        rows.append(RowPlan(row, runs[row], calls, prompt, completion, cost))
+    costs = [r.cost_usd for r in rows]
+    total_cost = None if any(c is None for c in costs) else sum(c or 0.0 for c in costs)
+    return Plan(
+        rows=rows, runs=sum(runs.values()), calls=sum(r.calls for r in rows),
+        prompt_tokens=sum(r.prompt_tokens for r in rows),
+        completion_tokens=sum(r.completion_tokens for r in rows),
+        cost_usd=total_cost, cap_usd=cap_usd, seeds=len({c.seed for c in cells}),
+        source=source,
+    )
+
+
+def render(plan: Plan, model: str) -> list[str]:
+    lines = [f"plan for model {model} ({plan.source}); cap ${plan.cap_usd:.2f}"]
+    lines.append(f"{'row':<20}{'runs':>6}{'calls':>9}{'prompt tok':>13}{'compl tok':>12}"
+                 f"{'cost':>11}")
+    for r in plan.rows:
+        cost = "no price" if r.cost_usd is None else f"${r.cost_usd:.2f}"
+        lines.append(f"{r.row:<20}{r.runs:>6}{r.calls:>9.0f}{r.prompt_tokens:>13.0f}"
+                     f"{r.completion_tokens:>12.0f}{cost:>11}")
+    total = "unknown (a model has no price)" if plan.cost_usd is None else f"${plan.cost_usd:.2f}"
+    lines.append(f"total: {plan.runs} runs, {plan.calls:.0f} calls, {total}, "
+                 f"{plan.seeds} seeds per cell")
+    if plan.cut:
+        lines.append(f"projection exceeded the cap with 5 seeds: seeds cut to {SEED_CUT_TO} "
+                     "before any cell is cut (standard section 8)")
+    if plan.over_cap:
+        lines.append("STILL OVER THE CAP after the seed cut: do not run this wave live")
+    return lines
