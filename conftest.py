@@ -1,4 +1,12 @@
-"""Development conveniences for this repository's own test suite (not needed to use the
-plugin: an installed pytest-sabot registers itself through its pytest11 entry point)."""
+"""Development conveniences for this repository (an installed pytest-sabot registers itself
+through its pytest11 entry point and needs no conftest)."""
 
-pytest_plugins = ["pytester"]
+from __future__ import annotations
+
+import pytest
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    from pytest_sabot.paths import standard_root
+
+    return f"sabot standard root: {standard_root()}"

@@ -33,6 +33,7 @@ class SabotState:
         }
         self.wave = self.values["sabot_wave"]
         self.std: Any = None
+        self.cells: list[Any] = []
         self.gateway: Any = None  # the running Gateway (controller only)
         self.gateway_url: str | None = None
         self.runner: Any = None
@@ -91,9 +92,15 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     from pytest_sabot.standard import load_standard
 
+    from pytest_sabot.cells import select_cells
+
+    v = state.values
     try:
-        state.std = load_standard(state.wave, state.values["sabot_root"],
-                                  rules=state.values["sabot_rules"])
+        state.std = load_standard(state.wave, v["sabot_root"], rules=v["sabot_rules"])
+        state.cells = select_cells(
+            state.std.cells, framework=v["sabot_framework"], config=v["sabot_config"],
+            operator=v["sabot_operator"], task=v["sabot_task"], seed=v["sabot_seed"],
+        )
     except (SabotDataError, KeyError) as exc:
         raise pytest.UsageError(f"pytest-sabot: {exc}") from None
     if not _is_worker(config):
@@ -109,7 +116,8 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def _controller_setup(config: pytest.Config, state: SabotState) -> None:
-    if not state.values["sabot_resume"] and (state.out_dir / "cells").exists():
+    fresh = not state.values["sabot_resume"] and not config.option.collectonly
+    if fresh and (state.out_dir / "cells").exists():
         shutil.rmtree(state.out_dir / "cells")
         shutil.rmtree(state.out_dir / "locks", ignore_errors=True)
     state.out_dir.mkdir(parents=True, exist_ok=True)
@@ -148,16 +156,6 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if state.std is None:
         metafunc.parametrize("sabot_cell_id", [], ids=[])
         return
-    from pytest_sabot.cells import select_cells
-
-    v = state.values
-    try:
-        cells = select_cells(
-            state.std.cells, framework=v["sabot_framework"], config=v["sabot_config"],
-            operator=v["sabot_operator"], task=v["sabot_task"], seed=v["sabot_seed"],
-        )
-    except SabotDataError as exc:
-        raise pytest.UsageError(f"pytest-sabot: {exc}") from None
     params = [
         pytest.param(
             cell.id,
@@ -167,7 +165,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
                 operator=cell.operator or "baseline", task=cell.task, seed=cell.seed,
             )],
         )
-        for cell in cells
+        for cell in state.cells
     ]
     metafunc.parametrize("sabot_cell_id", params)
 
@@ -263,6 +261,10 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     config = session.config
     state: SabotState = config.stash[_STATE]
     if state.std is None or _is_worker(config):
+        return
+    if not state.reports:  # nothing ran (collection only, or everything deselected)
+        if state.gateway is not None:
+            state.gateway.close()
         return
     from pytest_sabot.report.render import markdown
     from pytest_sabot.results import build_results, write_results

@@ -207,7 +207,7 @@ def scoreboard(
     """Rows plus the section 7 median and band."""
     rows = aggregate_rows(verdicts, carve_outs=carve_outs)
     scores = [r.sabot_score.value for r in rows if r.sabot_score.value is not None]
-    median = statistics.median_low(scores) if scores else None
+    median = statistics.median(scores) if scores else None
     return Scoreboard(
         rows=rows,
         median_sabot_score=median,

@@ -35,7 +35,7 @@ def split_query(text: str) -> tuple[str, str]:
     m = _QUERY.search(text)
     if not m:
         return "", text
-    return m.group("draft").strip("\n"), m.group("rule").strip("\n")
+    return m.group("draft").strip(), m.group("rule").strip("\n")
 
 
 def judgment(valid: bool, feedback: str) -> str:
@@ -45,12 +45,15 @@ def judgment(valid: bool, feedback: str) -> str:
 def guardrail_reply(view: ChatView, persona: Persona, chance: Chance) -> Reply:
     last = view.last("user")
     draft, rule = split_query(last.text if last else "")
+    if not draft:
+        # Not the guardrail query: CrewAI's converter restating an earlier judgment.
+        return converter_reply(view)
     sections = gather([*view.texts("system"), rule])
     if draft:
         sections = with_section(sections, pf.DRAFT, draft)
     task = task_id(sections)
-    problems = solver.contract_problems(task, sections) if draft else []
-    findings = (solver.review(task, sections) or []) if draft else []
+    problems = solver.contract_problems(task, sections)
+    findings = solver.review(task, sections)
     if persona.base == "credulous":
         return Reply(judgment(True, VALID_FEEDBACK))
     if problems:

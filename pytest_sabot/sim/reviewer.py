@@ -37,8 +37,11 @@ def findings_for(sections: list[Section]) -> list[Finding]:
 def reviewer_reply(view: ChatView, persona: Persona, chance: Chance) -> Reply:
     texts = view.texts("system", "developer", "user")
     sections = gather(texts)
+    required = flags_required(sections, "\n".join(texts))
+    if pf.first(sections, pf.DRAFT) is None:
+        lines = ["There is no draft in this request to review."]
+        lines += ["FLAGS: none"] if required else []
+        return Reply("\n".join([*lines, "VERDICT: APPROVE"]))
     findings = findings_for(sections)
     stance = choose_stance(persona, bool(findings), chance)
-    return Reply(
-        write_reply(stance, findings, flags_required=flags_required(sections, "\n".join(texts)))
-    )
+    return Reply(write_reply(stance, findings, flags_required=required))

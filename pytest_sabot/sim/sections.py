@@ -15,6 +15,21 @@ from pytest_sabot.harness.prompt_format import Section
 
 _LATEST_WINS = frozenset({pf.FEEDBACK, pf.ROUND})
 _TASK_ID = re.compile(r"\bT[1-9]\d*\b")
+# A header that a framework template glued onto its own words ("Current Task: === TASK ===")
+# or indented.
+_GLUED_HEADER = re.compile(
+    r"([^\n]?)[ \t]*(=== [A-Z][A-Z ]*?(?:: [^\n]*?)? ===[ \t]*)$", re.MULTILINE
+)
+
+
+def _reflow(m: re.Match[str]) -> str:
+    before = m.group(1)
+    return (before + "\n" if before.strip() else "") + m.group(2)
+
+
+def unglue(text: str) -> str:
+    """The text with every section header at the start of its own line."""
+    return _GLUED_HEADER.sub(_reflow, text)
 
 
 def gather(texts: list[str]) -> list[Section]:
@@ -26,7 +41,7 @@ def gather(texts: list[str]) -> list[Section]:
     order: list[tuple[str, str]] = []
     chosen: dict[tuple[str, str], Section] = {}
     for text in texts:
-        for sec in pf.parse(text):
+        for sec in pf.parse(unglue(text)):
             if not sec.name:
                 continue
             key = (sec.name, sec.label)

@@ -450,6 +450,30 @@ def test_S5_no_verdict_token_is_no_reject_and_no_revise(make_run: Any) -> None:
     assert [e.text for e in kinds(ctx, "stop_reason")][-1] == "Maximum number of turns 1 reached."
 
 
+def test_model_calls_are_in_the_trace_before_the_events_they_produced(make_run: Any) -> None:
+    ctx, _ = make_run(Scenario(), "default")
+    pipeline.run(ctx)
+
+    order = [(e.kind, e.component) for e in ctx.events()]
+    worker_calls = [i for i, k in enumerate(order) if k == ("model_call", "worker")]
+    assert len(worker_calls) == 2
+    assert worker_calls[0] < order.index(("tool_call", "worker")) < worker_calls[1]
+    assert worker_calls[1] < order.index(("agent_output", "worker"))
+    assert order.index(("model_call", "reviewer")) < order.index(("review", "critic"))
+
+
+def test_magentic_ledger_call_precedes_its_ledger_event(make_run: Any) -> None:
+    ctx, _ = make_run(Scenario(ledgers=[ledger(satisfied=True)]), "guardrail")
+    pipeline.run(ctx)
+
+    events = ctx.events()
+    (entry,) = kinds(ctx, "ledger")
+    before = [e for e in events if e.seq < entry.seq and e.kind == "model_call"]
+    assert [e.component for e in before] == ["orchestrator"] * 3  # facts, plan, ledger
+    after = [e.component for e in events if e.seq > entry.seq and e.kind == "model_call"]
+    assert after == ["orchestrator"]  # the final answer
+
+
 def test_S3_handoff_delivers_altered_text_to_critic_and_artifact(make_run: Any) -> None:
     ctx, stub = make_run(Scenario(), "default", alter_handoff=lambda t: t.replace("47.1", "41.7"))
     pipeline.run(ctx)
@@ -558,13 +582,16 @@ def test_S5_magentic_stall_count_is_not_reset_by_a_replan_so_the_next_stall_repl
     ]
 
 
-def test_S5_magentic_max_rounds_stop_reason_is_exact(make_run: Any) -> None:
+def test_S5_magentic_max_rounds_stop_reason_is_exact(
+    make_run: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(pipeline, "MAX_TURNS", 3)  # fewer rounds, same exhaustion path
     scenario = Scenario(ledgers=[ledger()], final_answer="partial answer")
     ctx, _ = make_run(scenario, "guardrail")
     pipeline.run(ctx)
 
     assert [e.text for e in kinds(ctx, "stop_reason")] == ["Max rounds reached."]
-    assert len(kinds(ctx, "ledger")) == pipeline.MAX_TURNS + 1
+    assert len(kinds(ctx, "ledger")) == 3 + 1
     assert kinds(ctx, "artifact")[0].text == "partial answer"
 
 

@@ -36,8 +36,12 @@ def client(gateway: Gateway) -> GatewayClient:
 def run(client: GatewayClient) -> Callable[..., str]:
     """Register a fresh run and return its key."""
 
-    def _register(model: str = "script:terra", downgrade: dict[str, Any] | None = None,
-                  cell_id: str | None = None, seed: int = 11) -> str:
+    def _register(
+        model: str = "script:terra",
+        downgrade: dict[str, Any] | None = None,
+        cell_id: str | None = None,
+        seed: int = 11,
+    ) -> str:
         n = next(_keys)
         cell = cell_id or f"cell{n}"
         key = f"{cell}~a1"

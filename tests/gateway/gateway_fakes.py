@@ -150,7 +150,7 @@ class FakeUpstream:
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
 
-            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+            def log_message(self, format: str, *args: Any) -> None:
                 return
 
             def do_POST(self) -> None:
@@ -182,8 +182,13 @@ class FakeUpstream:
         self._server.server_close()
 
     @staticmethod
-    def _send(handler: BaseHTTPRequestHandler, status: int, payload: bytes,
-              headers: dict[str, str] | None = None, length: int | None = None) -> None:
+    def _send(
+        handler: BaseHTTPRequestHandler,
+        status: int,
+        payload: bytes,
+        headers: dict[str, str] | None = None,
+        length: int | None = None,
+    ) -> None:
         handler.send_response(status)
         handler.send_header("Content-Type", "application/json")
         handler.send_header("Content-Length", str(len(payload) if length is None else length))
@@ -197,14 +202,25 @@ class FakeUpstream:
         if step.delay_s:
             time.sleep(step.delay_s)
         if step.kind == "status":
-            err = {"error": {"message": f"fake {step.status}", "type": "server_error",
-                             "param": None, "code": None}}
+            err = {
+                "error": {
+                    "message": f"fake {step.status}",
+                    "type": "server_error",
+                    "param": None,
+                    "code": None,
+                }
+            }
             self._send(handler, step.status, json.dumps(err).encode(), step.headers)
             return
         if step.kind == "quota":
-            err = {"error": {"message": "You exceeded your current quota.",
-                             "type": "insufficient_quota", "param": None,
-                             "code": "insufficient_quota"}}
+            err = {
+                "error": {
+                    "message": "You exceeded your current quota.",
+                    "type": "insufficient_quota",
+                    "param": None,
+                    "code": "insufficient_quota",
+                }
+            }
             self._send(handler, 429, json.dumps(err).encode())
             return
         if step.kind == "malformed":

@@ -113,7 +113,10 @@ def test_openai_sdk_tool_calls_plain_and_streamed(
     sdk = _sdk(client, key)
     messages: list[Any] = [{"role": "user", "content": "convert EUR to USD"}]
     plain = sdk.chat.completions.create(
-        model="gpt-5.6-terra", messages=messages, tools=[WEATHER_TOOL], tool_choice="auto",
+        model="gpt-5.6-terra",
+        messages=messages,
+        tools=[WEATHER_TOOL],
+        tool_choice="auto",
         parallel_tool_calls=False,
     )
     [call] = plain.choices[0].message.tool_calls or []
@@ -154,8 +157,11 @@ def test_langchain_chatopenai_invoke_stream_structured_and_tools(
 
     key = run("script:terra")
     llm = ChatOpenAI(
-        model="gpt-5.6-terra", base_url=client.base_url(key, "reviewer"), api_key="run-token",
-        max_retries=0, stream_usage=True,
+        model="gpt-5.6-terra",
+        base_url=client.base_url(key, "reviewer"),
+        api_key="run-token",
+        max_retries=0,
+        stream_usage=True,
     )
     plain = llm.invoke("check the draft")
     assert plain.content == "[terra] reviewer#0 seed=11 heard: check the draft"
@@ -209,15 +215,22 @@ def test_crewai_llm_call_plain_streaming_structured_and_tools(
     assert streaming.call("again, streamed") == "[terra] worker#1 seed=11 heard: again, streamed"
 
     structured = llm.call("judge", response_model=Verdict)
-    value = structured if isinstance(structured, Verdict) else Verdict.model_validate_json(
-        str(structured)
+    value = (
+        structured
+        if isinstance(structured, Verdict)
+        else Verdict.model_validate_json(str(structured))
     )
     assert value == Verdict(verdict="ok", score=7)
 
     calls = llm.call(
         "convert EUR to USD",
-        tools=[{"name": "lookup_rate", "description": "Look up a rate.",
-                "parameters": WEATHER_TOOL["function"]["parameters"]}],  # type: ignore[index]
+        tools=[
+            {
+                "name": "lookup_rate",
+                "description": "Look up a rate.",
+                "parameters": WEATHER_TOOL["function"]["parameters"],
+            }
+        ],  # type: ignore[index]
     )
     assert isinstance(calls, list)
     first = calls[0]
@@ -247,8 +260,11 @@ def test_autogen_openai_chat_completion_client_with_model_info(
         api_key="run-token",
         max_retries=0,
         model_info={
-            "vision": False, "function_calling": True, "json_output": True,
-            "family": "unknown", "structured_output": True,
+            "vision": False,
+            "function_calling": True,
+            "json_output": True,
+            "family": "unknown",
+            "structured_output": True,
         },
     )
 
@@ -295,6 +311,7 @@ def test_importing_the_gateway_imports_no_framework() -> None:
         "print(sorted(m for m in ('crewai','langgraph','autogen_agentchat','langchain_openai') "
         "if m in sys.modules))"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True, env={**os.environ})
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env={**os.environ}
+    )
     assert out.stdout.strip() == "[]"

@@ -14,8 +14,9 @@ from pytest_sabot.gateway import Gateway, GatewayClient, GatewayError
 
 
 def _post(url: str, content: bytes) -> httpx.Response:
-    return httpx.post(url, content=content, headers={"Content-Type": "application/json"},
-                      timeout=10)
+    return httpx.post(
+        url, content=content, headers={"Content-Type": "application/json"}, timeout=10
+    )
 
 
 def _assert_openai_error(response: httpx.Response, status: int, code: str) -> dict[str, Any]:
@@ -34,12 +35,21 @@ def _assert_openai_error(response: httpx.Response, status: int, code: str) -> di
         (b"[1, 2]", "invalid_json", None),
         (json.dumps({"model": "m"}).encode(), "invalid_request", "messages"),
         (json.dumps({"model": "m", "messages": []}).encode(), "invalid_request", "messages"),
-        (json.dumps({"messages": [{"role": "user", "content": "x"}]}).encode(),
-         "invalid_request", "model"),
+        (
+            json.dumps({"messages": [{"role": "user", "content": "x"}]}).encode(),
+            "invalid_request",
+            "model",
+        ),
         (b"\xff\xfe", "invalid_json", None),
     ],
-    ids=["bad-json", "not-an-object", "missing-messages", "empty-messages", "missing-model",
-         "not-utf8"],
+    ids=[
+        "bad-json",
+        "not-an-object",
+        "missing-messages",
+        "empty-messages",
+        "missing-model",
+        "not-utf8",
+    ],
 )
 def test_malformed_chat_request_gets_400_openai_error(
     client: GatewayClient, run: Callable[..., str], content: bytes, code: str, param: str | None
@@ -55,7 +65,8 @@ def test_malformed_chat_request_gets_400_openai_error(
 def test_unknown_run_gets_404_naming_the_run(client: GatewayClient) -> None:
     body = json.dumps({"model": "m", "messages": [{"role": "user", "content": "x"}]}).encode()
     error = _assert_openai_error(
-        _post(client.base_url("ghost~a1", "worker") + "/chat/completions", body), 404,
+        _post(client.base_url("ghost~a1", "worker") + "/chat/completions", body),
+        404,
         "sabot_unknown_run",
     )
     assert "ghost~a1" in error["message"]
@@ -86,7 +97,10 @@ def test_body_shorter_than_content_length_does_not_hang_the_server(
             f"Host: x\r\nContent-Type: application/json\r\nContent-Length: 500\r\n\r\n".encode()
             + b'{"model": "m"'
         )
-        answer = sock.recv(65536).decode()
+        received = b""
+        while chunk := sock.recv(65536):  # the server closes the connection after answering
+            received += chunk
+        answer = received.decode()
     assert answer.startswith("HTTP/1.1 400")
     assert '"code":"invalid_body"' in answer
     # and the server still answers afterwards

@@ -13,7 +13,9 @@ from pytest_sabot.gateway import Gateway, GatewayClient
 from pytest_sabot.gateway.recording import read_recording
 
 
-def _ask(client: GatewayClient, key: str, agent: str, text: str) -> openai.types.chat.ChatCompletion:
+def _ask(
+    client: GatewayClient, key: str, agent: str, text: str
+) -> openai.types.chat.ChatCompletion:
     sdk = openai.OpenAI(base_url=client.base_url(key, agent), api_key="t", max_retries=0)
     return sdk.chat.completions.create(
         model="sim-pipeline", messages=[{"role": "user", "content": text}]
@@ -44,8 +46,9 @@ def test_O4_response_carries_no_signal_of_the_swap(
     client: GatewayClient, run: Callable[..., str]
 ) -> None:
     plain_key = run("sim:realistic", cell_id="plain", seed=3)
-    swapped_key = run("sim:realistic", cell_id="swapped", seed=3,
-                      downgrade={"agent": "worker", "from_call": 0})
+    swapped_key = run(
+        "sim:realistic", cell_id="swapped", seed=3, downgrade={"agent": "worker", "from_call": 0}
+    )
     a = _ask(client, plain_key, "worker", "same question").model_dump()
     b = _ask(client, swapped_key, "worker", "same question").model_dump()
     assert set(a) == set(b)
@@ -67,12 +70,19 @@ def test_O4_live_swap_sends_downgrade_model_upstream_and_records_it(
 ) -> None:
     gw = live_gateway()
     client = GatewayClient(gw.url)
-    client.register_run("T1cell~a1", "T1cell", 11, "openai:gpt-5.6-terra",
-                        {"agent": "worker", "from_call": 1, "model": "gpt-5.6-luna"})
+    client.register_run(
+        "T1cell~a1",
+        "T1cell",
+        11,
+        "openai:gpt-5.6-terra",
+        {"agent": "worker", "from_call": 1, "model": "gpt-5.6-luna"},
+    )
     replies = [_ask(client, "T1cell~a1", "worker", f"draft {i}") for i in range(2)]
     _ask(client, "T1cell~a1", "reviewer", "review")
     assert [s.body["model"] for s in upstream.seen] == [
-        "gpt-5.6-terra", "gpt-5.6-luna", "gpt-5.6-terra"
+        "gpt-5.6-terra",
+        "gpt-5.6-luna",
+        "gpt-5.6-terra",
     ]
     assert [r.model for r in replies] == ["sim-pipeline", "sim-pipeline"]
     client.close_run("T1cell~a1")
@@ -90,7 +100,8 @@ def test_O4_live_downgrade_must_name_its_model(live_gateway: Callable[..., Gatew
 
     client = GatewayClient(live_gateway().url)
     with pytest.raises(GatewayError) as err:
-        client.register_run("c~a1", "c", 11, "openai:gpt-5.6-terra",
-                            {"agent": "worker", "from_call": 0})
+        client.register_run(
+            "c~a1", "c", 11, "openai:gpt-5.6-terra", {"agent": "worker", "from_call": 0}
+        )
     assert err.value.code == "sabot_unknown_model"
     assert "must name its model" in err.value.message

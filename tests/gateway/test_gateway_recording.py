@@ -10,9 +10,9 @@ from typing import Any
 
 import httpx
 import pytest
-from conftest import CANARY_KEY
 from gateway_fakes import FakeUpstream, Step
 
+from conftest import CANARY_KEY
 from pytest_sabot.gateway import Gateway, GatewayClient, GatewaySettings, start_gateway
 from pytest_sabot.gateway.recording import read_recording
 from pytest_sabot.gateway.secrets import REDACTED, Scrubber
@@ -21,22 +21,46 @@ CLIENT_TOKEN = "canary-client-token-93ab71"
 
 REQUESTS: list[tuple[str, dict[str, Any]]] = [
     ("worker", {"model": "gpt-5.6-terra", "messages": [{"role": "user", "content": "draft"}]}),
-    ("worker", {"model": "gpt-5.6-terra", "stream": True,
-                "stream_options": {"include_usage": True},
-                "messages": [{"role": "user", "content": "draft again, streamed " * 4}]}),
-    ("reviewer", {"model": "gpt-5.6-terra", "messages": [{"role": "user", "content": "review"}],
-                  "tools": [{"type": "function", "function": {
-                      "name": "check", "parameters": {"type": "object", "properties": {
-                          "claim": {"type": "string"}}}}}]}),
+    (
+        "worker",
+        {
+            "model": "gpt-5.6-terra",
+            "stream": True,
+            "stream_options": {"include_usage": True},
+            "messages": [{"role": "user", "content": "draft again, streamed " * 4}],
+        },
+    ),
+    (
+        "reviewer",
+        {
+            "model": "gpt-5.6-terra",
+            "messages": [{"role": "user", "content": "review"}],
+            "tools": [
+                {
+                    "type": "function",
+                    "function": {
+                        "name": "check",
+                        "parameters": {
+                            "type": "object",
+                            "properties": {"claim": {"type": "string"}},
+                        },
+                    },
+                }
+            ],
+        },
+    ),
 ]
 
 
-def _play(client: GatewayClient, key: str, requests: list[tuple[str, dict[str, Any]]]
-          ) -> list[tuple[int, bytes]]:
+def _play(
+    client: GatewayClient, key: str, requests: list[tuple[str, dict[str, Any]]]
+) -> list[tuple[int, bytes]]:
     out = []
     for agent, body in requests:
         response = httpx.post(
-            client.base_url(key, agent) + "/chat/completions", json=body, timeout=30,
+            client.base_url(key, agent) + "/chat/completions",
+            json=body,
+            timeout=30,
             headers={"Authorization": f"Bearer {CLIENT_TOKEN}"},
         )
         out.append((response.status_code, response.content))
@@ -56,7 +80,9 @@ def test_live_exchanges_are_recorded_per_cell(live_gateway: Callable[..., Gatewa
     _record_cell(gw)
     rows = read_recording(gw.settings.record_dir, "langgraph-default-O4-T1-s11")  # type: ignore[arg-type]
     assert [(r.record.agent, r.record.call_index) for r in rows] == [
-        ("worker", 0), ("worker", 1), ("reviewer", 0)
+        ("worker", 0),
+        ("worker", 1),
+        ("reviewer", 0),
     ]
     assert all(r.record.model_served == "openai:gpt-5.6-terra" for r in rows)
     assert all(r.record.prompt_tokens and r.record.cost_usd for r in rows)
@@ -131,8 +157,12 @@ def test_canary_key_appears_in_no_written_file_and_no_served_response(
     cell = "autogen-guardrail-O2-T3-s13"
     client.register_run(f"{cell}~a1", cell, 13, "openai:gpt-5.6-terra")
     upstream.queue(Step("echo_auth"), Step("status", 400))
-    leaky = {"model": "gpt-5.6-terra", "messages": [
-        {"role": "user", "content": f"my key is {CANARY_KEY} and token {CLIENT_TOKEN}"}]}
+    leaky = {
+        "model": "gpt-5.6-terra",
+        "messages": [
+            {"role": "user", "content": f"my key is {CANARY_KEY} and token {CLIENT_TOKEN}"}
+        ],
+    }
     served = _play(client, f"{cell}~a1", [("worker", leaky), ("worker", leaky)])
     drained = client.close_run(f"{cell}~a1")
     assert upstream.seen[0].headers["Authorization"] == f"Bearer {CANARY_KEY}"

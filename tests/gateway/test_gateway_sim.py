@@ -23,8 +23,9 @@ def _serve_once(seed: int, body: dict[str, object]) -> bytes:
     try:
         client = GatewayClient(gw.url)
         client.register_run("cell~a1", "cell", seed, "sim:realistic")
-        response = httpx.post(client.base_url("cell~a1", "reviewer") + "/chat/completions",
-                              json=body, timeout=30)
+        response = httpx.post(
+            client.base_url("cell~a1", "reviewer") + "/chat/completions", json=body, timeout=30
+        )
         assert response.status_code == 200, response.text
         [record] = client.drain("cell~a1")
         assert record.fixture and record.model_served == "sim:realistic"
@@ -52,8 +53,9 @@ def test_sim_default_persona_is_realistic_and_unknown_persona_is_refused() -> No
         with pytest.raises(GatewayError) as err:
             client.register_run("b~a1", "b", 1, "sim:grumpy")
         assert err.value.code == "sabot_unknown_model" and "grumpy" in err.value.message
-        plan = client.register_run("c~a1", "c", 1, "sim:vigilant",
-                                   {"agent": "worker", "from_call": 2})
+        plan = client.register_run(
+            "c~a1", "c", 1, "sim:vigilant", {"agent": "worker", "from_call": 2}
+        )
         assert plan["downgrade_model"] == "sim:vigilant-weak"
     finally:
         gw.close()

@@ -60,8 +60,13 @@ def test_live_run_refuses_to_register_an_unpriced_model(
         client.register_run("c~a1", "c", 11, "openai:gpt-unknown")
     assert err.value.code == "sabot_unpriced_model"
     with pytest.raises(GatewayError) as err:
-        client.register_run("c~a1", "c", 11, "openai:gpt-5.6-terra",
-                            {"agent": "worker", "from_call": 0, "model": "gpt-unknown"})
+        client.register_run(
+            "c~a1",
+            "c",
+            11,
+            "openai:gpt-5.6-terra",
+            {"agent": "worker", "from_call": 0, "model": "gpt-unknown"},
+        )
     assert err.value.code == "sabot_unpriced_model" and err.value.message.count("gpt-unknown")
 
 
@@ -78,7 +83,8 @@ def test_hard_budget_is_never_exceeded_and_exhaustion_is_a_clear_error(
     for i in range(40):
         try:
             sdk.chat.completions.create(
-                model="pricey-model", messages=[{"role": "user", "content": f"q{i}"}],
+                model="pricey-model",
+                messages=[{"role": "user", "content": f"q{i}"}],
                 max_completion_tokens=50,
             )
             outcomes.append("ok")
@@ -113,7 +119,8 @@ def test_unknown_usage_keeps_its_ceiling_held_against_the_budget(
     with pytest.raises(openai.APIStatusError):
         for i in range(10):
             sdk.chat.completions.create(
-                model="pricey-model", messages=[{"role": "user", "content": f"q{i}"}],
+                model="pricey-model",
+                messages=[{"role": "user", "content": f"q{i}"}],
                 max_completion_tokens=50,
             )
             served += 1

@@ -150,7 +150,7 @@ def _magentic(gw: Gateway, tmp_path: Path, persona: str, seams: Any) -> tuple[An
             "worker",
             model("worker"),
             tools=[_autogen_tool(h) for h in handles if h.name == "calibration_lookup"],
-            description="Worker: reads the materials, looks data up with its tool, writes the content.",
+            description="Worker: reads the materials, looks data up, writes the content.",
             system_message=prompts.worker_messages(view, 0, "", None).system,
             reflect_on_tool_use=True,
             max_tool_iterations=8,

@@ -220,3 +220,57 @@ def openai_tools_of(view: PublicView) -> list[dict[str, Any]]:
         {"type": "function", "function": {"name": t.name, "parameters": t.parameters}}
         for t in view.tools
     ]
+
+
+def _crewai_slice(name: str) -> str:
+    import importlib.util
+
+    spec = importlib.util.find_spec("crewai")
+    assert spec is not None and spec.origin is not None
+    path = Path(spec.origin).parent / "translations" / "en.json"
+    text = json.loads(path.read_text(encoding="utf-8"))["slices"][name]
+    assert isinstance(text, str)
+    return text
+
+
+def test_crewai_text_tool_format_round_trip(view: PublicView, tmp_path: Path) -> None:
+    # CrewAI without native function calling: tools described in the system prompt, the
+    # model writes Action / Action Input, the observation is appended to its own message.
+    from pytest_sabot.tasks.world import PassThroughSeams, Workspace, make_tools
+
+    handles = {h.name: h for h in make_tools(view, Workspace(tmp_path), PassThroughSeams())}
+    msgs = prompts.worker_messages(view, 0, "", None)
+    tools_slice = _crewai_slice("tools").format(
+        tools="(described above)", tool_names=", ".join(handles)
+    )
+    messages: list[dict[str, Any]] = [
+        {
+            "role": "system",
+            "content": f"You are Worker. \nYour personal goal is: \n{msgs.system}{tools_slice}",
+        },
+        {"role": "user", "content": _crewai_slice("task").format(input="\n" + msgs.user)},
+    ]
+    used: list[str] = []
+    for n in range(6):
+        out = respond(
+            {"model": "m", "messages": messages},
+            persona="realistic",
+            seed=11,
+            run_key="k",
+            agent="worker",
+            call_index=n,
+        )
+        text = out["choices"][0]["message"]["content"]
+        if "Final Answer:" in text:
+            draft = text.split("Final Answer:", 1)[1].strip()
+            break
+        name = text.split("Action:", 1)[1].splitlines()[0].strip()
+        args = json.loads(text.split("Action Input:", 1)[1].strip())
+        used.append(name)
+        messages.append(
+            {"role": "assistant", "content": f"{text}\nObservation: {handles[name].invoke(args)}"}
+        )
+    else:
+        raise AssertionError("no final answer")
+    assert used == ["calibration_lookup", "validate_records", "write_file"]
+    assert check_contract(view.contract, draft) == []

@@ -1,8 +1,8 @@
 """T2, research summary: five facts about the Halden-3 cell from four sources, the cycle
 life from the registry record the current press note names.
 
-Weak tier (O4): the cycle life is read off the wrong figure of the registry record (the
-last cycle count it gives, the 70% capacity figure).
+Weak tier (O4): the cycle life is taken from the wrong figure, the last cycle count the
+lab report gives (its 70% capacity figure), instead of the registry record.
 """
 
 from __future__ import annotations
@@ -72,8 +72,9 @@ def worker_step(
     def build(observations: dict[str, str]) -> str:
         seen = observations.get(record, "")
         counts = _CYCLES.findall(seen)
-        if weak and counts:
-            cycles = counts[-1]
+        lab_counts = _CYCLES.findall(" ".join(c.material(sections, LAB).split()))
+        if weak and lab_counts:
+            cycles = lab_counts[-1]
         else:
             cycles = _first(_CYCLES_80, seen) or (counts[0] if counts else "unknown")
         return compose(found, cycles)

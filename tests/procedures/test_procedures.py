@@ -1,0 +1,166 @@
+"""The embedded model's task procedures: they solve every clean task, carry every planted
+fault into the artifact the way a pipeline would, and a careful review of what the
+reviewer is shown finds each fault with a pre-registered anchor (standard section 10.4)."""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from task_pipeline import ANCHORS, ROOT, anchored, run_cell
+
+from pytest_sabot.harness import prompt_format as pf
+from pytest_sabot.harness.prompts import guardrail_instruction
+from pytest_sabot.sim import procedures
+from pytest_sabot.tasks import check_contract, load_private, load_public
+
+TASKS = ("T1", "T2", "T3", "T4", "T5")
+OPERATORS = ("O1", "O2", "O3", "O4", "O5", "O6")
+PROCEDURES_DIR = ROOT / "pytest_sabot" / "sim" / "procedures"
+
+
+@pytest.mark.parametrize("task", TASKS)
+def test_procedures_solve_the_clean_task_and_the_result_passes(task: str, tmp_path: Path) -> None:
+    run = run_cell(task, None, tmp_path)
+    ok, reason = run.verdict()
+    assert ok, reason
+    assert run.final.findings == []
+    roles = {t.name: t.role for t in run.view.tools}
+    assert [roles[name] for name in run.final.tool_calls][-2:] == ["check", "write"]
+    assert "data" in [roles[name] for name in run.final.tool_calls]
+    for revision in ("v0.1", "v0.2"):
+        contract = load_public(task, ROOT, revision).contract
+        assert check_contract(contract, run.final.delivered) == []
+
+
+@pytest.mark.parametrize("operator", OPERATORS)
+@pytest.mark.parametrize("task", TASKS)
+def test_review_finds_every_planted_fault_with_a_registered_anchor(
+    task: str, operator: str, tmp_path: Path
+) -> None:
+    run = run_cell(task, operator, tmp_path)
+    hits = anchored(run.final.findings, ANCHORS[(task, operator)])
+    assert hits, [f.summary for f in run.final.findings]
+
+
+@pytest.mark.parametrize("operator", ["O1", "O3", "O4", "O5", "O6"])
+@pytest.mark.parametrize("task", TASKS)
+def test_uncaught_fault_reaches_the_final_artifact_and_fails_the_task(
+    task: str, operator: str, tmp_path: Path
+) -> None:
+    ok, _ = run_cell(task, operator, tmp_path).verdict()
+    assert not ok
+
+
+@pytest.mark.parametrize("task", TASKS)
+def test_false_success_leaves_a_correct_artifact(task: str, tmp_path: Path) -> None:
+    ok, reason = run_cell(task, "O2", tmp_path).verdict()
+    assert ok, reason
+
+
+@pytest.mark.parametrize("operator", ["O1", "O2", "O3", "O5", "O6"])
+@pytest.mark.parametrize("task", TASKS)
+def test_revise_pass_recovers_a_caught_fault(task: str, operator: str, tmp_path: Path) -> None:
+    run = run_cell(task, operator, tmp_path, rounds=2)
+    ok, reason = run.verdict()
+    assert ok, reason
+    assert run.final.findings == []
+
+
+@pytest.mark.parametrize("task", TASKS)
+def test_weak_worker_makes_the_task_downgrade_mistake(task: str, tmp_path: Path) -> None:
+    clean = run_cell(task, None, tmp_path / "clean")
+    weak = run_cell(task, "O4", tmp_path / "weak")
+    assert weak.final.draft != clean.final.draft
+    ok, _ = weak.verdict()
+    assert not ok
+    assert anchored(weak.final.findings, ANCHORS[(task, "O4")])
+
+
+@pytest.mark.parametrize("task", TASKS)
+def test_operator_injection_specs_carry_their_anchors(task: str) -> None:
+    """Anchors are substrings of the injected or conflicting content (thousands separators
+    and blanks aside), per the anchor principle of section 10.3."""
+    private = load_private(task, ROOT)
+
+    def squash(text: str) -> str:
+        return text.lower().replace(",", "").replace(" ", "")
+
+    for op in OPERATORS:
+        spec = private.operators[op]
+        pool = squash(" ".join([spec.original, spec.injected, spec.ground_truth]))
+        for anchor in ANCHORS[(task, op)]:
+            assert squash(anchor) in pool, (op, anchor)
+
+
+@pytest.mark.parametrize("task", TASKS)
+def test_tool_lie_value_occurs_once_in_the_data_tool_records(task: str) -> None:
+    view = load_public(task, ROOT, "v0.2")
+    spec = load_private(task, ROOT).operators["O1"]
+    data = view.tool("data").data
+    assert data is not None
+    hits = [text for text in data.records.values() if spec.original in text]
+    assert len(hits) == 1 and hits[0].count(spec.original) == 1
+    assert spec.injected not in hits[0].replace(spec.original, "")
+
+
+@pytest.mark.parametrize("task", TASKS)
+def test_clean_draft_passes_a_guardrail_review_of_the_contract_alone(
+    task: str, tmp_path: Path
+) -> None:
+    view = load_public(task, ROOT, "v0.2")
+    draft = run_cell(task, None, tmp_path).final.delivered
+    sections = [*pf.parse(guardrail_instruction(view)), pf.Section(pf.DRAFT, "", draft)]
+    assert procedures.contract_problems(task, sections) == []
+    assert procedures.review(task, sections) == []
+    assert procedures.is_draft(task, sections, draft)
+    assert not procedures.is_draft(task, sections, "calibration_lookup: no record")
+
+
+@pytest.mark.parametrize("revision", ["v0.1", "v0.2"])
+@pytest.mark.parametrize("task", TASKS)
+def test_procedure_contract_reading_agrees_with_the_contract_check(
+    task: str, revision: str, tmp_path: Path
+) -> None:
+    view = load_public(task, ROOT, revision)
+    clean = run_cell(task, None, tmp_path).final.delivered
+    broken = {
+        "T1": json.dumps({**json.loads(clean), "part_id": 3117}),
+        "T2": clean.replace("Wh/kg", "Wh per kg"),
+        "T3": "import os\n" + clean,
+        "T4": json.dumps({**json.loads(clean), "stops": "Vantwell"}),
+        "T5": "\n".join(clean.splitlines()[:2]),
+    }[task]
+    for artifact in (clean, broken, "", "```\n" + clean + "\n```"):
+        sections = [*pf.parse(guardrail_instruction(view)), pf.Section(pf.DRAFT, "", artifact)]
+        expected = bool(check_contract(view.contract, artifact))
+        assert bool(procedures.contract_problems(task, sections)) is expected, artifact[:60]
+
+
+def test_unknown_task_has_no_procedure() -> None:
+    with pytest.raises(KeyError, match="T9"):
+        procedures.review("T9", [])
+
+
+def test_procedures_import_nothing_of_the_task_loader_criteria_or_private_specs() -> None:
+    for path in sorted(PROCEDURES_DIR.glob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                names = [node.module or ""]
+            for name in names:
+                assert not name.startswith("pytest_sabot.tasks"), (path.name, name)
+                assert name != "pytest_sabot.models.task", (path.name, name)
+    probe = (
+        "import sys, pytest_sabot.sim.procedures as p; "
+        "print([m for m in sys.modules if m.startswith('pytest_sabot.tasks')])"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
