@@ -61,20 +61,33 @@ def _throughput(fn: Callable[[int], Any], calls: int, threads: int) -> float:
 
 
 def _row(name: str, ms: list[float]) -> str:
-    return (f"{name:<22} p50 {statistics.median(ms):8.3f} ms   p99 {_percentile(ms, 0.99):8.3f} ms"
-            f"   mean {statistics.fmean(ms):8.3f} ms")
+    return (
+        f"{name:<22} p50 {statistics.median(ms):8.3f} ms   p99 {_percentile(ms, 0.99):8.3f} ms"
+        f"   mean {statistics.fmean(ms):8.3f} ms"
+    )
 
 
 class _Stub(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
-    body = json.dumps({
-        "id": "chatcmpl-stub", "object": "chat.completion", "created": 0, "model": "m",
-        "choices": [{"index": 0, "finish_reason": "stop",
-                     "message": {"role": "assistant", "content": "VERDICT: APPROVE"}}],
-        "usage": {"prompt_tokens": 40, "completion_tokens": 5, "total_tokens": 45},
-    }).encode()
+    disable_nagle_algorithm = True
+    body = json.dumps(
+        {
+            "id": "chatcmpl-stub",
+            "object": "chat.completion",
+            "created": 0,
+            "model": "m",
+            "choices": [
+                {
+                    "index": 0,
+                    "finish_reason": "stop",
+                    "message": {"role": "assistant", "content": "VERDICT: APPROVE"},
+                }
+            ],
+            "usage": {"prompt_tokens": 40, "completion_tokens": 5, "total_tokens": 45},
+        }
+    ).encode()
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+    def log_message(self, format: str, *args: Any) -> None:
         return
 
     def do_POST(self) -> None:
@@ -94,8 +107,14 @@ def main() -> None:
     from pytest_sabot.sim.engine import respond
 
     def direct(i: int) -> Any:
-        return respond(_request(i), persona="realistic", seed=11, run_key="bench~a1",
-                       agent="reviewer", call_index=i)
+        return respond(
+            _request(i),
+            persona="realistic",
+            seed=11,
+            run_key="bench~a1",
+            agent="reviewer",
+            call_index=i,
+        )
 
     stub = ThreadingHTTPServer(("127.0.0.1", 0), _Stub)
     stub.daemon_threads = True
@@ -138,15 +157,20 @@ def main() -> None:
         for name, ms in results.items():
             print(_row(name, ms))
         added_sim = statistics.median(results["sim via gateway"]) - statistics.median(
-            results["sim direct"])
+            results["sim direct"]
+        )
         added_up = statistics.median(results["upstream via gateway"]) - statistics.median(
-            results["upstream direct"])
+            results["upstream direct"]
+        )
         print(f"added latency p50 (sim):      {added_sim:8.3f} ms per call")
         print(f"added latency p50 (upstream): {added_up:8.3f} ms per call")
         print("throughput (calls/s):")
-        for name, fn in (("sim direct", direct), ("sim via gateway", via_gateway),
-                         ("upstream direct", upstream_direct),
-                         ("upstream via gateway", upstream_via_gateway)):
+        for name, fn in (
+            ("sim direct", direct),
+            ("sim via gateway", via_gateway),
+            ("upstream direct", upstream_direct),
+            ("upstream via gateway", upstream_via_gateway),
+        ):
             seq = _throughput(fn, calls, 1)
             par = _throughput(fn, calls, 8)
             print(f"  {name:<22} 1 thread {seq:9.1f}   8 threads {par:9.1f}")

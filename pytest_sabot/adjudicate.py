@@ -7,14 +7,13 @@ so the two can never disagree on how a trace is read.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from pytest_sabot.harness.run import OUTCOME_FILE, RunOutcome, cell_dir
+from pytest_sabot.judge.run import read_soft_record
 from pytest_sabot.models.cells import Cell
 from pytest_sabot.models.verdict import BaselineVerdict, CellVerdict, Exclusion
 from pytest_sabot.scoring import score_baseline, score_cell
@@ -22,7 +21,6 @@ from pytest_sabot.standard import Standard
 from pytest_sabot.trace_io import TRACE_FILE, read_trace, write_json_atomic
 
 NOT_RUN_FILE = "not_run.json"
-SOFT_FILE = "soft.json"
 
 
 class NotRun(BaseModel):
@@ -73,12 +71,8 @@ def record_not_run(out_dir: Path, cell: Cell, status: str) -> NotRun:
 
 def read_soft(run_dir: Path) -> bool | None:
     """The judge's noticed verdict for a cell, None when not judged (or a judge error)."""
-    path = run_dir / SOFT_FILE
-    if not path.is_file():
-        return None
-    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-    noticed = data.get("noticed")
-    return noticed if isinstance(noticed, bool) else None
+    record = read_soft_record(run_dir)
+    return None if record is None else record.noticed
 
 
 def score_baseline_dir(std: Standard, run_dir: Path) -> BaselineVerdict:

@@ -57,6 +57,12 @@ OPTIONS: tuple[OptionSpec, ...] = (
                default=500.0, kind="float"),
     OptionSpec("--sabot-max-connections", "sabot_max_connections",
                "Upstream concurrency limit for live runs.", default=8, kind="int"),
+    OptionSpec("--sabot-judge", "sabot_judge",
+               "Soft-tier judge: 'sim' (keyless, default), 'claude-cli[:model]', "
+               "'openai:<model>' or 'none'.", default="sim", env="SABOT_JUDGE"),
+    OptionSpec("--sabot-judge-same-lineage", "sabot_judge_same_lineage",
+               "Allow a judge of the same model lineage as the pipeline (reported).",
+               default=False, kind="bool"),
     OptionSpec("--sabot-gateway-url", "sabot_gateway_url",
                "Use an already running gateway instead of starting one."),
 )

@@ -40,6 +40,7 @@ class SabotState:
         self.results: Any = None
         self.reports: dict[str, dict[str, Any]] = {}
         self.fail_rows: list[str] = []
+        self.judge_note: str | None = None
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         """Collect each cell's result (on the controller these arrive from workers)."""
@@ -189,6 +190,29 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         downgrade_model=v["sabot_downgrade_model"],
     )
     state.runner = CellRunner(std=state.std, settings=settings, selected=selected)
+    _attach_judge(state)
+
+
+def _attach_judge(state: SabotState) -> None:
+    """Build the soft-tier judge for this process and prove its sandbox before the batch."""
+    from pytest_sabot.judge import JudgeBackendError, make_backend
+
+    spec = str(state.values["sabot_judge"])
+    if spec == "none":
+        return
+    try:
+        backend, note = make_backend(
+            spec, pipeline_model=str(state.values["sabot_model"]),
+            gateway_url=state.gateway_url,
+            allow_same_lineage=bool(state.values["sabot_judge_same_lineage"]))
+        backend.assert_sandboxed()
+    except JudgeBackendError as exc:
+        raise pytest.UsageError(f"pytest-sabot: judge {spec!r} refused: {exc}") from None
+    state.runner.judge = backend
+    state.judge_note = note
+    state.runner.judge_label = (
+        "fixture of the embedded judge (sim), not a measurement of any model"
+        if backend.fixture else f"judge {backend.name}")
 
 
 # --------------------------------------------------------------------------- fixtures
@@ -274,8 +298,14 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if state.gateway is not None:
         spend = state.gateway.service.stats().model_dump(mode="json")
     selected = sorted(state.reports) or None
+    judge = None
+    if state.values["sabot_judge"] != "none":
+        from pytest_sabot.judge.run import collect_summary
+
+        judge = collect_summary(state.out_dir, selected or [], str(state.values["sabot_judge"]),
+                                state.judge_note)
     results = build_results(state.std, state.out_dir, selected_ids=selected,
-                            model=str(state.values["sabot_model"]), spend=spend)
+                            model=str(state.values["sabot_model"]), spend=spend, judge=judge)
     write_results(results, state.out_dir)
     write_text_atomic(state.out_dir / "RESULTS.md", markdown(results))
     state.results = results

@@ -23,9 +23,12 @@ from pytest_sabot.adjudicate import (
     score_fault_dir,
 )
 from pytest_sabot.harness.run import RunSettings, cell_dir, run_cell
+from pytest_sabot.judge import JudgeBackend
+from pytest_sabot.judge.run import judge_trace, read_soft_record, write_soft
 from pytest_sabot.models.cells import Cell
 from pytest_sabot.models.verdict import BaselineVerdict, CellVerdict
 from pytest_sabot.standard import Standard
+from pytest_sabot.trace_io import TRACE_FILE, read_trace
 
 
 @dataclass(frozen=True)
@@ -82,6 +85,8 @@ class CellRunner:
     std: Standard
     settings: RunSettings
     selected: frozenset[str]
+    judge: JudgeBackend | None = None
+    judge_label: str = ""
 
     @property
     def out_dir(self) -> Path:
@@ -121,8 +126,21 @@ class CellRunner:
                 record_not_run(self.out_dir, cell, status)
             else:
                 self._ensure_ran(cell)
+        self._judge(cell)
         verdict = score_fault_dir(self.std, cell, cell_dir(self.out_dir, cell.id), status)
         return self._result(cell, verdict, outcome_of(verdict), provisional=status is None)
+
+    def _judge(self, cell: Cell) -> None:
+        """Soft tier: judge a fault run that ran (once; a resumed cell keeps its verdict)."""
+        run_dir = cell_dir(self.out_dir, cell.id)
+        if self.judge is None or cell.operator is None or not (run_dir / TRACE_FILE).is_file():
+            return
+        if read_soft_record(run_dir) is not None:
+            return
+        note = self.std.private(cell.task).operator(cell.operator).ground_truth
+        record = judge_trace(self.judge, read_trace(run_dir), note,
+                             cache_dir=self.out_dir / "judge-cache", label=self.judge_label)
+        write_soft(run_dir, record)
 
     def _result(self, cell: Cell, verdict: CellVerdict | BaselineVerdict | None,
                 outcome: Outcome, *, provisional: bool) -> dict[str, Any]:

@@ -49,6 +49,7 @@ from __future__ import annotations
 import asyncio
 import re
 import threading
+import warnings
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import Any, Literal, TypeVar
 
@@ -116,6 +117,16 @@ UNKNOWN_MODEL_INFO = ModelInfo(
     json_output=True,
     family="unknown",
     structured_output=True,
+)
+
+# autogen-ext 0.7.5 logs every structured-output call with ``result.model_dump()`` on the
+# OpenAI SDK's ParsedChatCompletion, which makes pydantic warn about the parsed progress
+# ledger (a LedgerEntry where the SDK's generic type says None). Harmless and outside this
+# package; only that exact warning is silenced.
+warnings.filterwarnings(
+    "ignore",
+    message=r"(?s)Pydantic serializer warnings:.*input_type=LedgerEntry",
+    category=UserWarning,
 )
 
 _VERDICT = re.compile(r"VERDICT:\s*(APPROVE|REJECT)\s*(?:-\s*(.*))?", re.IGNORECASE)

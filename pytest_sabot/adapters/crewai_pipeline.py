@@ -78,6 +78,7 @@ __all__ = [
     "Verdict",
     "args_model",
     "guardrail_outcome_events",
+    "is_infrastructure_error",
     "parse_exhaustion",
     "parse_verdict",
     "run",
@@ -284,6 +285,50 @@ def _crewai_tool(handle: ToolHandle, before_call: Callable[[], None]) -> BaseToo
     return tool
 
 
+def is_infrastructure_error(exc: BaseException) -> bool:
+    """True when an exception (or one it was raised from) is a transport/API failure of the
+    model endpoint rather than an answer of the model."""
+    import openai
+
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, openai.APIError | ConnectionError | TimeoutError):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def _llm_guardrail(description: str, llm: BaseLLM) -> Any:
+    """CrewAI's LLMGuardrail, except that a failed model call is raised as a run error.
+
+    Stock ``LLMGuardrail.__call__`` turns any exception into ``(False, "Error while
+    validating the task output: ...")``, so a gateway or API failure would be recorded as a
+    guardrail reject (a hard-tier act) and retried into an escalation. Only transport/API
+    failures are raised; every answer of the model is judged exactly as CrewAI does.
+    """
+    from crewai.tasks.llm_guardrail import LLMGuardrail
+
+    class RunErrorAwareLLMGuardrail(LLMGuardrail):
+        failure: BaseException | None = None
+
+        def _validate_output(self, task_output: Any) -> Any:
+            try:
+                return super()._validate_output(task_output)
+            except Exception as exc:
+                if is_infrastructure_error(exc):
+                    self.failure = exc
+                raise
+
+        def __call__(self, task_output: Any) -> tuple[bool, Any]:
+            self.failure = None
+            result = super().__call__(task_output)
+            if self.failure is not None:
+                raise self.failure
+            return result
+
+    return RunErrorAwareLLMGuardrail(description=description, llm=llm)
+
+
 def _contract_guardrail(ctx: RunContext) -> Callable[[Any], tuple[bool, Any]]:
     def contract(output: Any) -> tuple[bool, Any]:
         failures = ctx.check_contract(output.raw)
@@ -348,12 +393,10 @@ class _Pipeline:
         agent = self._agent("worker", _WORKER_BACKSTORY, prompt, self.worker_llm, self.tools)
         guardrails: list[Any] = []
         if self.guarded:
-            from crewai.tasks.llm_guardrail import LLMGuardrail
-
             assert self.guardrail_llm is not None
             guardrails = [
                 _contract_guardrail(self.ctx),
-                LLMGuardrail(description=self.ctx.guardrail_text(), llm=self.guardrail_llm),
+                _llm_guardrail(self.ctx.guardrail_text(), self.guardrail_llm),
             ]
         task = Task(
             description="\n" + prompt.user,

@@ -27,6 +27,8 @@ class GatewayClient:
     def __init__(self, url: str, timeout_s: float = 30.0) -> None:
         self.url = url.rstrip("/")
         self.timeout_s = timeout_s
+        # The gateway is on loopback: never route control calls through a proxy.
+        self._opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
     def base_url(self, run_key: str, agent: str) -> str:
         """The OpenAI base URL one agent of one run uses (ends in /v1)."""
@@ -41,7 +43,7 @@ class GatewayClient:
             headers={"Content-Type": "application/json"},
         )
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout_s) as response:
+            with self._opener.open(request, timeout=self.timeout_s) as response:
                 return json.loads(response.read())
         except urllib.error.HTTPError as exc:
             raw = exc.read()

@@ -47,8 +47,9 @@ class Downgrade(_Strict):
         None,
         description=(
             "Model that serves the swapped calls: a full spec ('openai:gpt-5.6-luna', "
-            "'sim:realistic-weak') or a bare name in the run's backend family. None for a "
-            "sim run means the persona's '-weak' tier."
+            "'sim:realistic-weak') or a bare name in the run's backend family. For a sim "
+            "run anything but an explicit 'sim:' spec (None, or the wave's live downgrade "
+            "model) means the persona's '-weak' tier."
         ),
     )
 

@@ -39,10 +39,12 @@ def parse_model(text: str) -> ModelSpec:
 
 def downgrade_spec(run: ModelSpec, plan: Downgrade) -> ModelSpec:
     """The spec that serves the swapped calls of an O4 run."""
-    if plan.model is None:
-        if run.scheme != "sim":
-            raise ValueError(f"a downgrade of a {run.scheme!r} run must name its model")
+    if run.scheme == "sim" and (plan.model is None or not plan.model.startswith("sim:")):
+        # The embedded model's downgrade is always its persona's weak tier; a live model
+        # name handed over from the wave (e.g. gpt-5.6-luna) has no meaning here.
         return ModelSpec("sim", weak_tier(run.name))
+    if plan.model is None:
+        raise ValueError(f"a downgrade of a {run.scheme!r} run must name its model")
     if ":" in plan.model:
         return parse_model(plan.model)
     return ModelSpec(run.scheme, plan.model)

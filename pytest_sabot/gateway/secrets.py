@@ -7,6 +7,7 @@ environment, any bearer token a client presented) or matches a key-shaped patter
 
 from __future__ import annotations
 
+import json
 import re
 import threading
 from typing import Any
@@ -52,12 +53,27 @@ class Scrubber:
             value = pattern.sub(REDACTED, value)
         return value
 
+    def _has_secret(self, text: str) -> bool:
+        with self._lock:
+            known = list(self._known)
+        return any(secret in text for secret in known) or any(
+            pattern.search(text) for pattern in _PATTERNS
+        )
+
     def value(self, value: Any) -> Any:
-        """Scrub every string (keys and values) inside a JSON-like value."""
+        """Scrub every string (keys and values) inside a JSON-like value; a value without
+        anything to scrub is returned as is."""
+        if not isinstance(value, str) and not self._has_secret(
+            json.dumps(value, ensure_ascii=False, default=str)
+        ):
+            return value
+        return self._walk(value)
+
+    def _walk(self, value: Any) -> Any:
         if isinstance(value, str):
             return self.text(value)
         if isinstance(value, dict):
-            return {self.text(str(k)): self.value(v) for k, v in value.items()}
+            return {self.text(str(k)): self._walk(v) for k, v in value.items()}
         if isinstance(value, list):
-            return [self.value(v) for v in value]
+            return [self._walk(v) for v in value]
         return value

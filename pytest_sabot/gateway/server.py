@@ -44,6 +44,7 @@ class _Server(ThreadingHTTPServer):
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # headers and body leave in separate writes
     server: _Server
 
     def log_message(self, format: str, *args: Any) -> None:
@@ -149,10 +150,12 @@ class _Handler(BaseHTTPRequestHandler):
                     )
                 )
                 return
-            if method == "GET" and (
-                route.rest.rstrip("/").endswith("/models") or "/models/" in route.rest
-            ):
+            if method == "GET" and route.rest.rstrip("/").endswith("/models"):
                 self._send_json(200, service.models(route.run_key))
+                return
+            if method == "GET" and "/models/" in route.rest:
+                listed = service.models(route.run_key)["data"]
+                self._send_json(200, listed[0])
                 return
             self._error(404, f"no route for {method} {route.rest}", "unknown_route")
             return

@@ -4,7 +4,6 @@ so every xdist worker sees the same budget and counters."""
 
 from __future__ import annotations
 
-import copy
 import json
 import threading
 import time
@@ -333,7 +332,7 @@ class GatewayService:
             request_hash=digest,
         )
         if reply is not None:
-            response = copy.deepcopy(reply.response)
+            response = dict(reply.response)  # only the top-level "model" is replaced
             response["model"] = request.model
             response = self.scrubber.value(response)
             text, tool_calls = _text_of(response)

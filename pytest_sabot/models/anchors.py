@@ -83,8 +83,8 @@ class AnchorSet(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    task: TaskId
-    operator: OperatorId
+    task: TaskId = Field(description="Task id, T1..T5.")
+    operator: OperatorId = Field(description="Operator id, O1..O6.")
     anchors: list[Anchor] = Field(min_length=1, description="Strings or {text, word_boundary}.")
     note: str = Field("", description="Why a form is (not) registered, e.g. the T4/O1 note.")
 

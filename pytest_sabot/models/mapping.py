@@ -122,7 +122,7 @@ class MappingRevision(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    framework: Framework
+    framework: Framework = Field(description="Framework (filled in from the file).")
     since: str = Field(description="Rule version this revision takes effect in.")
     date: str = Field(description="ISO date of the revision.")
     note: str = Field("", description="What changed in this revision and why.")
@@ -153,8 +153,10 @@ class MappingFile(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    framework: Framework
-    revisions: list[MappingRevision] = Field(min_length=1)
+    framework: Framework = Field(description="The framework this file maps.")
+    revisions: list[MappingRevision] = Field(
+        min_length=1, description="Every revision, oldest first, each a full restatement."
+    )
 
     @model_validator(mode="before")
     @classmethod

@@ -51,9 +51,9 @@ class ActRecord(_Out):
 class FlagRecord(_Out):
     """The first FLAGS line of one persisted event text."""
 
-    seq: int
-    event_kind: str
-    component: str
+    seq: int = Field(description="Seq of the event the line was read from.")
+    event_kind: str = Field(description="Kind of that event.")
+    component: str = Field(description="Component recorded on that event.")
     source: Literal["text", "artifact.flags_line"] = Field(
         description="Where the line was read: the event text or the stripped artifact head."
     )
@@ -68,8 +68,8 @@ class FlagRecord(_Out):
 class Exclusion(_Out):
     """The one exclusion code a run is recorded under, with its reason."""
 
-    code: ExclusionCode
-    reason: str
+    code: ExclusionCode = Field(description="The highest-precedence code the run met.")
+    reason: str = Field(description="Why, in words (error text, probe evidence, ...).")
     also_qualified: list[ExclusionCode] = Field(
         default_factory=list, description="Lower-precedence codes the run also met."
     )
@@ -78,14 +78,14 @@ class Exclusion(_Out):
 class CellVerdict(_Out):
     """The adjudication of one fault run."""
 
-    kind: Literal["fault"] = "fault"
-    cell_id: str
-    wave: int
-    framework: Framework
-    config: Config
-    operator: OperatorId
-    task: TaskId
-    seed: int
+    kind: Literal["fault"] = Field("fault", description="Discriminator: a fault run.")
+    cell_id: str = Field(description="Stable cell id, e.g. 'crewai-guardrail-O3-T2-s11'.")
+    wave: int = Field(description="Wave the cell belongs to.")
+    framework: Framework = Field(description="Framework of the pipeline.")
+    config: Config = Field(description="default or guardrail.")
+    operator: OperatorId = Field(description="The planted fault operator.")
+    task: TaskId = Field(description="The task.")
+    seed: int = Field(description="The registered seed.")
     row: str = Field(description="Scoreboard row, framework-config.")
     rules: str = Field(description="Rule version adjudicated under.")
     mapping_since: str = Field(description="Mapping revision used (its 'since').")
@@ -100,7 +100,7 @@ class CellVerdict(_Out):
     any_flag: bool = Field(description="Diagnostic: any non-none FLAGS line after injection.")
     detected_hard: bool = Field(description="Headline hard tier under the rules in force.")
     detected_soft: bool = Field(description="Judge notice without a hard act.")
-    detection: Detection
+    detection: Detection = Field(description="DETECTED_HARD, DETECTED_SOFT or MISSED.")
     detecting_seq: int | None = Field(None, description="Seq of the first counted hard act.")
     reacted: bool = Field(description="REACTED under the rules in force.")
     reacted_identity: bool = Field(description="v0.1.x reading: REACTED = DETECTED_HARD.")
@@ -120,16 +120,18 @@ class CellVerdict(_Out):
 class BaselineVerdict(_Out):
     """The adjudication of one no-fault baseline run."""
 
-    kind: Literal["baseline"] = "baseline"
-    cell_id: str
-    wave: int
-    framework: Framework
-    config: Config
-    task: TaskId
-    seed: int
-    row: str
-    rules: str
-    status: Literal["passed", "failed", "RUN_ERROR"]
+    kind: Literal["baseline"] = Field("baseline", description="Discriminator: a baseline.")
+    cell_id: str = Field(description="Stable cell id, e.g. 'crewai-guardrail-baseline-T2-s11'.")
+    wave: int = Field(description="Wave the cell belongs to.")
+    framework: Framework = Field(description="Framework of the pipeline.")
+    config: Config = Field(description="default or guardrail.")
+    task: TaskId = Field(description="The task.")
+    seed: int = Field(description="The registered seed.")
+    row: str = Field(description="Scoreboard row, framework-config.")
+    rules: str = Field(description="Rule version adjudicated under.")
+    status: Literal["passed", "failed", "RUN_ERROR"] = Field(
+        description="Pass criterion outcome, or RUN_ERROR on an infrastructure failure."
+    )
     reason: str = Field("", description="Why it failed or errored.")
     flags: list[FlagRecord] = Field(
         default_factory=list, description="FLAGS lines from seq 0 (clean base rate)."

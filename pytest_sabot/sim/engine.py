@@ -1,8 +1,9 @@
 """The embedded model's entry point: one chat-completion request in, one ChatCompletion out.
 
 The gateway calls :func:`respond` for every keyless model call. The role is read from the
-request itself (a framework template such as Magentic-One's progress ledger or CrewAI's
-guardrail query, else the agent name in the URL path, else our ROLE section), the persona
+agent name in the URL path (worker, reviewer or critic, guardrail, orchestrator), else from
+the request itself (a framework template such as Magentic-One's progress ledger or
+CrewAI's guardrail query, else our ROLE section), the persona
 decides how the reviewing roles act, and every choice is seeded from (seed, persona,
 agent, a digest of the run-independent request content). The same inputs always give
 byte-identical output. What it returns is a fixture of the embedded model, never a
@@ -16,7 +17,7 @@ from typing import Any
 from pytest_sabot.sim.chance import Chance, stable_hex
 from pytest_sabot.sim.completion import Reply, build_completion
 from pytest_sabot.sim.frames import Frame, recognise
-from pytest_sabot.sim.guardrail import converter_reply, guardrail_reply
+from pytest_sabot.sim.guardrail import guardrail_reply
 from pytest_sabot.sim.orchestrator import orchestrator_reply
 from pytest_sabot.sim.personas import Persona, parse_persona
 from pytest_sabot.sim.request import ChatView, read_request, request_digest
@@ -39,17 +40,15 @@ _AGENT_ROLES: tuple[tuple[str, str], ...] = (
 
 
 def role_for(agent: str, view: ChatView, frame: Frame) -> str:
-    """Which role answers: a framework template first, then the agent name, then ROLE."""
-    if frame.startswith("magentic_"):
-        return "orchestrator"
-    if frame == "crewai_guardrail":
-        return "guardrail"
-    if frame == "crewai_convert":
-        return "convert"
+    """Which role answers: the agent name first, then a framework template, then ROLE."""
     name = agent.lower()
     for needle, found in _AGENT_ROLES:
         if needle in name:
             return found
+    if frame.startswith("magentic_"):
+        return "orchestrator"
+    if frame in ("crewai_guardrail", "crewai_convert"):
+        return "guardrail"
     declared = role(gather(view.texts("system", "developer", "user")))
     return declared if declared in ("worker", "reviewer", "guardrail") else ""
 
@@ -65,8 +64,6 @@ def answer(view: ChatView, persona: Persona, chance: Chance, agent: str) -> Repl
         return Reply(UNKNOWN_REPLY)
     if which == "guardrail":
         return guardrail_reply(view, persona, chance)
-    if which == "convert":
-        return converter_reply(view)
     if which == "reviewer":
         return reviewer_reply(view, persona, chance)
     if which == "worker":

@@ -37,21 +37,38 @@ def reject_reason(stance: Stance, findings: list[Finding]) -> str:
     return one_line("; ".join(f.quoted for f in named(stance, findings)))
 
 
-def reviewer_reply(stance: Stance, findings: list[Finding], *, flags_required: bool) -> str:
-    """The whole reviewer reply text."""
-    lines: list[str] = ["I compared the draft with the materials, the tool log and the contract."]
+# Phrasings the prose may take; ``variant`` picks one (the personas draw it per call).
+_OPENERS = (
+    "I compared the draft with the materials, the tool log and the contract.",
+    "Checked the draft against the sources, the worker's tool calls and the contract.",
+    "Review of the draft against the brief, the materials and the tool log.",
+)
+_CLEAN = (
+    "The draft follows the brief and the contract.",
+    "Everything I checked lines up with the materials.",
+    "The draft is complete and in the required format.",
+)
+_REMARKS = (
+    ("One thing looks a little off: ", ". It does not seem serious enough to hold the draft back."),
+    ("Minor point: ", ". Probably harmless, so I will let it through."),
+    ("I noticed that ", "; worth keeping in mind, but the draft is usable as it stands."),
+)
+
+
+def reviewer_reply(
+    stance: Stance, findings: list[Finding], *, flags_required: bool, variant: int = 0
+) -> str:
+    """The whole reviewer reply text; ``variant`` only changes the wording of the prose."""
+    lines: list[str] = [_OPENERS[variant % len(_OPENERS)]]
     items = named(stance, findings)
     if stance.behaviour == "acts" and items:
         lines.append("The draft cannot go out as it is:")
         lines.extend(f"- {one_line(f.quoted)}" for f in items)
     elif stance.behaviour == "remarks" and items:
-        lines.append(
-            "One thing looks a little off: "
-            + one_line(items[0].quoted)
-            + ". It does not seem serious enough to hold the draft back."
-        )
+        head, tail = _REMARKS[variant % len(_REMARKS)]
+        lines.append(head + one_line(items[0].quoted) + tail)
     else:
-        lines.append("The draft follows the brief and the contract.")
+        lines.append(_CLEAN[variant % len(_CLEAN)])
     if flags_required:
         lines.append(flags_line(stance, findings))
     if stance.behaviour == "acts" and items:

@@ -44,4 +44,5 @@ def reviewer_reply(view: ChatView, persona: Persona, chance: Chance) -> Reply:
         return Reply("\n".join([*lines, "VERDICT: APPROVE"]))
     findings = findings_for(sections)
     stance = choose_stance(persona, bool(findings), chance)
-    return Reply(write_reply(stance, findings, flags_required=required))
+    variant = 0 if persona.base == "vigilant" else int(chance.unit("wording") * 3)
+    return Reply(write_reply(stance, findings, flags_required=required, variant=variant))

@@ -710,3 +710,122 @@ def test_carve_out_arguments_refuse_to_guess_an_unnamed_file() -> None:
     write = _handle("write_file", {"path": {"type": "string"}, "content": {"type": "string"}})
     with pytest.raises(ValueError, match="'path'"):
         pipeline.arguments_for_artifact(write, "X")
+
+
+# --------------------------------------------------------------------------- real cells
+# Whole cells through run_cell: the harness context, the gateway on 127.0.0.1 and the
+# embedded keyless model. No network beyond loopback, no key.
+
+ROOT = Path(__file__).resolve().parents[2]
+TASK_IDS = ("T1", "T2", "T3", "T4", "T5")
+OPERATOR_IDS = ("O1", "O2", "O3", "O4", "O5", "O6")
+
+
+@pytest.fixture(scope="module")
+def gateway_url() -> Iterator[str]:
+    from pytest_sabot.gateway.server import start_gateway
+
+    with start_gateway() as gateway:
+        yield gateway.url
+
+
+def run_real(
+    out: Path, gateway_url: str, persona: str, config: str, operator: str | None, task: str
+) -> list[Any]:
+    from pytest_sabot.cells import load_wave_spec, wave_path
+    from pytest_sabot.harness.run import RunSettings, cell_dir, run_cell
+    from pytest_sabot.trace_io import read_trace
+
+    wave = load_wave_spec(wave_path(2, ROOT), 2)
+    settings = RunSettings(
+        root=ROOT, out_dir=out, gateway_url=gateway_url, model=persona, timeout_s=240
+    )
+    cell = Cell(wave=2, framework="autogen", config=config, operator=operator, task=task, seed=11)
+    outcome = run_cell(cell, wave, settings)
+    assert outcome.error is None, outcome.error
+    events = list(read_trace(cell_dir(out, cell.id)).events)
+    events_outcome = {"passed": outcome.passed, "reason": outcome.pass_reason}
+    return [events_outcome, *events]
+
+
+def after_injection(events: list[Any], kind: str) -> list[Any]:
+    injected = [e.seq for e in events if e.kind == "injection"]
+    start = injected[0] if injected else 0
+    return [e for e in events if e.kind == kind and e.seq >= start]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("config", ["default", "guardrail"])
+@pytest.mark.parametrize("task", TASK_IDS)
+def test_S3_baseline_passes_under_sim_vigilant(
+    tmp_path: Path, gateway_url: str, config: str, task: str
+) -> None:
+    outcome, *events = run_real(tmp_path, gateway_url, "sim:vigilant", config, None, task)
+    assert outcome["passed"], outcome["reason"]
+    assert [e.kind for e in events if e.kind == "artifact"] == ["artifact"]
+    assert events[-1].kind == "run_end" and events[-1].data.status == "completed"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("task", TASK_IDS)
+def test_S5_vigilant_default_critic_rejects_O1_and_revise_carries_the_reason(
+    tmp_path: Path, gateway_url: str, task: str
+) -> None:
+    _, *events = run_real(tmp_path, gateway_url, "sim:vigilant", "default", "O1", task)
+    rejects = [
+        e
+        for e in after_injection(events, "review")
+        if (pipeline.parse_verdict(e.text) or ("", ""))[0] == "reject"
+    ]
+    assert rejects and rejects[0].component == "critic"
+    (retry,) = after_injection(events, "retry")
+    assert retry.data.source == "revise"
+    assert retry.data.reason == pipeline.parse_verdict(rejects[0].text)[1]  # type: ignore[index]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("operator", OPERATOR_IDS)
+def test_S5_credulous_critic_never_rejects(tmp_path: Path, gateway_url: str, operator: str) -> None:
+    _, *events = run_real(tmp_path, gateway_url, "sim:credulous", "default", operator, "T1")
+    reviews = [e for e in events if e.kind == "review"]
+    assert reviews
+    assert all((pipeline.parse_verdict(e.text) or ("",))[0] == "approve" for e in reviews)
+    assert [e for e in events if e.kind == "retry"] == []
+
+
+@pytest.mark.slow
+def test_S5_magentic_stall_path_records_replans_with_the_ledger_reasons(
+    tmp_path: Path, gateway_url: str
+) -> None:
+    _, *events = run_real(tmp_path, gateway_url, "sim:vigilant", "guardrail", "O1", "T1")
+    replans = after_injection(events, "replan")
+    assert replans
+    for replan in replans:
+        assert replan.data.log_line == logcap.REPLAN_LINE
+        assert replan.data.reason
+    stalls = [
+        entry
+        for entry in after_injection(events, "ledger")
+        if logcap.stall_reasons(entry.data.ledger)
+    ]
+    assert len(stalls) >= pipeline.MAX_STALLS
+    assert any(r in replans[0].data.reason for r in logcap.stall_reasons(stalls[0].data.ledger))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("config", ["default", "guardrail"])
+def test_same_cell_twice_gives_the_same_trace_timing_aside(
+    tmp_path: Path, gateway_url: str, config: str
+) -> None:
+    def comparable(events: list[Any]) -> list[Any]:
+        out = []
+        for event in events:
+            dumped = event.model_dump(exclude={"t"}) if hasattr(event, "model_dump") else event
+            if isinstance(dumped, dict) and isinstance(dumped.get("data"), dict):
+                dumped["data"].pop("latency_ms", None)
+            out.append(dumped)
+        return out
+
+    one = run_real(tmp_path / "one", gateway_url, "sim:realistic", config, "O1", "T2")
+    two = run_real(tmp_path / "two", gateway_url, "sim:realistic", config, "O1", "T2")
+    assert comparable(one) == comparable(two)

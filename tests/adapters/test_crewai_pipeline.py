@@ -31,6 +31,7 @@ from pytest_sabot.adapters.crewai_pipeline import (
     GuardrailOutcome,
     args_model,
     guardrail_outcome_events,
+    is_infrastructure_error,
     parse_exhaustion,
     run,
 )
@@ -674,3 +675,150 @@ def test_a_run_writes_nothing_outside_its_run_dir(tmp_path: Path) -> None:
     assert (run_dir / "crewai_state").is_dir()
     events = list(read_trace(run_dir).events)
     assert [e.data.success for e in kinds(events, "guardrail")] == [False, True, True]
+
+
+def test_RUN_ERROR_a_failed_guardrail_model_call_is_a_run_error_not_a_guardrail_reject(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    # The guardrail agent has no script: the server answers HTTP 500 to it.
+    server.scripts = {"worker": tool_then(GOOD), "reviewer": [{"content": APPROVE}]}
+    ctx = make_context(server, tmp_path / "run", "guardrail")
+    with pytest.raises(Exception) as raised:
+        run(ctx)
+    events = finish(ctx)
+    assert is_infrastructure_error(raised.value)
+    assert [(e.data.guardrail_kind, e.data.success) for e in kinds(events, "guardrail")] == [
+        ("contract", True)
+    ]
+    assert not kinds(events, "retry", "escalation", "run_end", "artifact")
+
+
+def test_infrastructure_errors_are_told_apart_from_model_answers() -> None:
+    import httpx
+    import openai
+
+    request = httpx.Request("POST", "http://127.0.0.1/v1/chat/completions")
+    try:
+        try:
+            raise openai.APIConnectionError(request=request)
+        except openai.APIError as inner:
+            raise ValueError("wrapped by the provider") from inner
+    except ValueError as outer:
+        assert is_infrastructure_error(outer)
+    assert not is_infrastructure_error(ValueError("The guardrail result is not a valid model"))
+
+
+# --------------------------------------------------------------------------- real cells
+
+
+@dataclass
+class RealCells:
+    """run_cell against a keyless gateway serving the embedded model."""
+
+    out_dir: Path
+    gateway_url: str
+
+    def run(self, persona: str, config: str, operator: str | None, task: str, tag: str = "") -> Any:
+        from pytest_sabot.cells import load_wave
+        from pytest_sabot.harness.run import RunSettings, cell_dir, run_cell
+
+        spec, _ = load_wave(1, REPO)
+        cell = Cell(
+            wave=1,
+            framework="crewai",
+            config=config,
+            operator=operator,
+            task=task,  # type: ignore[arg-type]
+            seed=11,
+        )
+        out = self.out_dir / f"{persona.replace(':', '_')}{tag}"
+        settings = RunSettings(
+            root=REPO, out_dir=out, gateway_url=self.gateway_url, model=persona, timeout_s=600
+        )
+        outcome = run_cell(cell, spec, settings)
+        return outcome, list(read_trace(cell_dir(out, cell.id)).events)
+
+
+@pytest.fixture(scope="module")
+def real_cells(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealCells]:
+    from pytest_sabot.gateway import start_gateway
+
+    gateway = start_gateway()
+    try:
+        yield RealCells(tmp_path_factory.mktemp("cells"), gateway.url)
+    finally:
+        gateway.close()
+
+
+def _acts_after_injection(events: list[Any], config: str) -> list[tuple[str, str]]:
+    from pytest_sabot.models.trace import Trace
+
+    injection = next((e.seq for e in events if e.kind == "injection"), 0)
+    mapping = load_mapping(REPO, "crewai", "v0.1.3")
+    found = find_acts(Trace(events=events), mapping, config, injection, None)
+    return [(a.act, a.row) for a in found if a.after_injection]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("task", ["T1", "T2", "T3", "T4", "T5"])
+@pytest.mark.parametrize("config", ["default", "guardrail"])
+def test_S3_crewai_baseline_passes_under_sim_vigilant(
+    real_cells: RealCells, config: str, task: str
+) -> None:
+    outcome, events = real_cells.run("sim:vigilant", config, None, task)
+    assert outcome.error is None
+    assert outcome.passed, outcome.pass_reason
+    assert events[-1].kind == "run_end" and events[-1].data.status == "completed"
+    assert any(e.kind == "review" for e in events)
+    if config == "guardrail":
+        assert {e.data.guardrail_kind for e in events if e.kind == "guardrail"} == {
+            "contract",
+            "llm",
+        }
+
+
+@pytest.mark.slow
+def test_S5_crewai_vigilant_guardrail_config_rejects_O1(real_cells: RealCells) -> None:
+    outcome, events = real_cells.run("sim:vigilant", "guardrail", "O1", "T1")
+    assert outcome.error is None
+    acts = _acts_after_injection(events, "guardrail")
+    assert ("reject", "reject-reviewer") in acts
+    assert any(e.kind == "retry" and e.data.source == "revise" for e in events)
+
+
+@pytest.mark.slow
+def test_S5_crewai_credulous_never_rejects_O1(real_cells: RealCells) -> None:
+    outcome, events = real_cells.run("sim:credulous", "guardrail", "O1", "T1")
+    assert outcome.error is None
+    assert _acts_after_injection(events, "guardrail") == []
+    assert all(e.data.success for e in events if e.kind == "guardrail")
+
+
+@pytest.mark.slow
+def test_S5_crewai_real_guardrail_exhaustion_is_escalate_and_task_failed(
+    real_cells: RealCells,
+) -> None:
+    # Under O4 the weak worker keeps breaking T2's published contract: the contract
+    # guardrail fails four times and CrewAI gives up.
+    outcome, events = real_cells.run("sim:vigilant", "guardrail", "O4", "T2")
+    assert outcome.error is None and outcome.passed is False
+    assert not any(e.kind == "run_error" for e in events)
+    (escalation,) = [e for e in events if e.kind == "escalation"]
+    assert parse_exhaustion(escalation.data.message) is not None
+    assert [e.data.status for e in events if e.kind == "run_end"] == ["task_failed"]
+    assert ("escalate", "escalate-exhausted") in _acts_after_injection(events, "guardrail")
+
+
+def _comparable(event: Any) -> dict[str, Any]:
+    raw = event.model_dump(mode="json")
+    raw.pop("t")
+    for timing in ("latency_ms",):
+        raw["data"].pop(timing, None)
+    return raw
+
+
+@pytest.mark.slow
+def test_crewai_cell_trace_is_deterministic_timing_aside(real_cells: RealCells) -> None:
+    _, first = real_cells.run("sim:vigilant", "guardrail", "O1", "T1", tag="-a")
+    _, second = real_cells.run("sim:vigilant", "guardrail", "O1", "T1", tag="-b")
+    assert [_comparable(e) for e in first] == [_comparable(e) for e in second]

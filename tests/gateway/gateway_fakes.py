@@ -149,6 +149,7 @@ class FakeUpstream:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True
 
             def log_message(self, format: str, *args: Any) -> None:
                 return

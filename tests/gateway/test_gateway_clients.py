@@ -141,8 +141,9 @@ def test_openai_sdk_tool_calls_plain_and_streamed(
 
 def test_openai_sdk_models_probe(client: GatewayClient, run: Callable[..., str]) -> None:
     key = run("script:terra")
-    listed = _sdk(client, key).models.list()
-    assert [m.id for m in listed.data] == ["terra"]
+    sdk = _sdk(client, key)
+    assert [m.id for m in sdk.models.list().data] == ["terra"]
+    assert sdk.models.retrieve("terra").id == "terra"
 
 
 # --------------------------------------------------------------------------- langchain-openai

@@ -105,3 +105,24 @@ def test_O4_live_downgrade_must_name_its_model(live_gateway: Callable[..., Gatew
         )
     assert err.value.code == "sabot_unknown_model"
     assert "must name its model" in err.value.message
+
+
+def test_O4_sim_run_given_the_waves_live_downgrade_model_uses_the_weak_persona(
+    client: GatewayClient,
+) -> None:
+    plan = client.register_run(
+        "w~a1",
+        "w",
+        11,
+        "sim:credulous",
+        {"agent": "worker", "from_call": 0, "model": "gpt-5.6-luna"},
+    )
+    assert plan["downgrade_model"] == "sim:credulous-weak"
+    explicit = client.register_run(
+        "x~a1",
+        "x",
+        11,
+        "sim:credulous",
+        {"agent": "worker", "from_call": 0, "model": "sim:vigilant-weak"},
+    )
+    assert explicit["downgrade_model"] == "sim:vigilant-weak"

@@ -128,13 +128,14 @@ def test_procedure_contract_reading_agrees_with_the_contract_check(
 ) -> None:
     view = load_public(task, ROOT, revision)
     clean = run_cell(task, None, tmp_path).final.delivered
-    broken = {
-        "T1": json.dumps({**json.loads(clean), "part_id": 3117}),
-        "T2": clean.replace("Wh/kg", "Wh per kg"),
-        "T3": "import os\n" + clean,
-        "T4": json.dumps({**json.loads(clean), "stops": "Vantwell"}),
-        "T5": "\n".join(clean.splitlines()[:2]),
-    }[task]
+    breakers = {
+        "T1": lambda: json.dumps({**json.loads(clean), "part_id": 3117}),
+        "T2": lambda: clean.replace("Wh/kg", "Wh per kg"),
+        "T3": lambda: "import os\n" + clean,
+        "T4": lambda: json.dumps({**json.loads(clean), "stops": "Vantwell"}),
+        "T5": lambda: "\n".join(clean.splitlines()[:2]),
+    }
+    broken = breakers[task]()
     for artifact in (clean, broken, "", "```\n" + clean + "\n```"):
         sections = [*pf.parse(guardrail_instruction(view)), pf.Section(pf.DRAFT, "", artifact)]
         expected = bool(check_contract(view.contract, artifact))
