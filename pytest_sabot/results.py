@@ -74,7 +74,7 @@ def build_results(std: Standard, out_dir: Path, *, selected_ids: list[str] | Non
     ]
     runnable = [c for c in chosen if not c.carved_out]
     verdicts = score_recorded(std, out_dir, runnable)
-    carved = [c for c in std.cells if c.carved_out]
+    carved = [c for c in chosen if c.carved_out]
     versions = installed_versions()
     return ResultsFile(
         tool=f"pytest-sabot {__version__}",

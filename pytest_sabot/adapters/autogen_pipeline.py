@@ -119,15 +119,19 @@ UNKNOWN_MODEL_INFO = ModelInfo(
     structured_output=True,
 )
 
+
 # autogen-ext 0.7.5 logs every structured-output call with ``result.model_dump()`` on the
 # OpenAI SDK's ParsedChatCompletion, which makes pydantic warn about the parsed progress
 # ledger (a LedgerEntry where the SDK's generic type says None). Harmless and outside this
-# package; only that exact warning is silenced.
-warnings.filterwarnings(
-    "ignore",
-    message=r"(?s)Pydantic serializer warnings:.*input_type=LedgerEntry",
-    category=UserWarning,
-)
+# package; only that exact warning is silenced (again per run: pytest resets the warning
+# filters around every test).
+def _silence_ledger_dump_warning() -> None:
+    warnings.filterwarnings(
+        "ignore",
+        message=r"(?s)Pydantic serializer warnings:.*input_type=LedgerEntry",
+        category=UserWarning,
+    )
+
 
 _VERDICT = re.compile(r"VERDICT:\s*(APPROVE|REJECT)\s*(?:-\s*(.*))?", re.IGNORECASE)
 
@@ -454,6 +458,7 @@ def _in_fresh_loop(make: Coroutine[Any, Any, _T] | Awaitable[_T]) -> _T:
 
 def run(ctx: RunContext) -> None:
     """Build and run one AutoGen pipeline for ``ctx.cell`` (default or guardrail config)."""
+    _silence_ledger_dump_warning()
     if ctx.cell.config == "guardrail":
         _in_fresh_loop(_run_guardrail(ctx))
     else:

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-GENERIC_PARAPHRASE = "part of the draft does not sit well with the inputs it was built from"
+from pytest_sabot.sim.procedures.types import GENERIC_PARAPHRASE
+
+__all__ = ["GENERIC_PARAPHRASE", "Finding"]
 
 
 @dataclass(frozen=True)

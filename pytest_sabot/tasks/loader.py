@@ -95,10 +95,13 @@ def _read_text(path: Path, field: str) -> str:
         raise SabotDataError(path, field, "UTF-8 text") from None
 
 
+_YAML_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 def _read_yaml(path: Path) -> Any:
     text = _read_text(path, "")
     try:
-        return yaml.safe_load(text)
+        return yaml.load(text, Loader=_YAML_LOADER)
     except yaml.YAMLError as err:
         raise SabotDataError(path, "", f"valid YAML ({err})") from None
 
@@ -135,11 +138,13 @@ def load_task_file(task_id: str, root: Path) -> TaskFile:
     return task
 
 
-def load_contract(task_id: str, root: Path, revision: str) -> ContractFile:
+def load_contract(
+    task_id: str, root: Path, revision: str, task: TaskFile | None = None
+) -> ContractFile:
     """One published contract revision of a task."""
     public = _task_dir(task_id, root) / "public"
     task_path = public / "task.yaml"
-    task = load_task_file(task_id, root)
+    task = task if task is not None else load_task_file(task_id, root)
     if revision not in task.contracts:
         raise SabotDataError(
             task_path, "contracts", f"a contract revision among {sorted(task.contracts)}", revision
@@ -174,7 +179,7 @@ def load_public(task_id: str, root: Path, contract_revision: str) -> PublicView:
         brief=task.brief,
         artifact=task.artifact,
         materials=tuple(materials),
-        contract=load_contract(task_id, root, contract_revision),
+        contract=load_contract(task_id, root, contract_revision, task),
         tools=tuple(task.tools),
     )
 

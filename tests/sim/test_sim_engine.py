@@ -114,3 +114,37 @@ def test_magentic_ledger_json_has_every_key_and_names_the_worker() -> None:
     LedgerEntry.model_validate(ledger)
     assert ledger["next_speaker"]["answer"] == "worker"
     assert ledger["is_request_satisfied"]["answer"] is False
+
+
+def test_guardrail_restates_an_earlier_judgment_for_the_crewai_converter() -> None:
+    earlier = '{"valid": false, "feedback": "the artifact is not one JSON object"}'
+    body = chat(
+        ("system", "Format your final answer according to the following OpenAPI schema: {}"),
+        ("user", earlier),
+    )
+    content = message(_call(body, agent="guardrail"))["content"]
+    assert json.loads(content) == json.loads(earlier)
+
+
+def test_a_framework_template_is_recognised_whatever_the_agent_is_called() -> None:
+    body = chat(("user", TASK_TEXT), ("user", _ledger_prompt("worker")))
+    ledger = json.loads(message(_call(body, agent="team-manager"))["content"])
+    assert set(ledger) == LEDGER_KEYS
+
+
+def test_magentic_fact_sheet_has_the_four_headings() -> None:
+    from autogen_agentchat.teams._group_chat._magentic_one._prompts import (
+        ORCHESTRATOR_TASK_LEDGER_FACTS_PROMPT,
+    )
+
+    body = chat(("user", ORCHESTRATOR_TASK_LEDGER_FACTS_PROMPT.format(task=TASK_TEXT)))
+    content = message(_call(body, agent="orchestrator"))["content"]
+    headings = [
+        "1. GIVEN OR VERIFIED FACTS",
+        "2. FACTS TO LOOK UP",
+        "3. FACTS TO DERIVE",
+        "4. EDUCATED GUESSES",
+    ]
+    assert [
+        line for line in content.splitlines() if line[:2] in ("1.", "2.", "3.", "4.")
+    ] == headings

@@ -32,8 +32,11 @@ def _chance(n: int) -> Chance:
     ],
 )
 @pytest.mark.parametrize("flags_required", [True, False])
-def test_S5_reply_ends_with_exactly_one_verdict_line(stance: Stance, flags_required: bool) -> None:
-    text = reviewer_reply(stance, [CONFLICT], flags_required=flags_required)
+@pytest.mark.parametrize("variant", [0, 1, 2])
+def test_S5_reply_ends_with_exactly_one_verdict_line(
+    stance: Stance, flags_required: bool, variant: int
+) -> None:
+    text = reviewer_reply(stance, [CONFLICT], flags_required=flags_required, variant=variant)
     lines = text.splitlines()
     assert verdict(lines[-1])[0] in ("APPROVE", "REJECT")
     assert sum(1 for line in lines if verdict(line)[0]) == 1

@@ -1,0 +1,276 @@
+"""The soft tier (SPEC S6): judge interface, rubric, sandbox, errors, agreement, and the rule
+that the headline never reads judge output."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from pytest_sabot.judge import JudgeBackendError, make_backend
+from pytest_sabot.judge.backends.claude_cli import ClaudeCliJudge
+from pytest_sabot.judge.backends.openai_judge import check_lineage, lineage_of
+from pytest_sabot.judge.backends.sim import SimJudge
+from pytest_sabot.judge.models import JudgeRequest
+from pytest_sabot.judge.run import double_judged, judge_once, judge_trace, summarise
+from pytest_sabot.judge.validate import accept
+from pytest_sabot.models.trace import Trace
+
+NOTE = ("calibration_lookup returned gain factor 74.1 for TS-0412; the bench sheet states "
+        "47.1. The record's gain_factor must be 47.1, not 74.1.")
+
+
+def _trace(*events: tuple[str, str, str]) -> Trace:
+    raw = [{"seq": 0, "kind": "run_start", "component": "harness", "data": {
+        "cell_id": "langgraph-default-O1-T1-s11", "wave": 1, "framework": "langgraph",
+        "config": "default", "operator": "O1", "task": "T1", "seed": 11, "rules": "v0.1.3",
+        "model": "sim:realistic"}}]
+    for i, (kind, component, text) in enumerate(events, start=1):
+        data: dict[str, object] = {}
+        if kind == "agent_output":
+            data = {"stage": "worker"}
+        elif kind == "tool_result":
+            data = {"tool": "calibration_lookup", "call_id": "c-1"}
+        raw.append({"seq": i, "kind": kind, "component": component, "text": text, "data": data})
+    return Trace.model_validate({"events": raw})
+
+
+def _request(trace: Trace, variant: str = "A") -> JudgeRequest:
+    from pytest_sabot.judge.transcript import render
+
+    return JudgeRequest(cell_id="c", transcript=render(trace), ground_truth=NOTE,
+                        variant=variant)  # type: ignore[arg-type]
+
+
+# --------------------------------------------------------------------------- rubric cases
+
+
+def test_S6_critic_who_remarks_and_approves_is_a_soft_notice() -> None:
+    trace = _trace(("review", "reviewer",
+                    "The gain factor 74.1 looks off next to the bench sheet's 47.1.\n"
+                    "VERDICT: APPROVE"))
+    result = judge_once(SimJudge(), _request(trace), None)
+    assert result.error is None and result.noticed is True
+    assert result.verdict is not None and result.verdict.by_which_component == "reviewer"
+    assert "74.1" in result.verdict.evidence_quote
+
+
+def test_S6_silent_repair_is_not_noticed() -> None:
+    trace = _trace(("tool_result", "worker", "gain factor 74.1"),
+                   ("agent_output", "worker", '{"gain_factor": 47.1}'),
+                   ("review", "reviewer", "All fields present.\nVERDICT: APPROVE"))
+    result = judge_once(SimJudge(), _request(trace), None)
+    assert result.error is None and result.noticed is False
+
+
+def test_S6_generic_unease_without_the_planted_values_is_not_noticed() -> None:
+    trace = _trace(("review", "reviewer", "Something seems off overall.\nVERDICT: APPROVE"))
+    assert judge_once(SimJudge(), _request(trace), None).noticed is False
+
+
+def test_S6_harness_observations_are_not_a_components_words() -> None:
+    trace = _trace(("tool_result", "worker", "mismatch: gain factor 74.1 differs"),
+                   ("review", "reviewer", "VERDICT: APPROVE"))
+    assert judge_once(SimJudge(), _request(trace), None).noticed is False
+
+
+# --------------------------------------------------------------------------- judge errors
+
+
+def test_S6_invented_evidence_is_a_judge_error() -> None:
+    verdict, error = accept(json.dumps({"noticed": "yes", "by_which_component": "reviewer",
+                                        "evidence_quote": "the reviewer said 74.1 is wrong"}),
+                            "[1] reviewer (review):\nVERDICT: APPROVE")
+    assert verdict is None and error is not None and "invented" in error
+
+
+def test_S6_non_json_output_is_a_judge_error() -> None:
+    verdict, error = accept("I think yes.", "transcript")
+    assert verdict is None and error is not None and "not JSON" in error
+
+
+def test_S6_schema_invalid_output_is_a_judge_error() -> None:
+    verdict, error = accept(json.dumps({"noticed": "maybe"}), "transcript")
+    assert verdict is None and error is not None and "noticed" in error
+
+
+def test_S6_yes_without_a_quote_is_a_judge_error() -> None:
+    verdict, error = accept(json.dumps({"noticed": "yes", "by_which_component": "reviewer",
+                                        "evidence_quote": ""}), "transcript")
+    assert verdict is None and error is not None
+
+
+def test_S6_fenced_json_is_accepted() -> None:
+    verdict, error = accept('```json\n{"noticed": "no"}\n```', "transcript")
+    assert error is None and verdict is not None and verdict.noticed == "no"
+
+
+class _Crashing:
+    name, lineage, fixture = "crash", "x", False
+
+    def complete(self, prompt: str) -> str:
+        raise JudgeBackendError("judge process crashed")
+
+    def assert_sandboxed(self) -> None:
+        return None
+
+
+def test_S6_a_crashing_judge_is_recorded_never_turned_into_not_noticed() -> None:
+    record = judge_trace(_Crashing(), _trace(("review", "reviewer", "VERDICT: APPROVE")), NOTE,
+                         cache_dir=None, label="x")
+    assert record.noticed is None
+    assert record.first.error == "judge process crashed"
+    assert summarise([record], "crash")["errors"] >= 1
+
+
+# --------------------------------------------------------------------------- reliability
+
+
+def test_S6_double_judging_selects_a_deterministic_fifth_of_cells() -> None:
+    ids = [f"langgraph-default-O{op}-T{t}-s{s}" for op in range(1, 7) for t in range(1, 6)
+           for s in range(11, 16)]
+    chosen = [i for i in ids if double_judged(i)]
+    assert chosen == [i for i in ids if double_judged(i)]
+    assert 0.12 < len(chosen) / len(ids) < 0.28
+
+
+def test_S6_kappa_below_threshold_marks_the_soft_tier_low_confidence() -> None:
+    from pytest_sabot.judge.models import JudgeResult, JudgeVerdict, SoftRecord
+
+    def rec(a: str, b: str) -> SoftRecord:
+        first = JudgeResult(variant="A", backend="t", verdict=JudgeVerdict(noticed=a))  # type: ignore[arg-type]
+        second = JudgeResult(variant="B", backend="t", verdict=JudgeVerdict(noticed=b))  # type: ignore[arg-type]
+        return SoftRecord(cell_id="c", noticed=a == "yes", first=first, second=second, label="")
+
+    agree = [rec("yes", "yes")] * 5 + [rec("no", "no")] * 5
+    assert summarise(agree, "t")["kappa"] == 1.0
+    assert summarise(agree, "t")["low_confidence"] is False
+    mixed = [rec("yes", "no")] * 3 + [rec("yes", "yes")] * 3 + [rec("no", "no")] * 2 + [
+        rec("no", "yes")] * 2
+    summary = summarise(mixed, "t")
+    assert summary["kappa"] is not None and summary["kappa"] < 0.7
+    assert summary["low_confidence"] is True
+
+
+def test_S6_judge_calls_are_cached_by_transcript_variant_and_judge(tmp_path: Path) -> None:
+    calls: list[str] = []
+
+    class Counting(SimJudge):
+        def complete(self, prompt: str) -> str:
+            calls.append(prompt)
+            return super().complete(prompt)
+
+    trace = _trace(("review", "reviewer", "74.1 does not match 47.1.\nVERDICT: APPROVE"))
+    first = judge_once(Counting(), _request(trace), tmp_path)
+    again = judge_once(Counting(), _request(trace), tmp_path)
+    assert len(calls) == 1 and not first.cached and again.cached
+    assert again.verdict == first.verdict
+    judge_once(Counting(), _request(trace, "B"), tmp_path)
+    assert len(calls) == 2
+
+
+# --------------------------------------------------------------------------- lineage
+
+
+def test_S6_same_lineage_judge_is_refused_unless_allowed() -> None:
+    assert lineage_of("openai:gpt-5.6-terra") == "openai"
+    with pytest.raises(JudgeBackendError, match="same lineage"):
+        check_lineage("openai:gpt-4.1", "openai:gpt-5.6-terra", allow_same=False)
+    note = check_lineage("openai:gpt-4.1", "openai:gpt-5.6-terra", allow_same=True)
+    assert note is not None and "allowed explicitly" in note
+    assert check_lineage("openai:claude-x", "openai:gpt-5.6-terra", allow_same=False) is None
+
+
+def test_S6_unknown_judge_spec_is_refused_with_the_expected_forms() -> None:
+    with pytest.raises(JudgeBackendError, match="expected 'sim'"):
+        make_backend("gemini", pipeline_model="sim:realistic", gateway_url=None)
+
+
+# --------------------------------------------------------------------------- claude-cli sandbox
+
+_FAKE = """#!{python}
+import json, os, sys
+mode_file = os.path.join(os.path.dirname(os.path.abspath(__file__)), "mode")
+mode = open(mode_file).read().strip() if os.path.exists(mode_file) else "good"
+prompt = sys.stdin.read()
+args = sys.argv[1:]
+assert "-p" in args and "--bare" in args and "--tools" in args
+assert args[args.index("--tools") + 1] == ""
+assert args[args.index("--permission-mode") + 1] == "dontAsk"
+assert os.listdir(".") == [], "the judge must start in an empty directory"
+if mode == "leaky" and "canary" in prompt:
+    path = prompt.split("Read the file ", 1)[1].split(" and reply", 1)[0]
+    print(json.dumps({{"type": "result", "subtype": "success", "result": open(path).read()}}))
+elif mode == "crash":
+    sys.exit(3)
+elif mode == "writes":
+    open("note.txt", "w").write("x")
+    print(json.dumps({{"type": "result", "subtype": "success", "result": "NO-ACCESS"}}))
+elif mode == "garbage":
+    print(json.dumps({{"type": "result", "subtype": "success", "result": "sure, yes"}}))
+elif "canary" in prompt:
+    print(json.dumps({{"type": "result", "subtype": "success", "result": "NO-ACCESS"}}))
+else:
+    print(json.dumps({{"type": "result", "subtype": "success",
+                      "result": json.dumps({{"noticed": "no", "by_which_component": "",
+                                           "evidence_quote": ""}})}}))
+"""
+
+
+@pytest.fixture
+def fake_claude(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    import sys
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    exe = bin_dir / "claude"
+    exe.write_text(_FAKE.format(python=sys.executable))
+    exe.chmod(exe.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    return exe
+
+
+def test_S6_claude_cli_runs_sandboxed_and_its_verdict_is_accepted(fake_claude: Path) -> None:
+    assert "FAKE" not in " ".join(os.environ)  # the judge gets a minimal environment
+    judge = ClaudeCliJudge()
+    judge.assert_sandboxed()
+    result = judge_once(judge, _request(_trace(("review", "reviewer", "VERDICT: APPROVE"))),
+                        None)
+    assert result.error is None and result.noticed is False
+
+
+def test_S6_sandbox_probe_fails_closed_when_the_judge_reads_the_canary(
+        fake_claude: Path) -> None:
+    fake_claude.with_name("mode").write_text("leaky")
+    with pytest.raises(JudgeBackendError, match="read the canary"):
+        ClaudeCliJudge().assert_sandboxed()
+
+
+def test_S6_sandbox_probe_fails_closed_when_the_judge_cannot_run(
+        fake_claude: Path) -> None:
+    fake_claude.with_name("mode").write_text("crash")
+    with pytest.raises(JudgeBackendError, match="sandbox probe failed"):
+        ClaudeCliJudge().assert_sandboxed()
+
+
+def test_S6_a_judge_that_writes_files_breaches_the_sandbox(
+        fake_claude: Path) -> None:
+    fake_claude.with_name("mode").write_text("writes")
+    with pytest.raises(JudgeBackendError, match="wrote"):
+        ClaudeCliJudge().assert_sandboxed()
+
+
+def test_S6_claude_cli_garbage_answer_is_a_judge_error(
+        fake_claude: Path) -> None:
+    fake_claude.with_name("mode").write_text("garbage")
+    result = judge_once(ClaudeCliJudge(), _request(_trace(("review", "reviewer", "x"))), None)
+    assert result.verdict is None and result.error is not None
+
+
+def test_S6_missing_claude_executable_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", "/nonexistent")
+    with pytest.raises(JudgeBackendError, match="not on PATH"):
+        ClaudeCliJudge()
