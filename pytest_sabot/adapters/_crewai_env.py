@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 __all__ = [
+    "LOCK_WAIT_S",
     "STATE_DIR",
     "SWITCHES",
     "ImportCost",
@@ -70,6 +71,7 @@ _PATH_VARS = (
 )
 
 _lock = threading.RLock()
+LOCK_WAIT_S = 120.0
 
 
 @dataclass(frozen=True)
@@ -104,9 +106,15 @@ def isolated(run_dir: Path) -> Iterator[Path]:
     """Point every CrewAI write into ``run_dir/crewai_state`` for the block; yields that dir.
 
     Process-wide (environment and ``tempfile.tempdir``), so runs in one process must not
-    overlap; the lock makes an overlapping run wait instead of mixing directories.
+    overlap; the lock makes an overlapping run wait instead of mixing directories. A run
+    still holding it after ``LOCK_WAIT_S`` (one the harness abandoned on a timeout and that
+    never ended) makes the waiting run fail with a clear error rather than hang.
     """
-    with _lock:
+    if not _lock.acquire(timeout=LOCK_WAIT_S):
+        raise RuntimeError(
+            f"an earlier CrewAI run in this process did not end within {LOCK_WAIT_S:.0f}s"
+        )
+    try:
         dirs = _state_dirs(run_dir)
         names = (*SWITCHES, *_PATH_VARS)
         saved_env = {name: os.environ.get(name) for name in names}
@@ -124,6 +132,8 @@ def isolated(run_dir: Path) -> Iterator[Path]:
                     os.environ.pop(name, None)
                 else:
                     os.environ[name] = value
+    finally:
+        _lock.release()
 
 
 def load_crewai() -> None:
