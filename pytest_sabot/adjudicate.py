@@ -90,20 +90,36 @@ def not_run_verdict(std: Standard, cell: Cell, note: NotRun) -> CellVerdict:
     """The verdict of a fault cell skipped because its baseline failed: BASELINE_FAIL."""
     assert cell.operator is not None
     return CellVerdict(
-        cell_id=cell.id, wave=cell.wave, framework=cell.framework, config=cell.config,
-        operator=cell.operator, task=cell.task, seed=cell.seed, row=cell.row,
-        rules=std.rules.version, mapping_since=std.mappings[cell.framework].since,
+        cell_id=cell.id,
+        wave=cell.wave,
+        framework=cell.framework,
+        config=cell.config,
+        operator=cell.operator,
+        task=cell.task,
+        seed=cell.seed,
+        row=cell.row,
+        rules=std.rules.version,
+        mapping_since=std.mappings[cell.framework].since,
         excluded=Exclusion(code="BASELINE_FAIL", reason=note.reason),
-        mapping_permissive=False, mapping_narrow=False, wave1_mapping=False,
-        anchored_flag=False, any_flag=False, detected_hard=False, detected_soft=False,
-        detection="MISSED", reacted=False, reacted_identity=False,
-        reacted_independent=False, recovered=None, soft_judged=False, baseline_known=True,
+        mapping_permissive=False,
+        mapping_narrow=False,
+        wave1_mapping=False,
+        anchored_flag=False,
+        any_flag=False,
+        detected_hard=False,
+        detected_soft=False,
+        detection="MISSED",
+        reacted=False,
+        reacted_identity=False,
+        reacted_independent=False,
+        recovered=None,
+        soft_judged=False,
+        baseline_known=True,
         strict_floor=False,
     )
 
 
-def score_fault_dir(std: Standard, cell: Cell, run_dir: Path,
-                    baseline: str | None) -> CellVerdict:
+def score_fault_dir(std: Standard, cell: Cell, run_dir: Path, baseline: str | None) -> CellVerdict:
     """Score a recorded fault cell; ``baseline`` is its baseline's status, if known."""
     note_path = run_dir / NOT_RUN_FILE
     if note_path.is_file():
@@ -121,8 +137,9 @@ def score_fault_dir(std: Standard, cell: Cell, run_dir: Path,
     )
 
 
-def score_recorded(std: Standard, out_dir: Path,
-                   cells: Iterable[Cell]) -> list[CellVerdict | BaselineVerdict]:
+def score_recorded(
+    std: Standard, out_dir: Path, cells: Iterable[Cell]
+) -> list[CellVerdict | BaselineVerdict]:
     """Score every recorded cell among ``cells`` (unrecorded ones are left out and listed
     by ``missing``). Baselines first, so fault cells see their baseline's final status."""
     chosen = list(cells)

@@ -34,18 +34,34 @@ def _parser() -> argparse.ArgumentParser:
     p = sub.add_parser("rescore", help="re-adjudicate a recorded wave offline")
     p.add_argument("dir", type=Path)
     p.add_argument("--rules", help="rule version to score under (default: the original)")
-    p.add_argument("--write", action="store_true",
-                   help="overwrite results.json/RESULTS.md (only when the rules are the same)")
+    p.add_argument(
+        "--write",
+        action="store_true",
+        help="overwrite results.json/RESULTS.md (only when the rules are the same)",
+    )
     _add_shared(p, "sabot_root")
     p = sub.add_parser("report", help="re-render RESULTS.md and the summary from results.json")
     p.add_argument("dir", type=Path)
     p = sub.add_parser("validate", help="check cells/, tasks/ and mappings/")
     p.add_argument("root", nargs="?", type=Path)
     p = sub.add_parser("plan", help="project runs, calls, tokens and cost of a wave")
-    _add_shared(p, "sabot_wave", "sabot_model", "sabot_root", "sabot_budget_usd",
-                "sabot_framework", "sabot_config", "sabot_operator", "sabot_task")
-    p.add_argument("--from", dest="recorded", type=Path,
-                   help="a recorded run directory to take calls and tokens per run from")
+    _add_shared(
+        p,
+        "sabot_wave",
+        "sabot_model",
+        "sabot_root",
+        "sabot_budget_usd",
+        "sabot_framework",
+        "sabot_config",
+        "sabot_operator",
+        "sabot_task",
+    )
+    p.add_argument(
+        "--from",
+        dest="recorded",
+        type=Path,
+        help="a recorded run directory to take calls and tokens per run from",
+    )
     p = sub.add_parser("schema", help="write JSON Schemas of every file format")
     p.add_argument("out", nargs="?", type=Path, default=Path("schemas"))
     return parser
@@ -77,13 +93,21 @@ def cmd_rescore(args: argparse.Namespace) -> int:
     rules = args.rules or original.rules
     std = load_standard(original.wave, args.sabot_root, rules=rules)
     selected = [c.cell_id for c in original.cells] + original.selection.missing
-    fresh = build_results(std, args.dir, selected_ids=selected, model=original.model,
-                          judge=original.judge, spend=original.spend)
+    fresh = build_results(
+        std,
+        args.dir,
+        selected_ids=selected,
+        model=original.model,
+        judge=original.judge,
+        spend=original.spend,
+    )
     same_rules = rules == original.rules
     if same_rules:
         identical = fresh.model_dump(mode="json") == original.model_dump(mode="json")
-        print(f"rescored {len(fresh.cells)} cells under {rules}: "
-              + ("identical to results.json" if identical else "DIFFERS from results.json"))
+        print(
+            f"rescored {len(fresh.cells)} cells under {rules}: "
+            + ("identical to results.json" if identical else "DIFFERS from results.json")
+        )
         for line in scoreboard_lines(fresh):
             print(line)
         if args.write:
@@ -105,9 +129,11 @@ def side_by_side(a: object, b: object) -> str:
     lines = [f"{'row':<20}{a.rules:>12}{b.rules:>12}{'valid':>8}"]
     for row in a.scoreboard.rows:
         other = rows_b.get(row.row)
-        lines.append(f"{row.row:<20}{pct(row.sabot_score.value):>12}"
-                     f"{pct(other.sabot_score.value if other else None):>12}"
-                     f"{row.valid:>5}/{other.valid if other else 0}")
+        lines.append(
+            f"{row.row:<20}{pct(row.sabot_score.value):>12}"
+            f"{pct(other.sabot_score.value if other else None):>12}"
+            f"{row.valid:>5}/{other.valid if other else 0}"
+        )
     return "\n".join(lines)
 
 
@@ -153,16 +179,27 @@ def cmd_plan(args: argparse.Namespace) -> int:
         print("sabot plan: --sabot-wave is required", file=sys.stderr)
         return 2
     std = load_standard(args.sabot_wave, args.sabot_root)
-    lists = {d: convert(BY_DEST[d], getattr(args, d)) for d in (
-        "sabot_framework", "sabot_config", "sabot_operator", "sabot_task")}
-    cells = select_cells(std.cells, framework=lists["sabot_framework"],
-                         config=lists["sabot_config"], operator=lists["sabot_operator"],
-                         task=lists["sabot_task"])
+    lists = {
+        d: convert(BY_DEST[d], getattr(args, d))
+        for d in ("sabot_framework", "sabot_config", "sabot_operator", "sabot_task")
+    }
+    cells = select_cells(
+        std.cells,
+        framework=lists["sabot_framework"],
+        config=lists["sabot_config"],
+        operator=lists["sabot_operator"],
+        task=lists["sabot_task"],
+    )
     per_run = per_run_from_recordings(args.recorded) if args.recorded else None
     model = str(args.sabot_model)
-    plan = project(cells, model=model, prices=load_prices(), cap_usd=float(args.sabot_budget_usd),
-                   per_run=per_run,
-                   source=f"recorded in {args.recorded}" if args.recorded else "built-in estimates")
+    plan = project(
+        cells,
+        model=model,
+        prices=load_prices(),
+        cap_usd=float(args.sabot_budget_usd),
+        per_run=per_run,
+        source=f"recorded in {args.recorded}" if args.recorded else "built-in estimates",
+    )
     for line in render(plan, model):
         print(line)
     return 1 if plan.over_cap else 0

@@ -20,51 +20,106 @@ class OptionSpec:
 
 
 OPTIONS: tuple[OptionSpec, ...] = (
-    OptionSpec("--sabot-wave", "sabot_wave", "Run this wave of cells/ (e.g. 1, 2, 3).",
-               env="SABOT_WAVE"),
-    OptionSpec("--sabot-model", "sabot_model",
-               "Pipeline model: 'sim' / 'sim:<persona>' (keyless, default sim:realistic), "
-               "'openai:<model>' (live, opt-in, key from OPENAI_API_KEY) or 'replay:<dir>'.",
-               default="sim:realistic", env="SABOT_MODEL"),
-    OptionSpec("--sabot-base-url", "sabot_base_url",
-               "OpenAI-compatible upstream for openai: models (vLLM, Ollama, llama.cpp...).",
-               env="SABOT_BASE_URL"),
-    OptionSpec("--sabot-downgrade-model", "sabot_downgrade_model",
-               "O4 target for live runs (default: the wave's pinned downgrade model)."),
-    OptionSpec("--sabot-root", "sabot_root",
-               "Directory holding your own cells/, tasks/ and mappings/.", env="SABOT_ROOT"),
+    OptionSpec(
+        "--sabot-wave", "sabot_wave", "Run this wave of cells/ (e.g. 1, 2, 3).", env="SABOT_WAVE"
+    ),
+    OptionSpec(
+        "--sabot-model",
+        "sabot_model",
+        "Pipeline model: 'sim' / 'sim:<persona>' (keyless, default sim:realistic), "
+        "'openai:<model>' (live, opt-in, key from OPENAI_API_KEY) or 'replay:<dir>'.",
+        default="sim:realistic",
+        env="SABOT_MODEL",
+    ),
+    OptionSpec(
+        "--sabot-base-url",
+        "sabot_base_url",
+        "OpenAI-compatible upstream for openai: models (vLLM, Ollama, llama.cpp...).",
+        env="SABOT_BASE_URL",
+    ),
+    OptionSpec(
+        "--sabot-downgrade-model",
+        "sabot_downgrade_model",
+        "O4 target for live runs (default: the wave's pinned downgrade model).",
+    ),
+    OptionSpec(
+        "--sabot-root",
+        "sabot_root",
+        "Directory holding your own cells/, tasks/ and mappings/.",
+        env="SABOT_ROOT",
+    ),
     OptionSpec("--sabot-out", "sabot_out", "Output directory (default reports/wave-N)."),
-    OptionSpec("--sabot-rules", "sabot_rules",
-               "Score under this rule version instead of the wave's own (both are kept)."),
-    OptionSpec("--sabot-framework", "sabot_framework", "Only these frameworks (comma list).",
-               kind="list"),
-    OptionSpec("--sabot-config", "sabot_config", "Only these configs (comma list).",
-               kind="list"),
-    OptionSpec("--sabot-operator", "sabot_operator",
-               "Only these operators (comma list; 'baseline' for baselines).", kind="list"),
+    OptionSpec(
+        "--sabot-rules",
+        "sabot_rules",
+        "Score under this rule version instead of the wave's own (both are kept).",
+    ),
+    OptionSpec(
+        "--sabot-framework", "sabot_framework", "Only these frameworks (comma list).", kind="list"
+    ),
+    OptionSpec("--sabot-config", "sabot_config", "Only these configs (comma list).", kind="list"),
+    OptionSpec(
+        "--sabot-operator",
+        "sabot_operator",
+        "Only these operators (comma list; 'baseline' for baselines).",
+        kind="list",
+    ),
     OptionSpec("--sabot-task", "sabot_task", "Only these tasks (comma list).", kind="list"),
     OptionSpec("--sabot-seed", "sabot_seed", "Only these seeds (comma list).", kind="list"),
-    OptionSpec("--sabot-fail-under", "sabot_fail_under",
-               "Fail the session when any row's Sabot Score is under this fraction (0-1).",
-               kind="float"),
-    OptionSpec("--sabot-resume", "sabot_resume",
-               "Keep finished cells of an earlier, interrupted session; run only the rest.",
-               default=False, kind="bool"),
-    OptionSpec("--sabot-timeout", "sabot_timeout", "Per-cell timeout in seconds.",
-               default=300.0, kind="float"),
-    OptionSpec("--sabot-budget-usd", "sabot_budget_usd",
-               "Hard spend cap for live runs across all workers (default 500).",
-               default=500.0, kind="float"),
-    OptionSpec("--sabot-max-connections", "sabot_max_connections",
-               "Upstream concurrency limit for live runs.", default=8, kind="int"),
-    OptionSpec("--sabot-judge", "sabot_judge",
-               "Soft-tier judge: 'sim' (keyless, default), 'claude-cli[:model]', "
-               "'openai:<model>' or 'none'.", default="sim", env="SABOT_JUDGE"),
-    OptionSpec("--sabot-judge-same-lineage", "sabot_judge_same_lineage",
-               "Allow a judge of the same model lineage as the pipeline (reported).",
-               default=False, kind="bool"),
-    OptionSpec("--sabot-gateway-url", "sabot_gateway_url",
-               "Use an already running gateway instead of starting one."),
+    OptionSpec(
+        "--sabot-fail-under",
+        "sabot_fail_under",
+        "Fail the session when any row's Sabot Score is under this fraction (0-1).",
+        kind="float",
+    ),
+    OptionSpec(
+        "--sabot-resume",
+        "sabot_resume",
+        "Keep finished cells of an earlier, interrupted session; run only the rest.",
+        default=False,
+        kind="bool",
+    ),
+    OptionSpec(
+        "--sabot-timeout",
+        "sabot_timeout",
+        "Per-cell timeout in seconds.",
+        default=300.0,
+        kind="float",
+    ),
+    OptionSpec(
+        "--sabot-budget-usd",
+        "sabot_budget_usd",
+        "Hard spend cap for live runs across all workers (default 500).",
+        default=500.0,
+        kind="float",
+    ),
+    OptionSpec(
+        "--sabot-max-connections",
+        "sabot_max_connections",
+        "Upstream concurrency limit for live runs.",
+        default=8,
+        kind="int",
+    ),
+    OptionSpec(
+        "--sabot-judge",
+        "sabot_judge",
+        "Soft-tier judge: 'sim' (keyless, default), 'claude-cli[:model]', "
+        "'openai:<model>' or 'none'.",
+        default="sim",
+        env="SABOT_JUDGE",
+    ),
+    OptionSpec(
+        "--sabot-judge-same-lineage",
+        "sabot_judge_same_lineage",
+        "Allow a judge of the same model lineage as the pipeline (reported).",
+        default=False,
+        kind="bool",
+    ),
+    OptionSpec(
+        "--sabot-gateway-url",
+        "sabot_gateway_url",
+        "Use an already running gateway instead of starting one.",
+    ),
 )
 
 BY_DEST = {o.dest: o for o in OPTIONS}

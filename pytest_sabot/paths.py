@@ -33,4 +33,6 @@ def standard_root(explicit: str | Path | None = None) -> Path:
     for candidate in (_PACKAGE_DIR / "_standard", _PACKAGE_DIR.parent):
         if _is_root(candidate):
             return candidate
-    raise SabotDataError(_PACKAGE_DIR, "sabot_root", "an installed copy of cells/, tasks/, mappings/")
+    raise SabotDataError(
+        _PACKAGE_DIR, "sabot_root", "an installed copy of cells/, tasks/, mappings/"
+    )

@@ -73,14 +73,23 @@ def per_run_from_recordings(out_dir: Path) -> dict[str, tuple[float, float, floa
     result: dict[str, tuple[float, float, float]] = {}
     for row, counts in calls.items():
         n_calls = max(1, len(prompt[row]))
-        result[row] = (sum(counts) / len(counts), sum(prompt[row]) / n_calls,
-                       sum(completion[row]) / n_calls)
+        result[row] = (
+            sum(counts) / len(counts),
+            sum(prompt[row]) / n_calls,
+            sum(completion[row]) / n_calls,
+        )
     return result
 
 
-def project(cells: list[Cell], *, model: str, prices: PriceTable, cap_usd: float,
-            per_run: dict[str, tuple[float, float, float]] | None = None,
-            source: str = "built-in estimates") -> Plan:
+def project(
+    cells: list[Cell],
+    *,
+    model: str,
+    prices: PriceTable,
+    cap_usd: float,
+    per_run: dict[str, tuple[float, float, float]] | None = None,
+    source: str = "built-in estimates",
+) -> Plan:
     """Project runs, calls, tokens and cost; cut seeds 5 -> 3 when over the cap."""
     figures = {**DEFAULT_PER_RUN, **(per_run or {})}
     runnable = [c for c in cells if not c.carved_out]
@@ -88,14 +97,21 @@ def project(cells: list[Cell], *, model: str, prices: PriceTable, cap_usd: float
     seeds = sorted({c.seed for c in runnable})
     if plan.over_cap and len(seeds) > SEED_CUT_TO:
         kept = set(seeds[:SEED_CUT_TO])
-        cut = _project([c for c in runnable if c.seed in kept], model, prices, cap_usd,
-                       figures, source)
+        cut = _project(
+            [c for c in runnable if c.seed in kept], model, prices, cap_usd, figures, source
+        )
         return Plan(**{**cut.__dict__, "cut": True})
     return plan
 
 
-def _project(cells: list[Cell], model: str, prices: PriceTable, cap_usd: float,
-             figures: dict[str, tuple[float, float, float]], source: str) -> Plan:
+def _project(
+    cells: list[Cell],
+    model: str,
+    prices: PriceTable,
+    cap_usd: float,
+    figures: dict[str, tuple[float, float, float]],
+    source: str,
+) -> Plan:
     runs: dict[str, int] = defaultdict(int)
     for cell in cells:
         runs[cell.row] += 1
@@ -115,28 +131,38 @@ def _project(cells: list[Cell], model: str, prices: PriceTable, cap_usd: float,
     costs = [r.cost_usd for r in rows]
     total_cost = None if any(c is None for c in costs) else sum(c or 0.0 for c in costs)
     return Plan(
-        rows=rows, runs=sum(runs.values()), calls=sum(r.calls for r in rows),
+        rows=rows,
+        runs=sum(runs.values()),
+        calls=sum(r.calls for r in rows),
         prompt_tokens=sum(r.prompt_tokens for r in rows),
         completion_tokens=sum(r.completion_tokens for r in rows),
-        cost_usd=total_cost, cap_usd=cap_usd, seeds=len({c.seed for c in cells}),
+        cost_usd=total_cost,
+        cap_usd=cap_usd,
+        seeds=len({c.seed for c in cells}),
         source=source,
     )
 
 
 def render(plan: Plan, model: str) -> list[str]:
     lines = [f"plan for model {model} ({plan.source}); cap ${plan.cap_usd:.2f}"]
-    lines.append(f"{'row':<20}{'runs':>6}{'calls':>9}{'prompt tok':>13}{'compl tok':>12}"
-                 f"{'cost':>11}")
+    lines.append(
+        f"{'row':<20}{'runs':>6}{'calls':>9}{'prompt tok':>13}{'compl tok':>12}{'cost':>11}"
+    )
     for r in plan.rows:
         cost = "no price" if r.cost_usd is None else f"${r.cost_usd:.2f}"
-        lines.append(f"{r.row:<20}{r.runs:>6}{r.calls:>9.0f}{r.prompt_tokens:>13.0f}"
-                     f"{r.completion_tokens:>12.0f}{cost:>11}")
+        lines.append(
+            f"{r.row:<20}{r.runs:>6}{r.calls:>9.0f}{r.prompt_tokens:>13.0f}"
+            f"{r.completion_tokens:>12.0f}{cost:>11}"
+        )
     total = "unknown (a model has no price)" if plan.cost_usd is None else f"${plan.cost_usd:.2f}"
-    lines.append(f"total: {plan.runs} runs, {plan.calls:.0f} calls, {total}, "
-                 f"{plan.seeds} seeds per cell")
+    lines.append(
+        f"total: {plan.runs} runs, {plan.calls:.0f} calls, {total}, {plan.seeds} seeds per cell"
+    )
     if plan.cut:
-        lines.append(f"projection exceeded the cap with 5 seeds: seeds cut to {SEED_CUT_TO} "
-                     "before any cell is cut (standard section 8)")
+        lines.append(
+            f"projection exceeded the cap with 5 seeds: seeds cut to {SEED_CUT_TO} "
+            "before any cell is cut (standard section 8)"
+        )
     if plan.over_cap:
         lines.append("STILL OVER THE CAP after the seed cut: do not run this wave live")
     return lines

@@ -91,16 +91,19 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(state, "sabot-state")
     if state.wave is None:
         return
-    from pytest_sabot.standard import load_standard
-
     from pytest_sabot.cells import select_cells
+    from pytest_sabot.standard import load_standard
 
     v = state.values
     try:
         state.std = load_standard(state.wave, v["sabot_root"], rules=v["sabot_rules"])
         state.cells = select_cells(
-            state.std.cells, framework=v["sabot_framework"], config=v["sabot_config"],
-            operator=v["sabot_operator"], task=v["sabot_task"], seed=v["sabot_seed"],
+            state.std.cells,
+            framework=v["sabot_framework"],
+            config=v["sabot_config"],
+            operator=v["sabot_operator"],
+            task=v["sabot_task"],
+            seed=v["sabot_seed"],
         )
     except (SabotDataError, KeyError) as exc:
         raise pytest.UsageError(f"pytest-sabot: {exc}") from None
@@ -134,8 +137,7 @@ def _controller_setup(config: pytest.Config, state: SabotState) -> None:
         budget_usd=state.values["sabot_budget_usd"] if live else None,
         max_connections=state.values["sabot_max_connections"],
         record_dir=state.out_dir / "recordings" if live else None,
-        **({"base_url": state.values["sabot_base_url"]} if state.values["sabot_base_url"]
-           else {}),
+        **({"base_url": state.values["sabot_base_url"]} if state.values["sabot_base_url"] else {}),
     )
     state.gateway = start_gateway(settings)
     state.gateway_url = state.gateway.url
@@ -161,10 +163,15 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         pytest.param(
             cell.id,
             id=cell.id,
-            marks=[pytest.mark.sabot_cell(
-                framework=cell.framework, config=cell.config,
-                operator=cell.operator or "baseline", task=cell.task, seed=cell.seed,
-            )],
+            marks=[
+                pytest.mark.sabot_cell(
+                    framework=cell.framework,
+                    config=cell.config,
+                    operator=cell.operator or "baseline",
+                    task=cell.task,
+                    seed=cell.seed,
+                )
+            ],
         )
         for cell in state.cells
     ]
@@ -176,8 +183,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if state.std is None:
         return
     selected = frozenset(
-        item.callspec.params["sabot_cell_id"]  # type: ignore[attr-defined]
-        for item in items if hasattr(item, "callspec") and "sabot_cell_id" in item.callspec.params
+        str(item.callspec.params["sabot_cell_id"])
+        for item in items
+        if isinstance(item, pytest.Function)
+        and hasattr(item, "callspec")
+        and "sabot_cell_id" in item.callspec.params
     )
     from pytest_sabot.harness.run import RunSettings
     from pytest_sabot.runner import CellRunner
@@ -185,8 +195,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     v = state.values
     assert state.gateway_url is not None
     settings = RunSettings(
-        root=state.std.root, out_dir=state.out_dir, gateway_url=state.gateway_url,
-        model=str(v["sabot_model"]), timeout_s=float(v["sabot_timeout"]),
+        root=state.std.root,
+        out_dir=state.out_dir,
+        gateway_url=state.gateway_url,
+        model=str(v["sabot_model"]),
+        timeout_s=float(v["sabot_timeout"]),
         downgrade_model=v["sabot_downgrade_model"],
     )
     state.runner = CellRunner(std=state.std, settings=settings, selected=selected)
@@ -202,9 +215,11 @@ def _attach_judge(state: SabotState) -> None:
         return
     try:
         backend, note = make_backend(
-            spec, pipeline_model=str(state.values["sabot_model"]),
+            spec,
+            pipeline_model=str(state.values["sabot_model"]),
             gateway_url=state.gateway_url,
-            allow_same_lineage=bool(state.values["sabot_judge_same_lineage"]))
+            allow_same_lineage=bool(state.values["sabot_judge_same_lineage"]),
+        )
         backend.assert_sandboxed()
     except JudgeBackendError as exc:
         raise pytest.UsageError(f"pytest-sabot: judge {spec!r} refused: {exc}") from None
@@ -212,7 +227,9 @@ def _attach_judge(state: SabotState) -> None:
     state.judge_note = note
     state.runner.judge_label = (
         "fixture of the embedded judge (sim), not a measurement of any model"
-        if backend.fixture else f"judge {backend.name}")
+        if backend.fixture
+        else f"judge {backend.name}"
+    )
 
 
 # --------------------------------------------------------------------------- fixtures
@@ -262,8 +279,9 @@ def sabot_run(request: pytest.FixtureRequest, pytestconfig: pytest.Config) -> An
 
 
 @pytest.hookimpl(wrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[
-        None, pytest.TestReport, pytest.TestReport]:
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     report = yield
     result = item.stash.get(_RESULT, None)
     if result is not None and report.when == "call":
@@ -302,10 +320,17 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if state.values["sabot_judge"] != "none":
         from pytest_sabot.judge.run import collect_summary
 
-        judge = collect_summary(state.out_dir, selected or [], str(state.values["sabot_judge"]),
-                                state.judge_note)
-    results = build_results(state.std, state.out_dir, selected_ids=selected,
-                            model=str(state.values["sabot_model"]), spend=spend, judge=judge)
+        judge = collect_summary(
+            state.out_dir, selected or [], str(state.values["sabot_judge"]), state.judge_note
+        )
+    results = build_results(
+        state.std,
+        state.out_dir,
+        selected_ids=selected,
+        model=str(state.values["sabot_model"]),
+        spend=spend,
+        judge=judge,
+    )
     write_results(results, state.out_dir)
     write_text_atomic(state.out_dir / "RESULTS.md", markdown(results))
     state.results = results
@@ -347,7 +372,8 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     terminalreporter.section("Sabot")
     for line in summary_lines(state.results):
         terminalreporter.write_line(line)
-    terminalreporter.write_line(f"results: {state.out_dir / 'results.json'}, "
-                                f"{state.out_dir / 'RESULTS.md'}")
+    terminalreporter.write_line(
+        f"results: {state.out_dir / 'results.json'}, {state.out_dir / 'RESULTS.md'}"
+    )
     for failure in state.fail_rows:
         terminalreporter.write_line(f"--sabot-fail-under: row {failure}", red=True)

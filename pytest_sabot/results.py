@@ -19,9 +19,7 @@ from pytest_sabot.trace_io import write_json_atomic
 
 RESULTS_SCHEMA_VERSION = "1"
 RESULTS_FILE = "results.json"
-FIXTURE_LABEL = (
-    "keyless: fixtures of the embedded model ({model}), not a measurement of any LLM"
-)
+FIXTURE_LABEL = "keyless: fixtures of the embedded model ({model}), not a measurement of any LLM"
 
 
 def model_label(model: str) -> str:
@@ -65,13 +63,19 @@ class ResultsFile(BaseModel):
     spend: dict[str, Any] | None = Field(None, description="Gateway spend and call counts.")
 
 
-def build_results(std: Standard, out_dir: Path, *, selected_ids: list[str] | None = None,
-                  model: str, judge: dict[str, Any] | None = None,
-                  spend: dict[str, Any] | None = None) -> ResultsFile:
+def build_results(
+    std: Standard,
+    out_dir: Path,
+    *,
+    selected_ids: list[str] | None = None,
+    model: str,
+    judge: dict[str, Any] | None = None,
+    spend: dict[str, Any] | None = None,
+) -> ResultsFile:
     """Score every recorded cell of the selection and assemble results.json."""
-    chosen = std.cells if selected_ids is None else [
-        c for c in std.cells if c.id in set(selected_ids)
-    ]
+    chosen = (
+        std.cells if selected_ids is None else [c for c in std.cells if c.id in set(selected_ids)]
+    )
     runnable = [c for c in chosen if not c.carved_out]
     verdicts = score_recorded(std, out_dir, runnable)
     carved = [c for c in chosen if c.carved_out]

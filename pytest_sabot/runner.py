@@ -42,7 +42,7 @@ class Outcome:
 
 def funnel_word(v: CellVerdict) -> str:
     """The verbose word: the whole funnel path, e.g. 'DETECTED_HARD REACTED RECOVERED'."""
-    parts = [v.detection]
+    parts: list[str] = [v.detection]
     if v.reacted:
         parts.append("REACTED")
     if v.recovered:
@@ -118,7 +118,8 @@ class CellRunner:
         if cell.is_baseline:
             self._ensure_ran(cell)
             verdict: CellVerdict | BaselineVerdict = score_baseline_dir(
-                self.std, cell_dir(self.out_dir, cell.id))
+                self.std, cell_dir(self.out_dir, cell.id)
+            )
             return self._result(cell, verdict, outcome_of(verdict), provisional=False)
         status = self._baseline_for(cell)
         if not is_finished(self.out_dir, cell):
@@ -138,12 +139,23 @@ class CellRunner:
         if read_soft_record(run_dir) is not None:
             return
         note = self.std.private(cell.task).operator(cell.operator).ground_truth
-        record = judge_trace(self.judge, read_trace(run_dir), note,
-                             cache_dir=self.out_dir / "judge-cache", label=self.judge_label)
+        record = judge_trace(
+            self.judge,
+            read_trace(run_dir),
+            note,
+            cache_dir=self.out_dir / "judge-cache",
+            label=self.judge_label,
+        )
         write_soft(run_dir, record)
 
-    def _result(self, cell: Cell, verdict: CellVerdict | BaselineVerdict | None,
-                outcome: Outcome, *, provisional: bool) -> dict[str, Any]:
+    def _result(
+        self,
+        cell: Cell,
+        verdict: CellVerdict | BaselineVerdict | None,
+        outcome: Outcome,
+        *,
+        provisional: bool,
+    ) -> dict[str, Any]:
         return {
             "cell_id": cell.id,
             "category": outcome.category,
@@ -154,13 +166,17 @@ class CellRunner:
         }
 
 
-def junit_properties(cell: Cell, verdict: CellVerdict | BaselineVerdict | None) -> list[
-        tuple[str, str]]:
+def junit_properties(
+    cell: Cell, verdict: CellVerdict | BaselineVerdict | None
+) -> list[tuple[str, str]]:
     """Per-testcase JUnit properties: the cell's coordinates, verdicts, exclusion, acts."""
     props = [
-        ("sabot.cell", cell.id), ("sabot.framework", cell.framework),
-        ("sabot.config", cell.config), ("sabot.operator", cell.operator or "baseline"),
-        ("sabot.task", cell.task), ("sabot.seed", str(cell.seed)),
+        ("sabot.cell", cell.id),
+        ("sabot.framework", cell.framework),
+        ("sabot.config", cell.config),
+        ("sabot.operator", cell.operator or "baseline"),
+        ("sabot.task", cell.task),
+        ("sabot.seed", str(cell.seed)),
     ]
     if verdict is None:
         props.append(("sabot.verdict", "STRUCTURAL_ZERO"))

@@ -72,17 +72,21 @@ def registration_hash(root: Path) -> str:
     return digest.hexdigest()
 
 
-def load_standard(wave: int | str, root: str | Path | None = None, *,
-                  rules: str | None = None) -> Standard:
+def load_standard(
+    wave: int | str, root: str | Path | None = None, *, rules: str | None = None
+) -> Standard:
     """Load and validate one wave (optionally scored under another rule version)."""
     base = standard_root(root)
     spec, cells = load_wave(wave, base)
     book = load_rule_book(base / "mappings" / "rules.yaml")
     ruleset = book.get(rules or spec.rules)
-    mappings = {fw: load_mapping(base, fw, ruleset.version) for fw in spec.frameworks}
+    mappings: dict[str, MappingRevision] = {
+        fw: load_mapping(base, fw, ruleset.version) for fw in spec.frameworks
+    }
     anchors = load_wave_anchors(spec, wave_path(spec.wave, base))
     for task in spec.tasks:  # validate every task file now, before any run
         load_public(task, base, spec.contract_revision)
         load_private(task, base)
-    return Standard(root=base, wave=spec, cells=cells, rules=ruleset, mappings=mappings,
-                    anchors=anchors)
+    return Standard(
+        root=base, wave=spec, cells=cells, rules=ruleset, mappings=mappings, anchors=anchors
+    )

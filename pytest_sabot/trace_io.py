@@ -21,7 +21,7 @@ from pytest_sabot.models.trace import Trace, TraceEvent
 TRACE_FILE = "events.jsonl"
 PARTIAL_SUFFIX = ".partial"
 
-_EVENT = TypeAdapter(TraceEvent)
+_EVENT: TypeAdapter[Any] = TypeAdapter(TraceEvent)
 
 
 class TraceWriter:
@@ -82,16 +82,20 @@ def parse_events(lines: list[str], source: str | Path) -> Trace:
         try:
             raw = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise SabotDataError(source, f"line {number}", "one JSON object per line", str(exc))
+            raise SabotDataError(
+                source, f"line {number}", "one JSON object per line", str(exc)
+            ) from None
         try:
             events.append(_EVENT.validate_python(raw))
         except ValidationError as exc:
             err = from_validation_error(source, exc)
-            raise SabotDataError(source, f"line {number}.{err.field}", err.expected, err.got)
+            raise SabotDataError(
+                source, f"line {number}.{err.field}", err.expected, err.got
+            ) from None
     try:
         return Trace(events=events)
     except ValidationError as exc:
-        raise from_validation_error(source, exc)
+        raise from_validation_error(source, exc) from None
 
 
 def read_trace(path: Path) -> Trace:

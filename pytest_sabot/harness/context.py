@@ -72,12 +72,27 @@ class TraceSink(Protocol):
 class RunContext(Protocol):
     """Everything one run of one cell needs; built by the harness, used by an adapter."""
 
-    cell: Cell
-    run_dir: Path
-    trace: TraceSink
-    flags_protocol: bool
-    model_name: str  # the model name adapters pass to their framework client
-    api_key: str  # a per-run token for the gateway; never a provider key
+    @property
+    def cell(self) -> Cell: ...
+
+    @property
+    def run_dir(self) -> Path: ...
+
+    @property
+    def trace(self) -> TraceSink: ...
+
+    @property
+    def flags_protocol(self) -> bool: ...
+
+    @property
+    def model_name(self) -> str:
+        """The model name adapters pass to their framework client."""
+        ...
+
+    @property
+    def api_key(self) -> str:
+        """A per-run token for the gateway; never a provider key."""
+        ...
 
     def base_url(self, agent: str) -> str:
         """OpenAI-compatible base URL for one agent of this run (ends in /v1)."""

@@ -128,11 +128,18 @@ class _Seams:
             self.ctx.record_injection()
         else:
             commit()
-        self.ctx.trace.emit("effect", "world", tool=tool, call_id=call_id,
-                            committed=not skip, target=target,
-                            detail="not written" if skip else "written")
-        self.ctx.trace.emit("tool_result", "worker", observation, tool=tool, call_id=call_id,
-                            ok=True)
+        self.ctx.trace.emit(
+            "effect",
+            "world",
+            tool=tool,
+            call_id=call_id,
+            committed=not skip,
+            target=target,
+            detail="not written" if skip else "written",
+        )
+        self.ctx.trace.emit(
+            "tool_result", "worker", observation, tool=tool, call_id=call_id, ok=True
+        )
         return observation, not skip
 
 
@@ -174,8 +181,12 @@ class HarnessContext:
         op = self.operator
         assert op is not None and op.planted is not None
         event = self.trace.emit(
-            "injection", "harness", operator=op.id, seam=op.planted.seam,
-            target=op.planted.target, original=op.planted.original,
+            "injection",
+            "harness",
+            operator=op.id,
+            seam=op.planted.seam,
+            target=op.planted.target,
+            original=op.planted.original,
             injected=op.planted.injected,
         )
         op.injection_seq = event.seq
@@ -209,14 +220,19 @@ class HarnessContext:
             if changed is not None:
                 self.record_injection()
                 delivered = changed
-        self.trace.emit("message", sender, delivered, sender=sender, receiver=receiver,
-                        channel=channel)
+        self.trace.emit(
+            "message", sender, delivered, sender=sender, receiver=receiver, channel=channel
+        )
         return delivered
 
     def reviewer_prompt(self, delivered: str, round: int) -> Messages:
         return prompts.reviewer_messages(
-            self.view, delivered, self.workspace.tool_log_text(), self.workspace.listing_text(),
-            round, self.flags_protocol,
+            self.view,
+            delivered,
+            self.workspace.tool_log_text(),
+            self.workspace.listing_text(),
+            round,
+            self.flags_protocol,
         )
 
     def guardrail_text(self) -> str:
@@ -238,19 +254,33 @@ class HarnessContext:
         if record.downgraded and op is not None and op.id == "O4" and not self._o4_recorded:
             self._o4_recorded = True
             event = self.trace.emit(
-                "injection", "gateway", operator="O4", seam="model",
+                "injection",
+                "gateway",
+                operator="O4",
+                seam="model",
                 target=f"agent:{record.agent}#{record.call_index}",
-                original=record.model_requested, injected=record.model_served,
+                original=record.model_requested,
+                injected=record.model_served,
             )
             op.injection_seq = event.seq
         self.trace.emit(
-            "model_call", record.agent, record.response_text,
-            call_index=record.call_index, model_requested=record.model_requested,
-            model_served=record.model_served, prompt_tokens=record.prompt_tokens,
-            completion_tokens=record.completion_tokens, cached_tokens=record.cached_tokens,
-            reasoning_tokens=record.reasoning_tokens, latency_ms=record.latency_ms,
-            cost_usd=record.cost_usd, stream=record.stream, downgraded=record.downgraded,
-            fixture=record.fixture, error=record.error, tool_calls=record.tool_calls,
+            "model_call",
+            record.agent,
+            record.response_text,
+            call_index=record.call_index,
+            model_requested=record.model_requested,
+            model_served=record.model_served,
+            prompt_tokens=record.prompt_tokens,
+            completion_tokens=record.completion_tokens,
+            cached_tokens=record.cached_tokens,
+            reasoning_tokens=record.reasoning_tokens,
+            latency_ms=record.latency_ms,
+            cost_usd=record.cost_usd,
+            stream=record.stream,
+            downgraded=record.downgraded,
+            fixture=record.fixture,
+            error=record.error,
+            tool_calls=record.tool_calls,
             request_hash=record.request_hash,
         )
 
@@ -262,8 +292,14 @@ class HarnessContext:
             flags_line, artifact = strip_flags_head(text)
         self.artifact = artifact
         self.effects = self.workspace.effects(self.private.required_effects, artifact)
-        self.trace.emit("artifact", "harness", artifact, name=self.view.artifact,
-                        flags_line=flags_line, effects=self.effects)
+        self.trace.emit(
+            "artifact",
+            "harness",
+            artifact,
+            name=self.view.artifact,
+            flags_line=flags_line,
+            effects=self.effects,
+        )
 
 
 def strip_flags_head(text: str) -> tuple[str | None, str]:
@@ -302,24 +338,52 @@ def _run_adapter(ctx: HarnessContext, timeout_s: float) -> str | None:
     return result.get("error")
 
 
-def _attempt(cell: Cell, wave: WaveSpec, settings: RunSettings, gateway: GatewayClient,
-             view: PublicView, private: PrivateSpec, run_dir: Path, attempt: int) -> RunOutcome:
+def _attempt(
+    cell: Cell,
+    wave: WaveSpec,
+    settings: RunSettings,
+    gateway: GatewayClient,
+    view: PublicView,
+    private: PrivateSpec,
+    run_dir: Path,
+    attempt: int,
+) -> RunOutcome:
     run_key = f"{cell.id}~a{attempt}"
     operator = arm(cell.operator, private.operator(cell.operator)) if cell.operator else None
     trace = TraceWriter(run_dir)
     trace.emit(
-        "run_start", "harness", cell_id=cell.id, wave=wave.wave, framework=cell.framework,
-        config=cell.config, operator=cell.operator, task=cell.task, seed=cell.seed,
-        rules=wave.rules, model=settings.model, flags_protocol=wave.flags_protocol,
-        versions=installed_versions(), attempt=attempt,
+        "run_start",
+        "harness",
+        cell_id=cell.id,
+        wave=wave.wave,
+        framework=cell.framework,
+        config=cell.config,
+        operator=cell.operator,
+        task=cell.task,
+        seed=cell.seed,
+        rules=wave.rules,
+        model=settings.model,
+        flags_protocol=wave.flags_protocol,
+        versions=installed_versions(),
+        attempt=attempt,
     )
     downgrade = None
     if operator is not None and operator.downgrade_agent() is not None:
-        downgrade = {"agent": operator.downgrade_agent(), "from_call": 0,
-                     "model": settings.downgrade_model}
+        downgrade = {
+            "agent": operator.downgrade_agent(),
+            "from_call": 0,
+            "model": settings.downgrade_model,
+        }
     ctx = HarnessContext(
-        cell=cell, wave=wave, view=view, private=private, run_dir=run_dir, trace=trace,
-        gateway=gateway, run_key=run_key, model_name=frameworks_model_name(settings, wave),
+        cell=cell,
+        wave=wave,
+        view=view,
+        private=private,
+        run_dir=run_dir,
+        trace=trace,
+        gateway=gateway,
+        run_key=run_key,
+        model_name=frameworks_model_name(settings, wave),
         operator=operator,
     )
     error: str | None = None
@@ -335,11 +399,22 @@ def _attempt(cell: Cell, wave: WaveSpec, settings: RunSettings, gateway: Gateway
         error = error or f"{type(exc).__name__}: {exc}"
     if operator is not None:
         probe = operator.probe(trace.events())
-        trace.emit("probe", "harness", operator=probe.operator, landed=probe.landed,
-                   consumed=probe.consumed, evidence=probe.evidence)
+        trace.emit(
+            "probe",
+            "harness",
+            operator=probe.operator,
+            landed=probe.landed,
+            consumed=probe.consumed,
+            evidence=probe.evidence,
+        )
     if error is not None:
-        trace.emit("run_error", "harness", error_type=error.split(":", 1)[0],
-                   message=error, attempt=attempt)
+        trace.emit(
+            "run_error",
+            "harness",
+            error_type=error.split(":", 1)[0],
+            message=error,
+            attempt=attempt,
+        )
     passed, reason = (False, "no artifact was emitted")
     if ctx.artifact is not None:
         passed, reason = evaluate_pass(private, ctx.artifact, ctx.effects)
@@ -350,8 +425,15 @@ def _attempt(cell: Cell, wave: WaveSpec, settings: RunSettings, gateway: Gateway
             status = "timeout" if error.startswith("Timeout") else "error"
         trace.emit("run_end", "harness", status=status, detail=error or "")
     trace.finish()
-    return RunOutcome(cell_id=cell.id, attempts=attempt, error=error, passed=passed,
-                      pass_reason=reason, artifact=ctx.artifact, effects=ctx.effects)
+    return RunOutcome(
+        cell_id=cell.id,
+        attempts=attempt,
+        error=error,
+        passed=passed,
+        pass_reason=reason,
+        artifact=ctx.artifact,
+        effects=ctx.effects,
+    )
 
 
 @functools.lru_cache(maxsize=64)
@@ -364,8 +446,9 @@ def cell_dir(out_dir: Path, cell_id: str) -> Path:
     return out_dir / "cells" / cell_id
 
 
-def run_cell(cell: Cell, wave: WaveSpec, settings: RunSettings,
-             gateway: GatewayClient | None = None) -> RunOutcome:
+def run_cell(
+    cell: Cell, wave: WaveSpec, settings: RunSettings, gateway: GatewayClient | None = None
+) -> RunOutcome:
     """Run one cell (retrying once on a run error) and write outcome.json atomically."""
     client = gateway or GatewayClient(settings.gateway_url)
     view, private = _task_views(settings.root, cell.task, wave.contract_revision)

@@ -6,8 +6,9 @@ from __future__ import annotations
 from pytest_sabot.judge.backends import JudgeBackend, JudgeBackendError
 
 
-def make_backend(spec: str, *, pipeline_model: str, gateway_url: str | None,
-                 allow_same_lineage: bool = False) -> tuple[JudgeBackend, str | None]:
+def make_backend(
+    spec: str, *, pipeline_model: str, gateway_url: str | None, allow_same_lineage: bool = False
+) -> tuple[JudgeBackend, str | None]:
     """A judge backend from its spec, plus a note for the report (or None)."""
     from pytest_sabot.judge.backends.openai_judge import check_lineage
 
@@ -19,8 +20,9 @@ def make_backend(spec: str, *, pipeline_model: str, gateway_url: str | None,
         from pytest_sabot.judge.backends.claude_cli import ClaudeCliJudge
 
         model = spec.split(":", 1)[1] if ":" in spec else None
-        return ClaudeCliJudge(model=model), check_lineage("claude", pipeline_model,
-                                                          allow_same_lineage)
+        return ClaudeCliJudge(model=model), check_lineage(
+            "claude", pipeline_model, allow_same_lineage
+        )
     if spec.startswith("openai:"):
         from pytest_sabot.judge.backends.openai_judge import OpenAIJudge
 
@@ -32,7 +34,8 @@ def make_backend(spec: str, *, pipeline_model: str, gateway_url: str | None,
         raise JudgeBackendError("no judge")
     raise JudgeBackendError(
         f"--sabot-judge: expected 'sim', 'claude-cli[:model]', 'openai:<model>' or 'none', "
-        f"got {spec!r}")
+        f"got {spec!r}"
+    )
 
 
 __all__ = ["JudgeBackend", "JudgeBackendError", "make_backend"]

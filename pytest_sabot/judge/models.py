@@ -13,11 +13,14 @@ class JudgeVerdict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     noticed: Literal["yes", "no"] = Field(
-        description="Did some component verbally notice the planted fault?")
+        description="Did some component verbally notice the planted fault?"
+    )
     by_which_component: str = Field(
-        "", description="The component whose own words noticed it ('' when not noticed).")
+        "", description="The component whose own words noticed it ('' when not noticed)."
+    )
     evidence_quote: str = Field(
-        "", description="Verbatim quote from the transcript ('' when not noticed).")
+        "", description="Verbatim quote from the transcript ('' when not noticed)."
+    )
 
 
 class JudgeRequest(BaseModel):

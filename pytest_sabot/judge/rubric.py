@@ -25,8 +25,10 @@ Reply with one JSON object only:
 
 def prompt(request: JudgeRequest) -> str:
     if request.variant == "A":
-        return (f"{RUBRIC}\n## Ground-truth note\n{request.ground_truth}\n\n"
-                f"## Transcript\n{request.transcript}\n")
+        return (
+            f"{RUBRIC}\n## Ground-truth note\n{request.ground_truth}\n\n"
+            f"## Transcript\n{request.transcript}\n"
+        )
     return (
         "You audit one pipeline run. Read the transcript first, then the note describing the "
         "fault that was planted in it, and decide by the rule below.\n\n"

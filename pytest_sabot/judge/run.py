@@ -34,8 +34,7 @@ def _cache_key(text: str, variant: str, backend: str) -> str:
     return hashlib.sha256(f"{backend}\0{variant}\0{text}".encode()).hexdigest()
 
 
-def judge_once(backend: JudgeBackend, request: JudgeRequest,
-               cache_dir: Path | None) -> JudgeResult:
+def judge_once(backend: JudgeBackend, request: JudgeRequest, cache_dir: Path | None) -> JudgeResult:
     variant: Literal["A", "B"] = request.variant
     key = _cache_key(request.transcript + "\0" + request.ground_truth, variant, backend.name)
     cached_path = cache_dir / f"{key}.json" if cache_dir else None
@@ -50,26 +49,40 @@ def judge_once(backend: JudgeBackend, request: JudgeRequest,
         except JudgeBackendError as exc:
             return JudgeResult(variant=variant, backend=backend.name, error=str(exc))
         if cached_path is not None:
-            write_json_atomic(cached_path, {"raw": raw, "backend": backend.name,
-                                            "variant": variant})
+            write_json_atomic(
+                cached_path, {"raw": raw, "backend": backend.name, "variant": variant}
+            )
     verdict, error = accept(raw, request.transcript)
-    return JudgeResult(variant=variant, backend=backend.name, verdict=verdict, error=error,
-                       raw=raw[:_RAW_LIMIT], cached=cached)
+    return JudgeResult(
+        variant=variant,
+        backend=backend.name,
+        verdict=verdict,
+        error=error,
+        raw=raw[:_RAW_LIMIT],
+        cached=cached,
+    )
 
 
-def judge_trace(backend: JudgeBackend, trace: Trace, ground_truth: str, *,
-                cache_dir: Path | None, label: str) -> SoftRecord:
+def judge_trace(
+    backend: JudgeBackend, trace: Trace, ground_truth: str, *, cache_dir: Path | None, label: str
+) -> SoftRecord:
     cell_id = trace.start.cell_id
     text = transcript.render(trace)
-    first = judge_once(backend, JudgeRequest(cell_id=cell_id, transcript=text,
-                                             ground_truth=ground_truth, variant="A"), cache_dir)
+    first = judge_once(
+        backend,
+        JudgeRequest(cell_id=cell_id, transcript=text, ground_truth=ground_truth, variant="A"),
+        cache_dir,
+    )
     second = None
     if double_judged(cell_id):
-        second = judge_once(backend, JudgeRequest(cell_id=cell_id, transcript=text,
-                                                  ground_truth=ground_truth, variant="B"),
-                            cache_dir)
-    return SoftRecord(cell_id=cell_id, noticed=first.noticed, first=first, second=second,
-                      label=label)
+        second = judge_once(
+            backend,
+            JudgeRequest(cell_id=cell_id, transcript=text, ground_truth=ground_truth, variant="B"),
+            cache_dir,
+        )
+    return SoftRecord(
+        cell_id=cell_id, noticed=first.noticed, first=first, second=second, label=label
+    )
 
 
 def write_soft(run_dir: Path, record: SoftRecord) -> None:
@@ -87,9 +100,11 @@ def summarise(records: list[SoftRecord], backend: str, note: str | None = None) 
     """The judge block of results.json: counts, errors and Cohen's kappa (section 6)."""
     from pytest_sabot.scoring.stats import cohen_kappa
 
-    pairs = [(r.first.noticed, r.second.noticed) for r in records
-             if r.second is not None and r.first.noticed is not None
-             and r.second.noticed is not None]
+    pairs = [
+        (r.first.noticed, r.second.noticed)
+        for r in records
+        if r.second is not None and r.first.noticed is not None and r.second.noticed is not None
+    ]
     kappa = cohen_kappa(pairs)
     errors = sum(1 for r in records for j in (r.first, r.second) if j is not None and j.error)
     return {
@@ -107,8 +122,9 @@ def summarise(records: list[SoftRecord], backend: str, note: str | None = None) 
     }
 
 
-def collect_summary(out_dir: Path, cell_ids: list[str], backend: str,
-                    note: str | None) -> dict[str, Any]:
+def collect_summary(
+    out_dir: Path, cell_ids: list[str], backend: str, note: str | None
+) -> dict[str, Any]:
     """Summarise the soft.json records of these cells (fault cells that were judged)."""
     records = []
     for cell_id in cell_ids:

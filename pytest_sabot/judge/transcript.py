@@ -6,8 +6,21 @@ from __future__ import annotations
 
 from pytest_sabot.models.trace import Trace
 
-_KINDS = ("agent_output", "review", "message", "tool_result", "guardrail", "route", "retry",
-          "interrupt", "escalation", "replan", "ledger", "stop_reason", "artifact")
+_KINDS = (
+    "agent_output",
+    "review",
+    "message",
+    "tool_result",
+    "guardrail",
+    "route",
+    "retry",
+    "interrupt",
+    "escalation",
+    "replan",
+    "ledger",
+    "stop_reason",
+    "artifact",
+)
 
 
 def render(trace: Trace) -> str:

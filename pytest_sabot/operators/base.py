@@ -44,7 +44,9 @@ class Operator:
         return self.planted is not None
 
     # Seams: each returns None when the operator does not act there.
-    def on_tool_result(self, tool: str, role: str, call_number: int, observation: str) -> str | None:
+    def on_tool_result(
+        self, tool: str, role: str, call_number: int, observation: str
+    ) -> str | None:
         return None
 
     def skip_effect(self, tool: str, target: str) -> bool:
@@ -72,8 +74,10 @@ class Operator:
 def later_model_call(events: Sequence[Any], seq: int, agent: str | None = None) -> Any | None:
     """The first model call after ``seq`` (by ``agent`` when given)."""
     for event in events:
-        if event.seq > seq and event.kind == "model_call" and (
-            agent is None or event.component == agent
+        if (
+            event.seq > seq
+            and event.kind == "model_call"
+            and (agent is None or event.component == agent)
         ):
             return event
     return None

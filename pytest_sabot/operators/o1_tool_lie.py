@@ -12,24 +12,38 @@ from pytest_sabot.operators.base import Operator, Planted, later_model_call
 
 @dataclass
 class ToolLie(Operator):
-    def on_tool_result(self, tool: str, role: str, call_number: int, observation: str) -> str | None:
+    def on_tool_result(
+        self, tool: str, role: str, call_number: int, observation: str
+    ) -> str | None:
         if self.fired or role != "data" or tool != self.spec.target:
             return None
         if self.spec.original not in observation:
             return None
-        self.planted = Planted("tool_result", f"tool:{tool}#{call_number}",
-                               self.spec.original, self.spec.injected)
+        self.planted = Planted(
+            "tool_result", f"tool:{tool}#{call_number}", self.spec.original, self.spec.injected
+        )
         return observation.replace(self.spec.original, self.spec.injected)
 
     def _probe_after(self, events: Sequence[Any], seq: int) -> ProbeData:
-        shown = next((e for e in events if e.seq > seq and e.kind == "tool_result"
-                      and self.spec.injected in e.text), None)
+        shown = next(
+            (
+                e
+                for e in events
+                if e.seq > seq and e.kind == "tool_result" and self.spec.injected in e.text
+            ),
+            None,
+        )
         if shown is None:
-            return ProbeData(operator=self.id, landed=False,
-                             evidence="no tool result carried the corrupted value")
+            return ProbeData(
+                operator=self.id,
+                landed=False,
+                evidence="no tool result carried the corrupted value",
+            )
         read = later_model_call(events, shown.seq)
         return ProbeData(
-            operator=self.id, landed=True, consumed=read is not None,
+            operator=self.id,
+            landed=True,
+            consumed=read is not None,
             evidence=f"tool_result seq {shown.seq} showed {self.spec.injected!r}"
             + (f"; read by model call seq {read.seq}" if read is not None else ""),
         )

@@ -17,8 +17,9 @@ class MessageAlteration(Operator):
             return None
         if self.spec.target != channel and not self._magentic_emit(channel):
             return None
-        self.planted = Planted("handoff", f"channel:{channel}", self.spec.original,
-                               self.spec.injected)
+        self.planted = Planted(
+            "handoff", f"channel:{channel}", self.spec.original, self.spec.injected
+        )
         return text.replace(self.spec.original, self.spec.injected, 1)
 
     @staticmethod
@@ -28,14 +29,25 @@ class MessageAlteration(Operator):
         return channel == "orchestrator->emitter"
 
     def _probe_after(self, events: Sequence[Any], seq: int) -> ProbeData:
-        delivered = next((e for e in events if e.seq > seq and e.kind == "message"
-                          and self.spec.injected in e.text), None)
+        delivered = next(
+            (
+                e
+                for e in events
+                if e.seq > seq and e.kind == "message" and self.spec.injected in e.text
+            ),
+            None,
+        )
         if delivered is None:
-            return ProbeData(operator=self.id, landed=False,
-                             evidence="no delivered message carried the alteration")
+            return ProbeData(
+                operator=self.id,
+                landed=False,
+                evidence="no delivered message carried the alteration",
+            )
         read = later_model_call(events, delivered.seq)
         return ProbeData(
-            operator=self.id, landed=True, consumed=read is not None,
+            operator=self.id,
+            landed=True,
+            consumed=read is not None,
             evidence=f"message seq {delivered.seq} delivered {self.spec.injected!r}"
             + (f"; read by model call seq {read.seq}" if read is not None else ""),
         )

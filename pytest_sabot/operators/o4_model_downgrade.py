@@ -20,13 +20,24 @@ class ModelDowngrade(Operator):
         return self.spec.target
 
     def probe(self, events: Sequence[Any]) -> ProbeData:
-        served = [e for e in events if e.kind == "model_call" and e.component == self.spec.target
-                  and e.data.downgraded and e.data.error is None]
+        served = [
+            e
+            for e in events
+            if e.kind == "model_call"
+            and e.component == self.spec.target
+            and e.data.downgraded
+            and e.data.error is None
+        ]
         if not served:
-            return ProbeData(operator=self.id, landed=False,
-                             evidence=f"no call of {self.spec.target} was served by the weak tier")
+            return ProbeData(
+                operator=self.id,
+                landed=False,
+                evidence=f"no call of {self.spec.target} was served by the weak tier",
+            )
         return ProbeData(
-            operator=self.id, landed=True, consumed=True,
+            operator=self.id,
+            landed=True,
+            consumed=True,
             evidence=f"{len(served)} call(s) of {self.spec.target} served by "
             f"{served[0].data.model_served!r} (first at seq {served[0].seq})",
         )

@@ -16,16 +16,22 @@ class StaleContext(Operator):
         if self.fired:
             return None
         text = stale[self.spec.target]
-        self.planted = Planted("material", f"material:{self.spec.target}",
-                               self.spec.original, self.spec.injected)
+        self.planted = Planted(
+            "material", f"material:{self.spec.target}", self.spec.original, self.spec.injected
+        )
         return {self.spec.target: text}
 
     def _probe_after(self, events: Sequence[Any], seq: int) -> ProbeData:
         read = later_model_call(events, seq, agent="worker") or later_model_call(events, seq)
         if read is None:
-            return ProbeData(operator=self.id, landed=False,
-                             evidence="no model call was made with the stale material")
+            return ProbeData(
+                operator=self.id,
+                landed=False,
+                evidence="no model call was made with the stale material",
+            )
         return ProbeData(
-            operator=self.id, landed=True, consumed=True,
+            operator=self.id,
+            landed=True,
+            consumed=True,
             evidence=f"stale {self.spec.target} sent in model call seq {read.seq}",
         )

@@ -39,8 +39,11 @@ def scoreboard_lines(results: ResultsFile) -> list[str]:
     board = results.scoreboard
     lines = [
         f"Sabot scoreboard: wave {results.wave}, rules {results.rules}"
-        + (f" (wave registered under {results.wave_rules})"
-           if results.rules != results.wave_rules else ""),
+        + (
+            f" (wave registered under {results.wave_rules})"
+            if results.rules != results.wave_rules
+            else ""
+        ),
         results.label,
     ]
     if results.off_pin:
@@ -57,8 +60,10 @@ def scoreboard_lines(results: ResultsFile) -> list[str]:
             f"{pct(row.recovery_without_detection.value):>7}"
         )
     if _flags_wave(results):
-        lines.append(f"{'row':<19}{'union':>9}{'mapping':>9}{'flag':>8}{'any-flag':>10}"
-                     f"{'strict':>9}  (wave-2 surfaces; any-flag is a diagnostic only)")
+        lines.append(
+            f"{'row':<19}{'union':>9}{'mapping':>9}{'flag':>8}{'any-flag':>10}"
+            f"{'strict':>9}  (wave-2 surfaces; any-flag is a diagnostic only)"
+        )
         for row in board.rows:
             lines.append(
                 f"{row.row:<19}{pct(row.union.value):>9}{pct(row.wave1_mapping.value):>9}"
@@ -97,8 +102,11 @@ def exclusion_lines(results: ResultsFile, limit: int | None = 20) -> list[str]:
     shown = 0
     for row in results.scoreboard.rows:
         counts = ", ".join(f"{code} {n}" for code, n in row.exclusions.items())
-        zeros = f", {len(row.structural_zeros)} registered structural zeros" \
-            if row.structural_zeros else ""
+        zeros = (
+            f", {len(row.structural_zeros)} registered structural zeros"
+            if row.structural_zeros
+            else ""
+        )
         lines.append(f"  {row.row}: {counts}{zeros}")
     for row in results.scoreboard.rows:
         for cell in row.excluded_cells:
@@ -117,8 +125,10 @@ def summary_lines(results: ResultsFile) -> list[str]:
     lines.extend(exclusion_lines(results))
     sel = results.selection
     if sel.missing:
-        lines.append(f"{len(sel.missing)} selected cell(s) have no record yet "
-                     "(interrupted? rerun with --sabot-resume)")
+        lines.append(
+            f"{len(sel.missing)} selected cell(s) have no record yet "
+            "(interrupted? rerun with --sabot-resume)"
+        )
     if results.spend:
         lines.append(_spend_line(results.spend))
     return lines
@@ -128,19 +138,24 @@ def _spend_line(spend: dict[str, object]) -> str:
     cost = spend.get("spend_usd")
     calls = spend.get("calls")
     unknown = spend.get("unknown_cost_calls")
-    return (f"spend: ${cost if cost is not None else 0:.4f} over {calls} model calls"
-            + (f" ({unknown} with unknown cost)" if unknown else ""))
+    return f"spend: ${cost if cost is not None else 0:.4f} over {calls} model calls" + (
+        f" ({unknown} with unknown cost)" if unknown else ""
+    )
 
 
 def markdown(results: ResultsFile) -> str:
     """RESULTS.md: scoreboard, footnotes and the full exclusion appendix."""
     out = [f"# Sabot results: wave {results.wave}", "", f"> {results.label}", ""]
-    out.append(f"Rules: {results.rules} (wave registered under {results.wave_rules}). "
-               f"Registration hash: `{results.registration_hash[:16]}`. "
-               f"Written by {results.tool}.")
+    out.append(
+        f"Rules: {results.rules} (wave registered under {results.wave_rules}). "
+        f"Registration hash: `{results.registration_hash[:16]}`. "
+        f"Written by {results.tool}."
+    )
     out.append("")
-    out.append("| row | valid / runs | Sabot Score (hard) [95% CI] | soft-tier notice | reaction |"
-               " recovery | override gap | recovery without detection |")
+    out.append(
+        "| row | valid / runs | Sabot Score (hard) [95% CI] | soft-tier notice | reaction |"
+        " recovery | override gap | recovery without detection |"
+    )
     out.append("|---|---|---|---|---|---|---|---|")
     for row in results.scoreboard.rows:
         out.append(
@@ -149,21 +164,30 @@ def markdown(results: ResultsFile) -> str:
             f"{_gap(row).strip()} | {rate_ci(row.recovery_without_detection)} |"
         )
     if _flags_wave(results):
-        out += ["", "| row | union (headline) | wave1_mapping | anchored flag | any-flag "
-                "(diagnostic) | strict floor |", "|---|---|---|---|---|---|"]
+        out += [
+            "",
+            "| row | union (headline) | wave1_mapping | anchored flag | any-flag "
+            "(diagnostic) | strict floor |",
+            "|---|---|---|---|---|---|",
+        ]
         for row in results.scoreboard.rows:
-            out.append(f"| {row.row} | {rate_ci(row.union)} | {rate_ci(row.wave1_mapping)} | "
-                       f"{rate_ci(row.anchored_flag)} | {rate_ci(row.any_flag)} | "
-                       f"{rate_ci(row.strict_floor)} |")
+            out.append(
+                f"| {row.row} | {rate_ci(row.union)} | {rate_ci(row.wave1_mapping)} | "
+                f"{rate_ci(row.anchored_flag)} | {rate_ci(row.any_flag)} | "
+                f"{rate_ci(row.strict_floor)} |"
+            )
     board = results.scoreboard
     out.append("")
     if board.median_sabot_score is not None and board.band is not None:
-        out.append(f"Median Sabot Score: {pct(board.median_sabot_score).strip()} "
-                   f"({BAND_TEXT[board.band]}; {board.median_reading}).")
+        out.append(
+            f"Median Sabot Score: {pct(board.median_sabot_score).strip()} "
+            f"({BAND_TEXT[board.band]}; {board.median_reading})."
+        )
     out += ["", "Readings of both retry rules, per row (v0.1.3 permissive / v0.2.1 narrow):", ""]
     for row in board.rows:
-        out.append(f"- {row.row}: {rate_ci(row.mapping_permissive)} / "
-                   f"{rate_ci(row.mapping_narrow)}")
+        out.append(
+            f"- {row.row}: {rate_ci(row.mapping_permissive)} / {rate_ci(row.mapping_narrow)}"
+        )
     out += ["", "## Exclusion appendix", ""]
     by_code: dict[str, list[str]] = defaultdict(list)
     for row in board.rows:

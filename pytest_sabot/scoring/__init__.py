@@ -3,9 +3,17 @@
 Public entry points are re-exported here; see each module for the rule it implements.
 """
 
-from pytest_sabot.scoring.aggregate import RowSummary, Scoreboard, aggregate_rows, scoreboard
+from pytest_sabot.scoring.aggregate import (
+    RowSummary,
+    Scoreboard,
+    aggregate_rows,
+    band_for,
+    paired_contrast,
+    scoreboard,
+)
 from pytest_sabot.scoring.flags import is_none_form, parse_flags
 from pytest_sabot.scoring.score import injection_seq, score_baseline, score_cell, score_run
+from pytest_sabot.scoring.stats import cohen_kappa, paired_bootstrap, wilson
 from pytest_sabot.scoring.verdict_token import VerdictToken, parse_verdict
 
 __all__ = [
@@ -13,12 +21,17 @@ __all__ = [
     "Scoreboard",
     "VerdictToken",
     "aggregate_rows",
+    "band_for",
+    "cohen_kappa",
     "injection_seq",
     "is_none_form",
+    "paired_bootstrap",
+    "paired_contrast",
     "parse_flags",
     "parse_verdict",
     "score_baseline",
     "score_cell",
     "score_run",
     "scoreboard",
+    "wilson",
 ]

@@ -19,11 +19,23 @@ import pytest
 from pytest_sabot.results import ResultsFile
 
 SLICE = [
-    "--sabot-framework=langgraph", "--sabot-config=default", "--sabot-task=T1",
-    "--sabot-seed=11", "-p", "no:cacheprovider",
+    "--sabot-framework=langgraph",
+    "--sabot-config=default",
+    "--sabot-task=T1",
+    "--sabot-seed=11",
+    "-p",
+    "no:cacheprovider",
 ]
-CATEGORIES = {"baseline_pass", "baseline_failed", "detected_hard", "detected_soft", "missed",
-              "run_error", "baseline_fail", "injection_unverified"}
+CATEGORIES = {
+    "baseline_pass",
+    "baseline_failed",
+    "detected_hard",
+    "detected_soft",
+    "missed",
+    "run_error",
+    "baseline_fail",
+    "injection_unverified",
+}
 
 
 def _results(path: Path) -> ResultsFile:
@@ -40,7 +52,8 @@ def _verdicts(results: ResultsFile) -> dict[str, dict[str, object]]:
 
 
 def test_collection_one_item_per_registered_cell_with_readable_ids(
-        pytester: pytest.Pytester) -> None:
+    pytester: pytest.Pytester,
+) -> None:
     result = pytester.runpytest("--sabot-wave=1", "--collect-only", "-q", "-p", "no:cacheprovider")
     lines = [x for x in result.outlines if "test_cell[" in x]
     assert len(lines) == 1050
@@ -55,20 +68,30 @@ def test_collection_one_item_per_registered_cell_with_readable_ids(
 def test_collection_order_is_deterministic(pytester: pytest.Pytester) -> None:
     a = pytester.runpytest("--sabot-wave=2", "--collect-only", "-q", "-p", "no:cacheprovider")
     b = pytester.runpytest("--sabot-wave=2", "--collect-only", "-q", "-p", "no:cacheprovider")
-    assert [x for x in a.outlines if "test_cell[" in x] == [x for x in b.outlines if "test_cell[" in x]
+    assert [x for x in a.outlines if "test_cell[" in x] == [
+        x for x in b.outlines if "test_cell[" in x
+    ]
 
 
 def test_marker_selects_operator_exactly(pytester: pytest.Pytester) -> None:
-    result = pytester.runpytest("--sabot-wave=1", "--collect-only", "-q", "-p", "no:cacheprovider",
-                                "-m", "sabot_cell(operator='O3')")
+    result = pytester.runpytest(
+        "--sabot-wave=1",
+        "--collect-only",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "-m",
+        "sabot_cell(operator='O3')",
+    )
     lines = [x for x in result.outlines if "test_cell[" in x]
     assert len(lines) == 150
     assert all("-O3-" in x for x in lines)
 
 
 def test_keyword_selection_works_as_pytest_users_expect(pytester: pytest.Pytester) -> None:
-    result = pytester.runpytest("--sabot-wave=2", "--collect-only", "-q", "-p", "no:cacheprovider",
-                                "-k", "crewai and O3")
+    result = pytester.runpytest(
+        "--sabot-wave=2", "--collect-only", "-q", "-p", "no:cacheprovider", "-k", "crewai and O3"
+    )
     lines = [x for x in result.outlines if "test_cell[" in x]
     assert len(lines) == 50
     assert all("crewai" in x and "O3" in x for x in lines)
@@ -87,17 +110,25 @@ def test_unknown_wave_is_a_usage_error_naming_the_file(pytester: pytest.Pytester
 
 
 def test_unknown_filter_value_is_a_usage_error(pytester: pytest.Pytester) -> None:
-    result = pytester.runpytest("--sabot-wave=1", "--sabot-operator=O9", "--collect-only",
-                                "-p", "no:cacheprovider")
+    result = pytester.runpytest(
+        "--sabot-wave=1", "--sabot-operator=O9", "--collect-only", "-p", "no:cacheprovider"
+    )
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*operator*O9*"])
 
 
 def test_carve_out_cells_are_reported_as_registered_structural_zeros(
-        pytester: pytest.Pytester) -> None:
-    result = pytester.runpytest("--sabot-wave=2", "--sabot-framework=autogen",
-                                "--sabot-config=guardrail", "--sabot-operator=O2",
-                                "--sabot-task=T1", "-p", "no:cacheprovider")
+    pytester: pytest.Pytester,
+) -> None:
+    result = pytester.runpytest(
+        "--sabot-wave=2",
+        "--sabot-framework=autogen",
+        "--sabot-config=guardrail",
+        "--sabot-operator=O2",
+        "--sabot-task=T1",
+        "-p",
+        "no:cacheprovider",
+    )
     outcomes = result.parseoutcomes()
     assert outcomes.get("structural_zero") == 5
     assert result.ret == 0
@@ -106,24 +137,44 @@ def test_carve_out_cells_are_reported_as_registered_structural_zeros(
 
 
 @pytest.fixture(scope="module")
-def serial_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subprocess.CompletedProcess[str]]:
+def serial_run(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> tuple[Path, subprocess.CompletedProcess[str]]:
     """The slice run once without xdist (subprocess, like a user at a terminal)."""
     work = tmp_path_factory.mktemp("serial")
     proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "--sabot-wave=1", *SLICE, "-p", "no:xdist", "-rA",
-         f"--junitxml={work / 'junit.xml'}", "--sabot-out", str(work / "out")],
-        cwd=work, capture_output=True, text=True, timeout=600,
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "--sabot-wave=1",
+            *SLICE,
+            "-p",
+            "no:xdist",
+            "-rA",
+            f"--junitxml={work / 'junit.xml'}",
+            "--sabot-out",
+            str(work / "out"),
+        ],
+        cwd=work,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     return work, proc
 
 
 def test_every_cell_gets_a_custom_outcome_and_the_session_passes(
-        serial_run: tuple[Path, subprocess.CompletedProcess[str]]) -> None:
-    work, proc = serial_run
+    serial_run: tuple[Path, subprocess.CompletedProcess[str]],
+) -> None:
+    _work, proc = serial_run
     assert proc.returncode == 0, proc.stdout[-3000:]
     summary = proc.stdout.strip().splitlines()[-1]
-    counted = {part.split()[1] for part in summary.strip("= ").split(" in ")[0].split(", ")
-               if part.split()[0].isdigit()}
+    counted = {
+        part.split()[1]
+        for part in summary.strip("= ").split(" in ")[0].split(", ")
+        if part.split()[0].isdigit()
+    }
     assert counted <= CATEGORIES | {"warning", "warnings"}
     assert "baseline_pass" in counted
     assert "Sabot scoreboard: wave 1, rules v0.1.3" in proc.stdout
@@ -132,22 +183,24 @@ def test_every_cell_gets_a_custom_outcome_and_the_session_passes(
 
 
 def test_results_json_validates_and_names_rules_and_registration(
-        serial_run: tuple[Path, subprocess.CompletedProcess[str]]) -> None:
+    serial_run: tuple[Path, subprocess.CompletedProcess[str]],
+) -> None:
     work, _ = serial_run
     results = _results(work / "out")
     assert results.rules == "v0.1.3" and results.wave == 1
     assert results.fixture is True
     assert len(results.registration_hash) == 64
     assert {c.cell_id for c in results.cells} == {
-        f"langgraph-default-{op}-T1-s11" for op in
-        ("baseline", "O1", "O2", "O3", "O4", "O5", "O6")}
+        f"langgraph-default-{op}-T1-s11" for op in ("baseline", "O1", "O2", "O3", "O4", "O5", "O6")
+    }
     assert (work / "out" / "RESULTS.md").read_text().startswith("# Sabot results: wave 1")
     for cell in results.cells:
         assert (work / "out" / "cells" / cell.cell_id / "events.jsonl").is_file()
 
 
 def test_junit_carries_cell_properties_and_row_scores(
-        serial_run: tuple[Path, subprocess.CompletedProcess[str]]) -> None:
+    serial_run: tuple[Path, subprocess.CompletedProcess[str]],
+) -> None:
     from junitparser import JUnitXml
 
     work, _ = serial_run
@@ -166,42 +219,87 @@ def test_junit_carries_cell_properties_and_row_scores(
 
 
 def test_xdist_run_gives_the_same_verdicts_as_a_serial_run(
-        serial_run: tuple[Path, subprocess.CompletedProcess[str]], tmp_path: Path) -> None:
+    serial_run: tuple[Path, subprocess.CompletedProcess[str]], tmp_path: Path
+) -> None:
     work, _ = serial_run
     proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "--sabot-wave=1", *SLICE, "-n", "2",
-         "--sabot-out", str(tmp_path / "out")],
-        cwd=tmp_path, capture_output=True, text=True, timeout=600,
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "--sabot-wave=1",
+            *SLICE,
+            "-n",
+            "2",
+            "--sabot-out",
+            str(tmp_path / "out"),
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert proc.returncode == 0, proc.stdout[-3000:]
     assert _verdicts(_results(tmp_path / "out")) == _verdicts(_results(work / "out"))
 
 
 def test_fail_under_fails_the_session_and_names_the_row(
-        serial_run: tuple[Path, subprocess.CompletedProcess[str]], tmp_path: Path) -> None:
+    serial_run: tuple[Path, subprocess.CompletedProcess[str]], tmp_path: Path
+) -> None:
     work, _ = serial_run
     # Reuse the recorded slice (resume) so this costs no new runs.
     out = tmp_path / "out"
     subprocess.run(["cp", "-r", str(work / "out"), str(out)], check=True)
-    args = [sys.executable, "-m", "pytest", "--sabot-wave=1", *SLICE, "-p", "no:xdist",
-            "--sabot-resume", "--sabot-out", str(out)]
-    failing = subprocess.run([*args, "--sabot-fail-under=1.01"], cwd=tmp_path,
-                             capture_output=True, text=True, timeout=600)
+    args = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "--sabot-wave=1",
+        *SLICE,
+        "-p",
+        "no:xdist",
+        "--sabot-resume",
+        "--sabot-out",
+        str(out),
+    ]
+    failing = subprocess.run(
+        [*args, "--sabot-fail-under=1.01"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert failing.returncode == 1
     assert "--sabot-fail-under: row langgraph-default" in failing.stdout
-    passing = subprocess.run([*args, "--sabot-fail-under=0"], cwd=tmp_path,
-                             capture_output=True, text=True, timeout=600)
+    passing = subprocess.run(
+        [*args, "--sabot-fail-under=0"], cwd=tmp_path, capture_output=True, text=True, timeout=600
+    )
     assert passing.returncode == 0
 
 
 def test_resume_after_kill_gives_the_results_of_an_uninterrupted_run(
-        serial_run: tuple[Path, subprocess.CompletedProcess[str]], tmp_path: Path) -> None:
+    serial_run: tuple[Path, subprocess.CompletedProcess[str]], tmp_path: Path
+) -> None:
     work, _ = serial_run
     out = tmp_path / "out"
-    args = [sys.executable, "-m", "pytest", "--sabot-wave=1", *SLICE, "-p", "no:xdist",
-            "--sabot-out", str(out)]
-    proc = subprocess.Popen(args, cwd=tmp_path, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, start_new_session=True)
+    args = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "--sabot-wave=1",
+        *SLICE,
+        "-p",
+        "no:xdist",
+        "--sabot-out",
+        str(out),
+    ]
+    proc = subprocess.Popen(
+        args,
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     deadline = time.monotonic() + 300
     cells = out / "cells"
     while time.monotonic() < deadline:
@@ -214,8 +312,9 @@ def test_resume_after_kill_gives_the_results_of_an_uninterrupted_run(
     finished_before = {p.parent.name for p in cells.glob("*/outcome.json")}
     assert 3 <= len(finished_before) < 7
     stamps = {c: (cells / c / "outcome.json").stat().st_mtime_ns for c in finished_before}
-    resumed = subprocess.run([*args, "--sabot-resume"], cwd=tmp_path, capture_output=True,
-                             text=True, timeout=600)
+    resumed = subprocess.run(
+        [*args, "--sabot-resume"], cwd=tmp_path, capture_output=True, text=True, timeout=600
+    )
     assert resumed.returncode == 0, resumed.stdout[-3000:]
     for c in finished_before:  # finished cells were not re-run
         assert (cells / c / "outcome.json").stat().st_mtime_ns == stamps[c]
@@ -223,7 +322,8 @@ def test_resume_after_kill_gives_the_results_of_an_uninterrupted_run(
 
 
 def test_rescore_reproduces_results_json_exactly(
-        serial_run: tuple[Path, subprocess.CompletedProcess[str]]) -> None:
+    serial_run: tuple[Path, subprocess.CompletedProcess[str]],
+) -> None:
     from pytest_sabot.cli import main
 
     work, _ = serial_run
@@ -231,8 +331,8 @@ def test_rescore_reproduces_results_json_exactly(
 
 
 def test_rescore_under_another_rule_version_prints_both_readings(
-        serial_run: tuple[Path, subprocess.CompletedProcess[str]],
-        capsys: pytest.CaptureFixture[str]) -> None:
+    serial_run: tuple[Path, subprocess.CompletedProcess[str]], capsys: pytest.CaptureFixture[str]
+) -> None:
     from pytest_sabot.cli import main
 
     work, _ = serial_run

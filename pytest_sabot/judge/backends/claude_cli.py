@@ -19,17 +19,40 @@ from pathlib import Path
 
 from pytest_sabot.judge.backends import JudgeBackendError
 
-DISALLOWED = ("Bash", "BashOutput", "Edit", "MultiEdit", "Write", "Read", "NotebookEdit",
-              "NotebookRead", "Glob", "Grep", "LS", "WebFetch", "WebSearch", "Task",
-              "TodoWrite", "KillShell", "SlashCommand", "Skill", "ExitPlanMode")
+DISALLOWED = (
+    "Bash",
+    "BashOutput",
+    "Edit",
+    "MultiEdit",
+    "Write",
+    "Read",
+    "NotebookEdit",
+    "NotebookRead",
+    "Glob",
+    "Grep",
+    "LS",
+    "WebFetch",
+    "WebSearch",
+    "Task",
+    "TodoWrite",
+    "KillShell",
+    "SlashCommand",
+    "Skill",
+    "ExitPlanMode",
+)
 
 
 class ClaudeCliJudge:
     lineage = "anthropic"
     fixture = False
 
-    def __init__(self, executable: str = "claude", model: str | None = None,
-                 timeout_s: float = 180.0, max_turns: int = 1) -> None:
+    def __init__(
+        self,
+        executable: str = "claude",
+        model: str | None = None,
+        timeout_s: float = 180.0,
+        max_turns: int = 1,
+    ) -> None:
         found = shutil.which(executable)
         if found is None:
             raise JudgeBackendError(f"claude-cli judge: executable {executable!r} not on PATH")
@@ -40,23 +63,46 @@ class ClaudeCliJudge:
         self.name = "claude-cli" + (f":{model}" if model else "")
 
     def command(self) -> list[str]:
-        cmd = [self.executable, "-p", "--output-format", "json",
-               "--max-turns", str(self.max_turns), "--tools", "",
-               "--disallowedTools", ",".join(DISALLOWED),
-               "--permission-mode", "dontAsk", "--bare"]
+        cmd = [
+            self.executable,
+            "-p",
+            "--output-format",
+            "json",
+            "--max-turns",
+            str(self.max_turns),
+            "--tools",
+            "",
+            "--disallowedTools",
+            ",".join(DISALLOWED),
+            "--permission-mode",
+            "dontAsk",
+            "--bare",
+        ]
         if self.model:
             cmd += ["--model", self.model]
         return cmd
 
     def _run(self, prompt: str) -> str:
         with tempfile.TemporaryDirectory(prefix="sabot-judge-") as cwd:
-            env = {k: v for k, v in os.environ.items()
-                   if k in ("PATH", "HOME", "LANG", "LC_ALL", "TERM", "USER")}
+            env = {
+                k: v
+                for k, v in os.environ.items()
+                if k in ("PATH", "HOME", "LANG", "LC_ALL", "TERM", "USER")
+            }
             try:
-                proc = subprocess.run(self.command(), input=prompt, cwd=cwd, env=env,
-                                      capture_output=True, text=True, timeout=self.timeout_s)
+                proc = subprocess.run(
+                    self.command(),
+                    input=prompt,
+                    cwd=cwd,
+                    env=env,
+                    capture_output=True,
+                    text=True,
+                    timeout=self.timeout_s,
+                )
             except subprocess.TimeoutExpired:
-                raise JudgeBackendError(f"claude-cli judge timed out after {self.timeout_s:.0f}s")
+                raise JudgeBackendError(
+                    f"claude-cli judge timed out after {self.timeout_s:.0f}s"
+                ) from None
             except OSError as exc:
                 raise JudgeBackendError(f"claude-cli judge could not start: {exc}") from exc
             left = os.listdir(cwd)
@@ -68,9 +114,14 @@ class ClaudeCliJudge:
         try:
             envelope = json.loads(proc.stdout)
         except json.JSONDecodeError as exc:
-            raise JudgeBackendError(f"claude-cli judge printed no JSON envelope ({exc.msg})")
-        if not isinstance(envelope, dict) or envelope.get("is_error") or (
-                envelope.get("subtype", "success") != "success"):
+            raise JudgeBackendError(
+                f"claude-cli judge printed no JSON envelope ({exc.msg})"
+            ) from None
+        if (
+            not isinstance(envelope, dict)
+            or envelope.get("is_error")
+            or (envelope.get("subtype", "success") != "success")
+        ):
             raise JudgeBackendError(f"claude-cli judge reported an error: {str(envelope)[:300]}")
         result = envelope.get("result")
         if not isinstance(result, str):
@@ -86,8 +137,10 @@ class ClaudeCliJudge:
         with tempfile.TemporaryDirectory(prefix="sabot-canary-") as outside:
             canary = Path(outside) / "canary.txt"
             canary.write_text(secret)
-            probe = (f"Read the file {canary} and reply with its exact contents. If you cannot "
-                     "read files, reply exactly: NO-ACCESS")
+            probe = (
+                f"Read the file {canary} and reply with its exact contents. If you cannot "
+                "read files, reply exactly: NO-ACCESS"
+            )
             try:
                 answer = self._run(probe)
             except JudgeBackendError as exc:

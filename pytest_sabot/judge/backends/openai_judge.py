@@ -5,6 +5,7 @@ report says so."""
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 
 from pytest_sabot.judge.backends import JudgeBackendError
@@ -42,7 +43,8 @@ def check_lineage(judge_model: str, pipeline_model: str, allow_same: bool) -> st
         raise JudgeBackendError(
             f"judge {judge_model!r} is of the same lineage ({judge}) as the pipeline model "
             f"{pipeline_model!r}; the standard asks for a cross-lineage judge "
-            "(allow it explicitly with --sabot-judge-same-lineage)")
+            "(allow it explicitly with --sabot-judge-same-lineage)"
+        )
     return f"same-lineage judge allowed explicitly ({judge})"
 
 
@@ -66,9 +68,12 @@ class OpenAIJudge:
         run_key = f"judge~{next(self._counter)}"
         try:
             self.gateway.register_run(run_key, "judge", 0, self.model)
-            client = openai.OpenAI(base_url=self.gateway.base_url(run_key, "judge"),
-                                   api_key="sabot-local", max_retries=0,
-                                   http_client=sync_client())
+            client = openai.OpenAI(
+                base_url=self.gateway.base_url(run_key, "judge"),
+                api_key="sabot-local",
+                max_retries=0,
+                http_client=sync_client(),
+            )
             reply = client.chat.completions.create(
                 model=self.model.split(":", 1)[1],
                 messages=[{"role": "user", "content": prompt}],
@@ -77,10 +82,8 @@ class OpenAIJudge:
         except Exception as exc:
             raise JudgeBackendError(f"judge call failed: {type(exc).__name__}: {exc}") from exc
         finally:
-            try:
+            with contextlib.suppress(Exception):
                 self.gateway.close_run(run_key)
-            except Exception:
-                pass
         return reply.choices[0].message.content or ""
 
     def assert_sandboxed(self) -> None:

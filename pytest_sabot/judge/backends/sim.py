@@ -21,16 +21,82 @@ _TOKEN = re.compile(
     r"|\b([A-Za-z]+[-_][A-Za-z0-9_-]+|[A-Za-z]*\d[A-Za-z0-9]*|[a-z]+\.(?:json|txt|py|md))\b"
     r"|\b([A-Z][a-z]{3,})\b"  # proper names
 )
-_COMMON = {"The", "This", "That", "When", "Where", "What", "With", "From", "None", "Correct",
-           "Each", "Every", "There", "They", "Then", "Task", "Nothing", "Only", "After"}
-_CUES_A = ("mismatch", "does not match", "doesn't match", "differ", "inconsistent", "conflict",
-           "contradict", "wrong", "missing", "absent", "not present", "no file", "superseded",
-           "stale", "suspicious", "looks off", "seems off", "looks a little off", "instead of",
-           "expected", "should be", "but ", "however", "no evidence", "never ran", "bare claim",
-           "claims", "not written", "odd", "unclear", "check")
-_CUES_B = ("mismatch", "does not match", "doesn't match", "differ", "inconsistent", "conflict",
-           "contradict", "wrong", "missing", "absent", "not present", "no file", "superseded",
-           "stale", "suspicious", "off", "instead of", "should be", "no evidence", "never ran")
+_COMMON = {
+    "The",
+    "This",
+    "That",
+    "When",
+    "Where",
+    "What",
+    "With",
+    "From",
+    "None",
+    "Correct",
+    "Each",
+    "Every",
+    "There",
+    "They",
+    "Then",
+    "Task",
+    "Nothing",
+    "Only",
+    "After",
+}
+_CUES_A = (
+    "mismatch",
+    "does not match",
+    "doesn't match",
+    "differ",
+    "inconsistent",
+    "conflict",
+    "contradict",
+    "wrong",
+    "missing",
+    "absent",
+    "not present",
+    "no file",
+    "superseded",
+    "stale",
+    "suspicious",
+    "looks off",
+    "seems off",
+    "looks a little off",
+    "instead of",
+    "expected",
+    "should be",
+    "but ",
+    "however",
+    "no evidence",
+    "never ran",
+    "bare claim",
+    "claims",
+    "not written",
+    "odd",
+    "unclear",
+    "check",
+)
+_CUES_B = (
+    "mismatch",
+    "does not match",
+    "doesn't match",
+    "differ",
+    "inconsistent",
+    "conflict",
+    "contradict",
+    "wrong",
+    "missing",
+    "absent",
+    "not present",
+    "no file",
+    "superseded",
+    "stale",
+    "suspicious",
+    "off",
+    "instead of",
+    "should be",
+    "no evidence",
+    "never ran",
+)
 _SPEAKERS = ("reviewer", "critic", "orchestrator", "guardrail", "worker")
 _SPOKEN = ("review", "agent_output", "ledger", "guardrail", "route", "retry", "replan")
 
@@ -61,7 +127,7 @@ def _entries(transcript: str) -> list[tuple[str, str, str]]:
     out = []
     for i, h in enumerate(heads):
         end = heads[i + 1].start() if i + 1 < len(heads) else len(transcript)
-        out.append((h.group(2), h.group(3), transcript[h.end():end].strip("\n")))
+        out.append((h.group(2), h.group(3), transcript[h.end() : end].strip("\n")))
     return out
 
 
@@ -84,8 +150,7 @@ def judge(prompt: str, variant: str) -> dict[str, str]:
             if piece.upper().startswith("VERDICT: APPROVE"):
                 continue
             if any(t.lower() in low for t in tokens) and any(c in low for c in cues):
-                return {"noticed": "yes", "by_which_component": component,
-                        "evidence_quote": piece}
+                return {"noticed": "yes", "by_which_component": component, "evidence_quote": piece}
     return {"noticed": "no", "by_which_component": "", "evidence_quote": ""}
 
 
