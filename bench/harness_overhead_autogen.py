@@ -89,6 +89,7 @@ async def _bare_magentic(view: Any, handles: list[Any], url: Any) -> None:
 
     from pytest_sabot.adapters import autogen_pipeline as ag
     from pytest_sabot.harness import prompts
+    from pytest_sabot.harness.run import strip_flags_head
 
     worker_client, orchestrator_client = url("worker"), url("orchestrator")
     worker = AssistantAgent(
@@ -112,7 +113,7 @@ async def _bare_magentic(view: Any, handles: list[Any], url: Any) -> None:
         for m in reversed(result.messages)
         if isinstance(m, TextMessage) and m.source == ag.ORCHESTRATOR
     )
-    body = ag.strip_flags_head(final)[1]
+    body = strip_flags_head(final)[1]
     for handle in handles:
         if ag.tool_role(handle) in ("check", "write"):
             handle.invoke(ag.arguments_for_artifact(handle, body))

@@ -20,6 +20,9 @@ from pytest_sabot.options import OPTIONS, resolve
 
 CELL_MODULE = Path(__file__).with_name("sabot_cells.py")
 _STATE = pytest.StashKey["SabotState"]()
+FRAMEWORK_WARNING_MODULES = (r"crewai(\..*)?", r"autogen_\w+(\..*)?", r"langchain\w*(\..*)?",
+                             r"langgraph(\..*)?", r"opentelemetry(\..*)?", r"pydantic(\..*)?",
+                             r"chromadb(\..*)?", r"litellm(\..*)?")
 _RESULT = pytest.StashKey[dict[str, Any]]()
 
 
@@ -89,6 +92,8 @@ def pytest_configure(config: pytest.Config) -> None:
     state = SabotState(config)
     config.stash[_STATE] = state
     config.pluginmanager.register(state, "sabot-state")
+    if config.pluginmanager.hasplugin("xdist"):
+        config.pluginmanager.register(XdistHooks(), "sabot-xdist")
     if state.wave is None:
         return
     from pytest_sabot.cells import select_cells
@@ -143,10 +148,14 @@ def _controller_setup(config: pytest.Config, state: SabotState) -> None:
     state.gateway_url = state.gateway.url
 
 
-def pytest_configure_node(node: Any) -> None:
-    """xdist: hand every worker the controller's gateway address."""
-    state = node.config.stash[_STATE]
-    node.workerinput["sabot_gateway_url"] = state.gateway_url
+class XdistHooks:
+    """Hooks that exist only with pytest-xdist; registered only when it is loaded."""
+
+    @staticmethod
+    def pytest_configure_node(node: Any) -> None:
+        """Hand every worker the controller's gateway address."""
+        state = node.config.stash[_STATE]
+        node.workerinput["sabot_gateway_url"] = state.gateway_url
 
 
 # --------------------------------------------------------------------------- collection

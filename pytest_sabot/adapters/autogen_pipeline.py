@@ -77,6 +77,7 @@ __all__ = [
     "MAX_STALLS",
     "MAX_TURNS",
     "ORCHESTRATOR",
+    "HarnessTool",
     "arguments_for_artifact",
     "parse_verdict",
     "run",

@@ -22,12 +22,16 @@ class ChatRequest(BaseModel):
 
     model: str = Field(description="Model name the client asked for (echoed in responses).")
     messages: list[dict[str, Any]] = Field(min_length=1, description="Conversation so far.")
-    stream: bool = Field(False, description="Whether the client wants server-sent events.")
+    stream: bool | None = Field(False, description="Whether the client wants server-sent events.")
     stream_options: dict[str, Any] | None = Field(
         None, description="{'include_usage': true} asks for a final usage chunk."
     )
     max_tokens: int | None = Field(None, description="Legacy output cap.")
     max_completion_tokens: int | None = Field(None, description="Output cap incl. reasoning.")
+
+    @property
+    def wants_stream(self) -> bool:
+        return bool(self.stream)
 
     @property
     def include_usage(self) -> bool:
@@ -97,6 +101,26 @@ class ExchangeRecord(_Strict):
     request_hash: str = Field(description="sha256 of the canonical (scrubbed) request JSON.")
     response_text: str = Field("", description="Assistant message content served.")
     error: str | None = Field(None, description="Error served instead of a completion.")
+
+    def model_call_data(self) -> dict[str, Any]:
+        """The fields of a trace ``model_call`` event payload (models.trace.ModelCallData)."""
+        return self.model_dump(mode="json", include=set(MODEL_CALL_FIELDS))
+
+
+MODEL_CALL_FIELDS = (
+    "call_index",
+    "model_requested",
+    "model_served",
+    "prompt_tokens",
+    "completion_tokens",
+    "cached_tokens",
+    "reasoning_tokens",
+    "latency_ms",
+    "cost_usd",
+    "stream",
+    "tool_calls",
+    "request_hash",
+)
 
 
 class RecordedExchange(_Strict):

@@ -157,7 +157,12 @@ class _Handler(BaseHTTPRequestHandler):
                 listed = service.models(route.run_key)["data"]
                 self._send_json(200, listed[0])
                 return
-            self._error(404, f"no route for {method} {route.rest}", "unknown_route")
+            self._error(
+                404,
+                f"no route for {method} {route.rest}: the gateway serves POST .../chat/completions "
+                "and GET .../models",
+                "unknown_route",
+            )
             return
         parts = [unquote(p) for p in path.strip("/").split("/")]
         if parts[:1] == ["sabot"]:
@@ -214,7 +219,7 @@ class Gateway:
         self.url = f"http://{host!s}:{port}"
         self._thread = threading.Thread(
             target=self._server.serve_forever,
-            kwargs={"poll_interval": 0.1},
+            kwargs={"poll_interval": 0.02},
             name="sabot-gateway",
             daemon=True,
         )

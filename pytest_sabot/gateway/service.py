@@ -328,7 +328,7 @@ class GatewayService:
             model_requested=request.model,
             model_served=spec.text,
             downgraded=swapped,
-            stream=request.stream,
+            stream=request.wants_stream,
             request_hash=digest,
         )
         if reply is not None:
@@ -350,7 +350,7 @@ class GatewayService:
                     "response_text": text,
                 }
             )
-            if request.stream:
+            if request.wants_stream:
                 served = Served(
                     200, completion_to_sse(response, request.include_usage), "text/event-stream"
                 )

@@ -10,9 +10,10 @@ INJECTION_UNVERIFIED (v0.1.3). Lower-precedence codes the run also met are kept 
 * BASELINE_FAIL: the caller says the cell's no-fault baseline failed (``False``); ``None``
   means no baseline verdict was supplied and excludes nothing.
 * INJECTION_UNVERIFIED: no probe event with ``landed=true``; under rules with
-  ``o4_probe_requires_served_downgrade`` an O4 run also needs a model_call whose
-  ``model_served`` is a different model than its ``model_requested`` (a trailing dated
-  snapshot suffix such as ``-2026-07-01`` is not a different model).
+  ``o4_probe_requires_served_downgrade`` an O4 run also needs a model_call that was
+  answered (no gateway error) by the downgraded model: marked ``downgraded`` by the
+  gateway, or with a ``model_served`` different from its ``model_requested`` (a trailing
+  dated snapshot suffix such as ``-2026-07-01`` is not a different model).
 """
 
 from __future__ import annotations
@@ -32,9 +33,14 @@ def _model_family(name: str) -> str:
 
 
 def served_downgrade(trace: Trace) -> Any | None:
-    """The first model_call served by a different model than requested, or None."""
+    """The first model_call the downgraded model answered, or None."""
     for event in trace.of_kind("model_call"):
-        if _model_family(event.data.model_served) != _model_family(event.data.model_requested):
+        data = event.data
+        if data.error is not None:
+            continue
+        if data.downgraded or _model_family(data.model_served) != _model_family(
+            data.model_requested
+        ):
             return event
     return None
 

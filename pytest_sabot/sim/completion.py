@@ -1,4 +1,9 @@
-"""Building the OpenAI ChatCompletion dict the embedded model returns."""
+"""Building the OpenAI ChatCompletion dict the embedded model returns.
+
+Ids derive from the call's seed key and index, ``created`` is a fixed instant and token
+counts are a character-based estimate, so the same call always yields the same bytes. The
+completion is a fixture of the embedded model, not a measurement of any LLM.
+"""
 
 from __future__ import annotations
 

@@ -1,11 +1,11 @@
 """The embedded model's entry point: one chat-completion request in, one ChatCompletion out.
 
-The gateway calls :func:`respond` for every keyless model call. The role is read from the
-agent name in the URL path (worker, reviewer or critic, guardrail, orchestrator), else from
-the request itself (a framework template such as Magentic-One's progress ledger or
-CrewAI's guardrail query, else our ROLE section), the persona
-decides how the reviewing roles act, and every choice is seeded from (seed, persona,
-agent, a digest of the run-independent request content). The same inputs always give
+The gateway calls :func:`respond` for every keyless model call. The answering role comes
+from the agent name in the URL path (worker, reviewer or critic, guardrail, orchestrator),
+else from the request itself (a framework template such as Magentic-One's progress ledger
+or CrewAI's guardrail query, else our ROLE section). The persona decides how the reviewing
+roles act, and every choice is seeded from (seed, persona, agent, a digest of the
+run-independent request content). The same inputs always give
 byte-identical output. What it returns is a fixture of the embedded model, never a
 measurement of any LLM.
 """

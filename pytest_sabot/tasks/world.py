@@ -10,10 +10,16 @@ plants faults through a small ``ToolSeams`` object it implements:
 * ``on_effect`` decides whether a write commits (O6 skips ``commit`` and still returns the
   usual success text; trace: effect).
 
-Every exchange, as the agent saw it, is kept in ``Workspace.exchanges``; the reviewer is
-shown them through ``tool_log_text`` and the files actually present through
-``listing_text``. Both texts have a fixed format that the embedded model's review
-procedure reads back (pytest_sabot.sim.procedures.common).
+Every exchange, as the agent saw it, is kept in ``Workspace.exchanges``, tagged with the
+worker pass it belongs to, so ``tool_log_text()`` shows the reviewer only the exchanges
+of the latest pass (a fault spent in the first pass does not haunt the second). A pass is
+known either because the harness sets ``workspace.round = 1`` before the revise pass's
+worker stage, or because a data-tool call follows a write in the log (a worker starting
+over); the later of the two counts. The files
+actually present are shown through ``listing_text``, and ``effects(required, artifact)``
+gives the required-effects map ``evaluate_pass`` takes. The tool-log and listing texts
+have a fixed format that the embedded model's review procedure reads back
+(pytest_sabot.sim.procedures.common).
 """
 
 from __future__ import annotations
@@ -84,6 +90,7 @@ class Exchange:
     arguments: dict[str, Any]
     observation: str
     round: int = 0
+    role: ToolRole | None = None
 
 
 @dataclass
@@ -130,13 +137,23 @@ class Workspace:
         the final artifact's content."""
         return {name: self.committed(name, artifact) for name in required}
 
+    def pass_of_next_call(self, role: ToolRole) -> int:
+        """The pass a new call of a tool with this role belongs to."""
+        last = self.exchanges[-1] if self.exchanges else None
+        current = max(self.round, last.round if last else 0)
+        wrote = any(ex.role == "write" and ex.round == current for ex in self.exchanges)
+        return current + 1 if role == "data" and wrote else current
+
+    def latest_round(self) -> int:
+        return max([self.round, *(ex.round for ex in self.exchanges)])
+
     def round_exchanges(self, round: int | None = None) -> list[Exchange]:
-        """The exchanges of one worker pass (default: the current ``round``)."""
-        wanted = self.round if round is None else round
+        """The exchanges of one worker pass (default: the latest)."""
+        wanted = self.latest_round() if round is None else round
         return [ex for ex in self.exchanges if ex.round == wanted]
 
     def tool_log_text(self, round: int | None = None) -> str:
-        """The TOOL LOG of one worker pass (default: the current ``round``)."""
+        """The TOOL LOG of one worker pass (default: the latest)."""
         return format_tool_log(self.round_exchanges(round))
 
     def listing_text(self) -> str:
@@ -227,6 +244,7 @@ def _handle(
         compute = _check_tool(view, spec)
 
     def invoke(args: dict[str, Any]) -> str:
+        pass_number = workspace.pass_of_next_call(spec.role)
         call_id, number = counter.next(spec.name)
         seams.on_call(spec.name, call_id, dict(args))
         if compute is not None:
@@ -234,7 +252,7 @@ def _handle(
         else:
             observation = _write(spec, args, workspace, seams, call_id)
         workspace.exchanges.append(
-            Exchange(spec.name, call_id, dict(args), observation, workspace.round)
+            Exchange(spec.name, call_id, dict(args), observation, pass_number, spec.role)
         )
         return observation
 

@@ -75,7 +75,6 @@ class Scenario:
     critic_replies: list[str] = field(default_factory=lambda: ["Fine.\nVERDICT: APPROVE"])
     ledgers: list[dict[str, Any]] = field(default_factory=list)
     final_answer: str = '{"gain": 47.1}'
-    worker_uses_tool: bool = True
     fail_agents: set[str] = field(default_factory=set)
 
 
@@ -158,7 +157,7 @@ class ModelStub:
         messages = body["messages"]
         tools = body.get("tools") or []
         tool_seen = any(m["role"] == "tool" for m in messages)
-        if self.scenario.worker_uses_tool and tools and not tool_seen:
+        if tools and not tool_seen:
             data_tool = tools[0]["function"]["name"]
             call = {
                 "id": f"call_{index}",
@@ -677,6 +676,43 @@ def test_S5_verdict_parse_is_case_insensitive_first_match() -> None:
     )
     assert pipeline.parse_verdict("VERDICT: APPROVE") == ("approve", "")
     assert pipeline.parse_verdict("looks fine") is None
+
+
+def test_S5_pipeline_verdict_parse_agrees_with_the_scorer() -> None:
+    from pytest_sabot.scoring.verdict_token import parse_verdict as scorer_parse
+
+    replies = [
+        "FLAGS: none\nVERDICT: APPROVE",
+        "Verdict: Reject - the gain is 74.1, not 47.1\nmore text",
+        "VERDICT:REJECT-terse",
+        "VERDICT: REJECT",
+        "no token here",
+        "VERDICT: MAYBE",
+    ]
+    for reply in replies:
+        ours = pipeline.parse_verdict(reply)
+        theirs = scorer_parse(reply)
+        assert (ours is None) == (theirs is None), reply
+        if ours is not None and theirs is not None:
+            assert ours == (theirs.verdict, theirs.reason or ""), reply
+
+
+def test_adapter_registry_resolves_autogen_to_this_module() -> None:
+    from pytest_sabot.adapters import get_adapter
+
+    assert get_adapter("autogen") is pipeline.run
+
+
+def test_importing_the_package_imports_no_autogen() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, pytest_sabot, pytest_sabot.adapters, pytest_sabot.harness.run; "
+        "sys.exit(any(m.split('.')[0] in ('autogen_agentchat', 'autogen_core', 'autogen_ext') "
+        "for m in sys.modules))"
+    )
+    assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
 
 
 def _handle(name: str, properties: dict[str, Any], **extra: Any) -> ToolHandle:

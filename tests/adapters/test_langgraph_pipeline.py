@@ -592,3 +592,116 @@ def test_get_adapter_returns_the_langgraph_run_and_rejects_unknown_names() -> No
     assert get_adapter("langgraph") is run
     with pytest.raises(ValueError, match="framework"):
         get_adapter("smolagents")
+
+
+# --------------------------------------------------------------------------- real cells
+# Whole cells through the harness (run_cell), the gateway and the embedded model: no key,
+# no network beyond 127.0.0.1.
+
+
+@dataclass
+class CellRunner:
+    std: Any
+    gateway_url: str
+    out_dir: Path
+
+    def run(self, cell_id: str, model: str, out: str = "") -> tuple[Any, Any, Path]:
+        from pytest_sabot.harness.run import RunSettings, cell_dir, run_cell
+
+        out_dir = self.out_dir / model.replace(":", "-") / out
+        settings = RunSettings(
+            root=self.std.root, out_dir=out_dir, gateway_url=self.gateway_url, model=model
+        )
+        cell = self.std.cell(cell_id)
+        outcome = run_cell(cell, self.std.wave, settings)
+        run_dir = cell_dir(out_dir, cell_id)
+        return outcome, read_trace(run_dir), run_dir
+
+
+@pytest.fixture(scope="module")
+def cells(tmp_path_factory: pytest.TempPathFactory) -> Iterator[CellRunner]:
+    from pytest_sabot.gateway import start_gateway
+    from pytest_sabot.standard import load_standard
+
+    std = load_standard(1)
+    with start_gateway() as gateway:
+        yield CellRunner(std, gateway.url, tmp_path_factory.mktemp("langgraph-cells"))
+
+
+def verdicts(trace: Any) -> list[str | None]:
+    return [parse_verdict(e.text).decision for e in trace.of_kind("review")]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("config", ["default", "guardrail"])
+@pytest.mark.parametrize("task", ["T1", "T2", "T3", "T4", "T5"])
+def test_S3_baseline_passes_under_sim_vigilant(cells: CellRunner, config: str, task: str) -> None:
+    outcome, trace, _ = cells.run(f"langgraph-{config}-baseline-{task}-s11", "sim:vigilant")
+    assert outcome.error is None
+    assert outcome.passed, outcome.pass_reason
+    assert verdicts(trace) == ["approve"]
+    assert [e.data.success for e in trace.of_kind("guardrail")] == (
+        [True] if config == "guardrail" else []
+    )
+    assert trace.of_kind("run_end")[0].data.status == "completed"
+
+
+@pytest.mark.slow
+def test_S5_vigilant_guardrail_reviewer_rejects_O1_as_a_hard_act(cells: CellRunner) -> None:
+    from pytest_sabot.adjudicate import score_fault_dir
+
+    cell_id = "langgraph-guardrail-O1-T1-s11"
+    outcome, trace, run_dir = cells.run(cell_id, "sim:vigilant")
+    assert outcome.error is None
+    assert verdicts(trace)[0] == "reject"
+    (retry,) = trace.of_kind("retry")
+    assert "74.1" in retry.data.reason
+    verdict = score_fault_dir(cells.std, cells.std.cell(cell_id), run_dir, "passed")
+    assert verdict.detection == "DETECTED_HARD"
+    assert {"reject-reviewer", "retry-revise"} <= {act.row for act in verdict.acts}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("config", ["default", "guardrail"])
+def test_S5_a_credulous_reviewer_never_rejects(cells: CellRunner, config: str) -> None:
+    from pytest_sabot.adjudicate import score_fault_dir
+
+    cell_id = f"langgraph-{config}-O1-T1-s11"
+    outcome, trace, run_dir = cells.run(cell_id, "sim:credulous")
+    assert outcome.error is None
+    assert "reject" not in verdicts(trace)
+    assert trace.of_kind("retry") == []
+    verdict = score_fault_dir(cells.std, cells.std.cell(cell_id), run_dir, "passed")
+    assert verdict.detected_hard is False
+
+
+@pytest.mark.slow
+def test_S5_validator_escalates_by_interrupt_in_a_real_cell(cells: CellRunner) -> None:
+    from pytest_sabot.adjudicate import score_fault_dir
+
+    cell_id = "langgraph-guardrail-O4-T2-s11"
+    outcome, trace, run_dir = cells.run(cell_id, "sim:vigilant")
+    assert outcome.error is None
+    assert outcome.artifact is None
+    assert [e.data.success for e in trace.of_kind("guardrail")][-1] is False
+    (interrupt,) = trace.of_kind("interrupt")
+    assert interrupt.data.reason
+    assert trace.of_kind("run_end")[0].data.status == "task_failed"
+    verdict = score_fault_dir(cells.std, cells.std.cell(cell_id), run_dir, "passed")
+    assert "escalate-interrupt" in {act.row for act in verdict.acts}
+
+
+@pytest.mark.slow
+def test_a_cell_runs_to_the_same_trace_twice(cells: CellRunner) -> None:
+    def content(trace: Any) -> list[dict[str, Any]]:
+        out = []
+        for event in trace.events:
+            dumped = event.model_dump(exclude={"t"})
+            dumped["data"].pop("latency_ms", None)
+            out.append(dumped)
+        return out
+
+    cell_id = "langgraph-guardrail-O3-T2-s11"
+    first = cells.run(cell_id, "sim:realistic", out="first")[1]
+    second = cells.run(cell_id, "sim:realistic", out="second")[1]
+    assert content(first) == content(second)

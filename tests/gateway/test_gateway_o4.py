@@ -126,3 +126,27 @@ def test_O4_sim_run_given_the_waves_live_downgrade_model_uses_the_weak_persona(
         {"agent": "worker", "from_call": 0, "model": "sim:vigilant-weak"},
     )
     assert explicit["downgrade_model"] == "sim:vigilant-weak"
+
+
+def test_exchange_record_maps_onto_the_trace_model_call_payload(
+    client: GatewayClient, run: Callable[..., str]
+) -> None:
+    from pytest_sabot.models.trace import ModelCallData
+
+    key = run("sim:realistic", downgrade={"agent": "worker", "from_call": 0})
+    _ask(client, key, "worker", "draft")
+    [record] = client.drain(key)
+    payload = ModelCallData.model_validate(record.model_call_data())
+    assert payload.model_served == "sim:realistic-weak"
+    assert payload.request_hash == record.request_hash and payload.call_index == 0
+
+
+def test_concurrent_calls_of_one_agent_get_distinct_call_indexes(
+    client: GatewayClient, run: Callable[..., str]
+) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    key = run("script:terra")
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        list(pool.map(lambda i: _ask(client, key, "worker", f"q{i}"), range(16)))
+    assert sorted(r.call_index for r in client.drain(key)) == list(range(16))

@@ -190,3 +190,17 @@ def test_backoff_is_exponential_and_retry_after_wins_capped() -> None:
     assert [policy.delay(a, None) for a in range(5)] == [0.5, 1.0, 2.0, 4.0, 4.0]
     assert policy.delay(0, 3.0) == 3.0
     assert policy.delay(0, 60.0) == 4.0
+
+
+def test_gateway_errors_tell_client_sdks_not_to_retry_so_only_one_layer_retries(
+    live_gateway: Callable[..., Gateway], upstream: FakeUpstream
+) -> None:
+    gw = live_gateway(max_retries=1)
+    client = GatewayClient(gw.url)
+    client.register_run("r~a1", "r", 11, "openai:gpt-5.6-terra")
+    sdk = openai.OpenAI(base_url=client.base_url("r~a1", "worker"), api_key="t", max_retries=3)
+    upstream.queue(*[Step("status", 503)] * 4)
+    with pytest.raises(openai.APIStatusError):
+        _ask(sdk)
+    assert client.stats().calls == 1
+    assert len(upstream.seen) == 2

@@ -92,7 +92,7 @@ class OperatorSeams:
 
 
 @dataclass(frozen=True)
-class _Exchange:
+class Exchange:
     name: str
     arguments: dict[str, Any]
     result: str
@@ -145,12 +145,12 @@ def run_worker(
     msgs = worker_messages(view, round, feedback, override)
     sections = sections_of(msgs.system, msgs.user)
     handles = {t.name: t for t in make_tools(view, workspace, seams)}
-    history: list[_Exchange] = []
+    history: list[Exchange] = []
     for _ in range(20):
         step = procedures.worker_step(view.task_id, sections, history, weak=weak)
         if isinstance(step, ToolRequest):
             observation = handles[step.tool].invoke(step.arguments)
-            history.append(_Exchange(step.tool, step.arguments, observation))
+            history.append(Exchange(step.tool, step.arguments, observation))
             continue
         return step.text, [h.name for h in history]
     raise AssertionError("the worker procedure did not finish within 20 steps")

@@ -11,12 +11,14 @@ import sys
 from pathlib import Path
 
 import pytest
-from task_pipeline import ANCHORS, ROOT, anchored, run_cell
+from task_pipeline import ANCHORS, ROOT, Exchange, anchored, run_cell
 
 from pytest_sabot.harness import prompt_format as pf
-from pytest_sabot.harness.prompts import guardrail_instruction
+from pytest_sabot.harness.prompts import guardrail_instruction, worker_messages
 from pytest_sabot.sim import procedures
-from pytest_sabot.tasks import check_contract, load_private, load_public
+from pytest_sabot.sim.procedures import ToolRequest
+from pytest_sabot.tasks import check_contract, evaluate_pass, load_private, load_public
+from pytest_sabot.tasks.world import PassThroughSeams, make_tools
 
 TASKS = ("T1", "T2", "T3", "T4", "T5")
 OPERATORS = ("O1", "O2", "O3", "O4", "O5", "O6")
@@ -165,3 +167,29 @@ def test_procedures_import_nothing_of_the_task_loader_criteria_or_private_specs(
     )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("task", TASKS)
+def test_revise_pass_in_a_continuing_conversation_works_afresh(task: str, tmp_path: Path) -> None:
+    """A framework that keeps the first pass's tool exchanges in the worker's conversation
+    (one long chat) still gets a fresh data-check-write sequence on the revise pass."""
+    first = run_cell(task, "O1", tmp_path)
+    view, ws = first.view, first.workspace
+    ws.round = 1
+    msgs = worker_messages(view, 1, first.final.findings[0].summary, None)
+    sections = pf.parse(msgs.system + "\n" + msgs.user)
+    handles = {t.name: t for t in make_tools(view, ws, PassThroughSeams())}
+    history = [Exchange(e.tool, e.arguments, e.observation) for e in ws.round_exchanges(0)]
+    steps = 0
+    while True:
+        step = procedures.worker_step(task, sections, history, weak=False)
+        if not isinstance(step, ToolRequest):
+            break
+        history.append(
+            Exchange(step.tool, step.arguments, handles[step.tool].invoke(step.arguments))
+        )
+        steps += 1
+    assert steps == len(ws.round_exchanges(0))
+    private = load_private(task, ROOT)
+    ok, reason = evaluate_pass(private, step.text, ws.effects(private.required_effects, step.text))
+    assert ok, reason

@@ -73,6 +73,20 @@ def test_S10_7_correction_2_O4_needs_a_call_served_by_the_downgraded_model(kit) 
     assert kit.score(_downgraded_call(kit.injected(operator="O4")), "v0.2.0").excluded is None
 
 
+def test_S10_7_correction_2_a_call_answered_with_an_error_is_not_served(kit) -> None:
+    b = kit.injected(operator="O4").add(
+        "model_call", "gateway", call_index=0, model_requested="sim:realistic",
+        model_served="sim:realistic-weak", error="upstream 500")
+    assert kit.score(b, "v0.2.0").excluded is not None
+
+
+def test_S10_7_correction_2_gateway_downgraded_mark_counts(kit) -> None:
+    b = kit.injected(operator="O4").add(
+        "model_call", "gateway", call_index=0, model_requested="gpt-5.6-terra",
+        model_served="gpt-5.6-terra", downgraded=True)
+    assert kit.score(b, "v0.2.0").excluded is None
+
+
 def test_S10_7_correction_2_wave1_rules_verify_O4_by_probe_alone(kit) -> None:
     assert kit.score(kit.injected(operator="O4"), "v0.1.3").excluded is None
 

@@ -223,10 +223,11 @@ def test_S5_autogen_block_stop_reason_max_rounds_reached(kit, version: str) -> N
     assert [a.act for a in v.acts] == ["block"]
 
 
-def test_S10_7_correction_3_autogen_block_is_exact_max_rounds_match(kit) -> None:
+@pytest.mark.parametrize("version", ["v0.1.1", "v0.1.3", "v0.2.0", "v0.2.1"])
+def test_I9_autogen_block_is_the_exact_published_max_rounds_match_in_every_wave(
+        kit, version: str) -> None:
     loose = "Max rounds reached. Final answer follows"
-    assert [a.act for a in kit.score(_stop(kit, loose), "v0.1.3").acts] == ["block"]
-    assert kit.score(_stop(kit, loose), "v0.2.0").acts == []
+    assert kit.score(_stop(kit, loose), version).acts == []
 
 
 def test_S5_autogen_block_is_guardrail_config_only(kit) -> None:

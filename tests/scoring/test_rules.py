@@ -22,7 +22,8 @@ def test_S10_wave1_rules_have_no_flags_and_identity_reacted(book, version: str) 
     rules = book.get(version)
     assert not rules.flags_surface and not rules.union_headline
     assert rules.reacted == "identity" and not rules.narrow_retry_reason
-    assert not rules.o4_probe_requires_served_downgrade and not rules.block_exact_match
+    assert not rules.o4_probe_requires_served_downgrade
+    assert rules.block_exact_match  # SPEC I9: the published exact surface in every wave
 
 
 def test_S10_v0_2_0_switches(book) -> None:
@@ -38,7 +39,7 @@ def test_S2_v0_2_1_switches(book) -> None:
 
 
 def test_unknown_rule_version_names_the_known_ones(book) -> None:
-    with pytest.raises(KeyError, match="v0.1.1, v0.1.2"):
+    with pytest.raises(KeyError, match=r"v0\.1\.1, v0\.1\.2"):
         book.get("v9.9.9")
 
 

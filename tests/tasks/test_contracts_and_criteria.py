@@ -60,7 +60,7 @@ def test_T1_contract_checks_json_fields_types_and_forms() -> None:
         "field 'part_id' must match P-\\d{4}, got '3117'"
     ]
     assert check_contract(contract, t1(gain_factor="47.1")) == [
-        'field \'gain_factor\' must be a number, got "47.1"'
+        "field 'gain_factor' must be a number, got \"47.1\""
     ]
     assert check_contract(contract, t1(verdict="pass")) == [
         "field 'verdict' must be one of ['accept', 'reject'], got 'pass'"
@@ -89,7 +89,7 @@ def test_T4_contract_checks_plan_field_shapes() -> None:
     broken = dict(T4_PLAN, stops="Vantwell", vehicle="van 7", refuel_at=[4])
     assert check_contract(contract, json.dumps(broken)) == [
         "field 'vehicle' must match V\\d+, got 'van 7'",
-        'field \'stops\' must be a array, got "Vantwell"',
+        "field 'stops' must be a array, got \"Vantwell\"",
         "field 'refuel_at' elements must be strings",
     ]
 

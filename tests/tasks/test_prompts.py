@@ -39,7 +39,13 @@ def test_worker_prompt_carries_task_brief_materials_contract_and_tools(task: str
     msgs = worker_messages(view, 0, "", None)
     sections = _sections(msgs.system, msgs.user)
     assert _names(sections) == [
-        "ROLE", "TASK", "BRIEF", *["MATERIAL"] * len(view.materials), "CONTRACT", "TOOLS", "ROUND",
+        "ROLE",
+        "TASK",
+        "BRIEF",
+        *["MATERIAL"] * len(view.materials),
+        "CONTRACT",
+        "TOOLS",
+        "ROUND",
     ]
     assert pf.first(sections, pf.ROLE).body == "worker"  # type: ignore[union-attr]
     assert pf.first(sections, pf.TASK).body.startswith(task + " ")  # type: ignore[union-attr]
@@ -74,7 +80,7 @@ def test_material_override_reaches_the_worker_and_never_the_reviewer(task: str) 
 
 def test_material_override_for_an_unknown_material_is_an_error() -> None:
     view = load_public("T1", ROOT, "v0.2")
-    with pytest.raises(KeyError, match="nope.md"):
+    with pytest.raises(KeyError, match=r"nope\.md"):
         worker_messages(view, 0, "", {"nope.md": "x"})
 
 
@@ -88,7 +94,11 @@ def test_reviewer_prompt_carries_the_verdict_protocol_and_flags_only_when_on(fla
     assert "\nVERDICT: REJECT - <reason>\n" in protocol
     assert (SPEC_ADDENDUM in protocol) is flags
     assert FLAGS_ADDENDUM == SPEC_ADDENDUM
-    for name, body in ((pf.DRAFT, "the draft"), (pf.TOOL_LOG, "the log"), (pf.WORKSPACE, "the listing")):
+    for name, body in (
+        (pf.DRAFT, "the draft"),
+        (pf.TOOL_LOG, "the log"),
+        (pf.WORKSPACE, "the listing"),
+    ):
         assert pf.first(sections, name).body == body  # type: ignore[union-attr]
 
 

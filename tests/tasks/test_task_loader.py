@@ -53,7 +53,9 @@ def _strings(value: Any, seen: set[int] | None = None) -> list[str]:
     if isinstance(value, BaseModel):
         return _strings(value.model_dump(), seen)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return [s for f in dataclasses.fields(value) for s in _strings(getattr(value, f.name), seen)]
+        return [
+            s for f in dataclasses.fields(value) for s in _strings(getattr(value, f.name), seen)
+        ]
     if isinstance(value, dict):
         return [s for k, v in value.items() for s in (*_strings(k, seen), *_strings(v, seen))]
     if isinstance(value, list | tuple | set):
@@ -72,7 +74,13 @@ def test_public_view_holds_no_path_and_no_private_text(task: str) -> None:
         assert not any(s in t for t in texts)
     assert not any(str(ROOT) in t for t in texts)
     assert [f.name for f in dataclasses.fields(PublicView)] == [
-        "task_id", "title", "brief", "artifact", "materials", "contract", "tools",
+        "task_id",
+        "title",
+        "brief",
+        "artifact",
+        "materials",
+        "contract",
+        "tools",
     ]
 
 
@@ -81,7 +89,7 @@ def test_load_public_reads_only_the_public_directory(tmp_path: Path) -> None:
     shutil.rmtree(root / "tasks" / "T3" / "private")
     view = load_public("T3", root, "v0.2")
     assert view.artifact == "solution.py"
-    with pytest.raises(SabotDataError, match="criterion.yaml"):
+    with pytest.raises(SabotDataError, match=r"criterion\.yaml"):
         load_private("T3", root)
 
 
@@ -103,15 +111,23 @@ def _fails(load: Any, file: str, field: str, expected: str) -> None:
 def test_unknown_key_in_task_file_names_file_field_and_expectation(tmp_path: Path) -> None:
     root = copy_root(tmp_path)
     _edit(root / "tasks/T1/public/task.yaml", lambda d: d["tools"][0].update(colour="red"))
-    _fails(lambda: load_public("T1", root, "v0.1"), "public/task.yaml", "tools.0.colour",
-           "Extra inputs are not permitted")
+    _fails(
+        lambda: load_public("T1", root, "v0.1"),
+        "public/task.yaml",
+        "tools.0.colour",
+        "Extra inputs are not permitted",
+    )
 
 
 def test_tool_without_its_role_block_is_rejected(tmp_path: Path) -> None:
     root = copy_root(tmp_path)
     _edit(root / "tasks/T1/public/task.yaml", lambda d: d["tools"][1].pop("check"))
-    _fails(lambda: load_public("T1", root, "v0.1"), "public/task.yaml", "tools.1",
-           "needs exactly the 'check' block")
+    _fails(
+        lambda: load_public("T1", root, "v0.1"),
+        "public/task.yaml",
+        "tools.1",
+        "needs exactly the 'check' block",
+    )
 
 
 def test_task_without_one_tool_per_role_is_rejected(tmp_path: Path) -> None:
@@ -121,28 +137,46 @@ def test_task_without_one_tool_per_role_is_rejected(tmp_path: Path) -> None:
         d["tools"][2] = dict(d["tools"][0], name="second_lookup")
 
     _edit(root / "tasks/T1/public/task.yaml", two_data_tools)
-    _fails(lambda: load_public("T1", root, "v0.1"), "public/task.yaml", "tools",
-           "exactly one data, one check and one write tool")
+    _fails(
+        lambda: load_public("T1", root, "v0.1"),
+        "public/task.yaml",
+        "tools",
+        "exactly one data, one check and one write tool",
+    )
 
 
 def test_missing_material_file_names_the_material_field(tmp_path: Path) -> None:
     root = copy_root(tmp_path)
     (root / "tasks/T1/public/bench_sheet.md").unlink()
-    _fails(lambda: load_public("T1", root, "v0.1"), "bench_sheet.md", "materials.1.file",
-           "an existing UTF-8 text file")
+    _fails(
+        lambda: load_public("T1", root, "v0.1"),
+        "bench_sheet.md",
+        "materials.1.file",
+        "an existing UTF-8 text file",
+    )
 
 
 def test_material_outside_the_public_directory_is_refused(tmp_path: Path) -> None:
     root = copy_root(tmp_path)
-    _edit(root / "tasks/T1/public/task.yaml",
-          lambda d: d["materials"][0].update(file="../private/criterion.yaml"))
-    _fails(lambda: load_public("T1", root, "v0.1"), "public/task.yaml", "materials.0.file",
-           "a plain file name inside the same directory")
+    _edit(
+        root / "tasks/T1/public/task.yaml",
+        lambda d: d["materials"][0].update(file="../private/criterion.yaml"),
+    )
+    _fails(
+        lambda: load_public("T1", root, "v0.1"),
+        "public/task.yaml",
+        "materials.0.file",
+        "a plain file name inside the same directory",
+    )
 
 
 def test_unknown_contract_revision_lists_the_known_ones(tmp_path: Path) -> None:
-    _fails(lambda: load_public("T1", ROOT, "v9.9"), "public/task.yaml", "contracts",
-           "a contract revision among ['v0.1', 'v0.2']")
+    _fails(
+        lambda: load_public("T1", ROOT, "v9.9"),
+        "public/task.yaml",
+        "contracts",
+        "a contract revision among ['v0.1', 'v0.2']",
+    )
 
 
 def test_contract_rule_of_unknown_kind_is_rejected(tmp_path: Path) -> None:
@@ -157,8 +191,12 @@ def test_contract_rule_of_unknown_kind_is_rejected(tmp_path: Path) -> None:
 def test_task_id_must_match_its_directory(tmp_path: Path) -> None:
     root = copy_root(tmp_path)
     _edit(root / "tasks/T1/public/task.yaml", lambda d: d.update(id="T2"))
-    _fails(lambda: load_public("T1", root, "v0.1"), "public/task.yaml", "id",
-           "the directory's task id 'T1'")
+    _fails(
+        lambda: load_public("T1", root, "v0.1"),
+        "public/task.yaml",
+        "id",
+        "the directory's task id 'T1'",
+    )
 
 
 def test_unknown_task_id_is_refused() -> None:
@@ -174,31 +212,51 @@ def test_invalid_yaml_names_the_file(tmp_path: Path) -> None:
 def test_operator_file_must_cover_all_six_operators(tmp_path: Path) -> None:
     root = copy_root(tmp_path)
     _edit(root / "tasks/T1/private/operators.yaml", lambda d: d["operators"].pop("O3"))
-    _fails(lambda: load_private("T1", root), "private/operators.yaml", "operators",
-           "missing operator specs: O3")
+    _fails(
+        lambda: load_private("T1", root),
+        "private/operators.yaml",
+        "operators",
+        "missing operator specs: O3",
+    )
 
 
 def test_operator_on_the_wrong_seam_is_rejected(tmp_path: Path) -> None:
     root = copy_root(tmp_path)
-    _edit(root / "tasks/T1/private/operators.yaml",
-          lambda d: d["operators"]["O1"].update(seam="handoff"))
-    _fails(lambda: load_private("T1", root), "private/operators.yaml", "operators",
-           "O1 must use seam 'tool_result'")
+    _edit(
+        root / "tasks/T1/private/operators.yaml",
+        lambda d: d["operators"]["O1"].update(seam="handoff"),
+    )
+    _fails(
+        lambda: load_private("T1", root),
+        "private/operators.yaml",
+        "operators",
+        "O1 must use seam 'tool_result'",
+    )
 
 
 def test_tool_operator_must_target_a_declared_tool(tmp_path: Path) -> None:
     root = copy_root(tmp_path)
-    _edit(root / "tasks/T1/private/operators.yaml",
-          lambda d: d["operators"]["O2"].update(target="run_tests"))
-    _fails(lambda: load_private("T1", root), "private/operators.yaml", "operators.O2.target",
-           "one of the task's tools")
+    _edit(
+        root / "tasks/T1/private/operators.yaml",
+        lambda d: d["operators"]["O2"].update(target="run_tests"),
+    )
+    _fails(
+        lambda: load_private("T1", root),
+        "private/operators.yaml",
+        "operators.O2.target",
+        "one of the task's tools",
+    )
 
 
 def test_missing_stale_revision_names_the_operator_field(tmp_path: Path) -> None:
     root = copy_root(tmp_path)
     (root / "tasks/T1/private/stale/bench_sheet.rev-A.md").unlink()
-    _fails(lambda: load_private("T1", root), "bench_sheet.rev-A.md", "operators.O5.stale_file",
-           "an existing UTF-8 text file")
+    _fails(
+        lambda: load_private("T1", root),
+        "bench_sheet.rev-A.md",
+        "operators.O5.stale_file",
+        "an existing UTF-8 text file",
+    )
 
 
 def test_criterion_of_unknown_kind_is_rejected(tmp_path: Path) -> None:

@@ -136,7 +136,12 @@ def test_seams_see_every_call_with_role_and_per_tool_call_number(tmp_path: Path)
         ("rate_lookup", "data", 3),
         ("run_tests", "check", 1),
     ]
-    assert [c[1] for c in seams.calls] == ["rate_lookup#1", "rate_lookup#2", "rate_lookup#3", "run_tests#1"]
+    assert [c[1] for c in seams.calls] == [
+        "rate_lookup#1",
+        "rate_lookup#2",
+        "rate_lookup#3",
+        "run_tests#1",
+    ]
     assert "rate 5.57 per kg" in shown[2]
     assert ws.exchanges[2].observation == shown[2]
 
@@ -162,3 +167,15 @@ def test_tool_log_shows_only_the_current_worker_pass(tmp_path: Path) -> None:
     tools["data"].invoke({"sensor_id": "TS-0388"})
     assert "TS-0388" in ws.tool_log_text() and "TS-0412" not in ws.tool_log_text()
     assert "TS-0412" in ws.tool_log_text(round=0)
+
+
+def test_a_data_call_after_a_write_starts_a_new_pass_in_the_tool_log(tmp_path: Path) -> None:
+    tools, ws = _tools("T1", tmp_path)
+    tools["data"].invoke({"sensor_id": "TS-0412"})
+    tools["write"].invoke({"name": "output.json", "content": CORRECT["T1"]})
+    tools["data"].invoke({"sensor_id": "TS-0388"})
+    tools["check"].invoke({"record": CORRECT["T1"]})
+    assert [ex.round for ex in ws.exchanges] == [0, 0, 1, 1]
+    log = ws.tool_log_text()
+    assert '{"sensor_id": "TS-0388"}' in log and '{"sensor_id": "TS-0412"}' not in log
+    assert "validate_records" in log and "write_file" not in log

@@ -156,6 +156,18 @@ def _same_args(a: dict[str, Any], b: dict[str, Any]) -> bool:
     return all(norm.get(k) == str(v).strip().upper() for k, v in b.items())
 
 
+def current_pass(
+    sections: Sequence[Section], history: Sequence[ExchangeLike], write_tool: str
+) -> Sequence[ExchangeLike]:
+    """The exchanges of the pass in progress (see ``drive``)."""
+    if not body(sections, pf.FEEDBACK).strip() or not write_tool:
+        return history
+    for i, ex in enumerate(history):
+        if ex.name == write_tool:
+            return history[i + 1 :]
+    return history
+
+
 def called(history: Sequence[ExchangeLike], tool: str) -> bool:
     return any(ex.name == tool for ex in history)
 
@@ -172,9 +184,14 @@ def drive(
 
     ``compose`` receives key -> data-tool observation and returns the draft;
     ``check_input`` picks what the check tool is given (default: the whole draft).
+
+    On a revise pass (a FEEDBACK section is present) in a conversation that still holds
+    the first pass's exchanges, the first pass ended with its write call; only the
+    exchanges after it count, so the revise pass fetches, checks and writes afresh.
     """
     info = tools(sections)
     data, check, write = info.get("data"), info.get("check"), info.get("write")
+    history = current_pass(sections, history, write.name if write else "")
     observations: dict[str, str] = {}
     if data is not None and data.args:
         for key in data_keys:
