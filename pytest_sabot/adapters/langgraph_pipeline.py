@@ -40,6 +40,7 @@ run_end (task_failed)     pipeline     the run ends on that interrupt
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypedDict
@@ -47,6 +48,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, TypedDict
 from pytest_sabot.harness.context import RunContext, ToolHandle
 
 if TYPE_CHECKING:
+    import httpx
     from langchain_core.messages import BaseMessage
     from langchain_core.tools import BaseTool
     from langchain_openai import ChatOpenAI
@@ -105,9 +107,25 @@ class PipelineState(TypedDict, total=False):
     next: Route  # where the review node routes
 
 
+@functools.cache
+def _loopback_http_clients() -> tuple[httpx.Client, httpx.AsyncClient]:
+    """One HTTP connection pool per process for every run's clients.
+
+    Left to itself, ChatOpenAI builds (and caches per base URL) a fresh pair of httpx
+    clients, loading the system CA bundle for each; every run has its own gateway URL, so
+    that would cost each run its own TLS setup for plain-HTTP loopback traffic. The base
+    URL and the key still travel per client; only the pool is shared. Proxy variables are
+    ignored: the gateway is always on the loopback interface.
+    """
+    import httpx
+
+    return httpx.Client(trust_env=False), httpx.AsyncClient(trust_env=False)
+
+
 def _chat_model(ctx: RunContext, agent: str) -> ChatOpenAI:
     from langchain_openai import ChatOpenAI
 
+    sync_client, async_client = _loopback_http_clients()
     return ChatOpenAI(
         model=ctx.model_name,
         base_url=ctx.base_url(agent),
@@ -116,6 +134,8 @@ def _chat_model(ctx: RunContext, agent: str) -> ChatOpenAI:
         # The gateway speaks Chat Completions; never let a model name switch the client to
         # the Responses API.
         use_responses_api=False,
+        http_client=sync_client,
+        http_async_client=async_client,
     )
 
 

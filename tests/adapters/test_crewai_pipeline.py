@@ -822,3 +822,34 @@ def test_crewai_cell_trace_is_deterministic_timing_aside(real_cells: RealCells) 
     _, first = real_cells.run("sim:vigilant", "guardrail", "O1", "T1", tag="-a")
     _, second = real_cells.run("sim:vigilant", "guardrail", "O1", "T1", tag="-b")
     assert [_comparable(e) for e in first] == [_comparable(e) for e in second]
+
+
+def test_isolation_points_crewai_paths_into_the_run_dir_and_restores_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import tempfile
+
+    from pytest_sabot.adapters import _crewai_env
+
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("CREWAI_STORAGE_DIR", raising=False)
+    tempdir_before = tempfile.tempdir
+    with _crewai_env.isolated(tmp_path / "run") as state:
+        assert state == (tmp_path / "run" / _crewai_env.STATE_DIR).resolve()
+        for name in ("HOME", "XDG_DATA_HOME", "XDG_CONFIG_HOME", "CREWAI_STORAGE_DIR"):
+            assert Path(os.environ[name]).is_relative_to(state)
+        assert Path(tempfile.gettempdir()).is_relative_to(state)
+        for name, value in _crewai_env.SWITCHES.items():
+            assert os.environ[name] == value
+    assert os.environ["HOME"] == str(tmp_path / "home")
+    assert "CREWAI_STORAGE_DIR" not in os.environ
+    assert tempfile.tempdir == tempdir_before
+
+
+def test_importing_the_adapter_does_not_import_crewai() -> None:
+    code = (
+        "import sys, pytest_sabot, pytest_sabot.adapters.crewai_pipeline\n"
+        "assert 'crewai' not in sys.modules, 'crewai imported'\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]

@@ -123,7 +123,9 @@ def scripted_respond(
 class Step:
     """What the fake upstream does with one request."""
 
-    kind: str = "ok"  # ok | status | quota | malformed | truncate | slow | echo_auth | no_usage
+    kind: str = (
+        "ok"  # ok | status | quota | malformed | midstream | truncate | echo_auth | no_usage
+    )
     status: int = 200
     headers: dict[str, str] = field(default_factory=dict)
     delay_s: float = 0.0
@@ -225,6 +227,20 @@ class FakeUpstream:
                 }
             }
             self._send(handler, 429, json.dumps(err).encode())
+            return
+        if step.kind == "midstream":
+            # An event stream that breaks off with an error event after the first delta.
+            events = (
+                b'data: {"id":"chatcmpl-x","object":"chat.completion.chunk","choices":'
+                b'[{"index":0,"delta":{"content":"par"}}]}\n\n'
+                b'data: {"error":{"message":"The server had an error while processing '
+                b'your request.","type":"server_error"}}\n\n'
+            )
+            handler.send_response(200)
+            handler.send_header("Content-Type", "text/event-stream")
+            handler.send_header("Content-Length", str(len(events)))
+            handler.end_headers()
+            handler.wfile.write(events)
             return
         if step.kind == "malformed":
             self._send(handler, 200, b'{"id": "chatcmpl-broken", "choices": [')

@@ -141,3 +141,34 @@ def test_sim_calls_cost_zero_and_are_labelled_fixture(
     stats = client.stats()
     assert stats.fixture_calls == 1 and stats.upstream_calls == 0
     assert stats.budget.spent_usd == 0.0
+
+
+def test_hard_budget_holds_under_concurrent_calls(
+    live_gateway: Callable[..., Gateway], upstream: FakeUpstream, tmp_path: Path
+) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    import httpx
+
+    path = tmp_path / "prices.yaml"
+    path.write_text(PRICES)
+    gw = live_gateway(prices_path=path, budget_usd=0.15, max_connections=8)
+    client = GatewayClient(gw.url)
+    client.register_run("p~a1", "p", 11, "openai:pricey-model")
+    upstream.queue(*[Step("ok", delay_s=0.02)] * 40)
+    url = client.base_url("p~a1", "worker") + "/chat/completions"
+
+    def call(i: int) -> int:
+        body = {
+            "model": "m",
+            "messages": [{"role": "user", "content": f"q{i}"}],
+            "max_completion_tokens": 50,
+        }
+        return httpx.post(url, json=body, timeout=30).status_code
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        statuses = list(pool.map(call, range(40)))
+    assert statuses.count(200) == len(upstream.seen) > 0
+    assert set(statuses) == {200, 402}
+    budget = client.stats().budget
+    assert budget.spent_usd <= 0.15 and budget.exhausted

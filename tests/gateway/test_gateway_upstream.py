@@ -204,3 +204,19 @@ def test_gateway_errors_tell_client_sdks_not_to_retry_so_only_one_layer_retries(
         _ask(sdk)
     assert client.stats().calls == 1
     assert len(upstream.seen) == 2
+
+
+def test_upstream_event_stream_breaking_off_with_an_error_is_retried(
+    live_gateway: Callable[..., Gateway], upstream: FakeUpstream
+) -> None:
+    client, sdk = _live(live_gateway())
+    upstream.queue(Step("midstream"))
+    stream = sdk.chat.completions.create(
+        model="gpt-5.6-terra", messages=[{"role": "user", "content": "hello"}], stream=True
+    )
+    text = "".join(c.choices[0].delta.content or "" for c in stream if c.choices)
+    assert text.startswith("[gpt-5.6-terra]")
+    assert len(upstream.seen) == 2
+    assert all("stream" not in seen.body for seen in upstream.seen)
+    [record] = client.drain("c1~a1")
+    assert record.stream is True and record.error is None

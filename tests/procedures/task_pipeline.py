@@ -3,7 +3,8 @@ workspace, with one operator planted from the task's private injection spec.
 
 It stands in for the harness only where the harness's own seams would act: the tool
 seams (O1, O2, O6), the worker->reviewer handoff (O3), the material override (O5) and the
-worker's tier (O4).
+worker's tier (O4). The handoff alteration replaces the first occurrence only, as the
+harness's O3 does.
 """
 
 from __future__ import annotations
@@ -185,7 +186,7 @@ def run_cell(
         )
         delivered = draft
         if first and operator == "O3" and spec is not None:
-            delivered = draft.replace(spec.original, spec.injected)
+            delivered = draft.replace(spec.original, spec.injected, 1)
         msgs = reviewer_messages(
             view,
             delivered,

@@ -58,6 +58,7 @@ def compose(number: str, quote: str, depth: str, weak: bool) -> str:
     else:
         text = quote
         tail = quote.split(" inches ", 1)[1] if " inches " in quote else quote
+        tail = tail.replace("soil temperature has sustained below", "the soil has stayed below")
         answer = f"Lay winter mulch {depth} inches deep around the new saplings {tail}"
     return f'ANSWER: {answer}\nQUOTE: "{text}"\nSOURCE: {STANDARD}, clause {number}'
 

@@ -1,0 +1,201 @@
+"""The six operators (SPEC S4, I12, I14): each acts at its own seam only, exactly once, as the
+task's injection spec says, and its landing probe reads the trace truthfully."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_sabot.models.trace import Trace
+from pytest_sabot.operators import OPERATOR_CLASSES, arm
+from pytest_sabot.paths import standard_root
+from pytest_sabot.tasks import load_private
+
+ROOT = standard_root()
+
+
+@pytest.fixture(scope="module")
+def t1() -> Any:
+    return load_private("T1", ROOT)
+
+
+def _trace(events: list[dict[str, Any]]) -> list[Any]:
+    start = {
+        "seq": 0,
+        "kind": "run_start",
+        "component": "harness",
+        "data": {
+            "cell_id": "c",
+            "wave": 1,
+            "framework": "langgraph",
+            "config": "default",
+            "operator": "O1",
+            "task": "T1",
+            "seed": 11,
+            "rules": "v0.1.3",
+            "model": "sim",
+        },
+    }
+    raw = [start] + [{"seq": i + 1, **e} for i, e in enumerate(events)]
+    return list(Trace.model_validate({"events": raw}).events)
+
+
+def _model_call(agent: str = "worker", downgraded: bool = False) -> dict[str, Any]:
+    return {
+        "kind": "model_call",
+        "component": agent,
+        "text": "",
+        "data": {
+            "call_index": 0,
+            "model_requested": "gpt-5.6-terra",
+            "model_served": "sim:realistic-weak" if downgraded else "sim:realistic",
+            "downgraded": downgraded,
+        },
+    }
+
+
+def test_S4_every_operator_has_a_module_and_its_own_seam() -> None:
+    assert sorted(OPERATOR_CLASSES) == ["O1", "O2", "O3", "O4", "O5", "O6"]
+
+
+def test_S4_O1_corrupts_the_first_data_result_carrying_the_original_only(t1: Any) -> None:
+    op = arm("O1", t1.operator("O1"))
+    spec = t1.operator("O1")
+    assert op.on_tool_result(spec.target, "check", 1, f"x {spec.original}") is None
+    assert op.on_tool_result("other_tool", "data", 1, f"x {spec.original}") is None
+    assert op.on_tool_result(spec.target, "data", 1, "no value here") is None
+    out = op.on_tool_result(spec.target, "data", 2, f"gain {spec.original}")
+    assert out == f"gain {spec.injected}"
+    assert op.on_tool_result(spec.target, "data", 3, f"gain {spec.original}") is None  # once
+
+
+def test_S4_O2_replaces_one_check_report_with_the_bare_claim(t1: Any) -> None:
+    op = arm("O2", t1.operator("O2"))
+    spec = t1.operator("O2")
+    assert op.on_tool_result(spec.target, "data", 1, "report") is None
+    assert op.on_tool_result(spec.target, "check", 1, "long report") == spec.injected
+    assert op.on_tool_result(spec.target, "check", 2, "long report") is None
+
+
+def test_S4_O3_alters_one_handoff_on_its_channel(t1: Any) -> None:
+    op = arm("O3", t1.operator("O3"))
+    spec = t1.operator("O3")
+    assert op.on_handoff("worker->reviewer", "nothing to alter") is None
+    assert op.on_handoff("other->channel", f"part {spec.original}") is None
+    assert op.on_handoff("worker->reviewer", f"part {spec.original}") == f"part {spec.injected}"
+    assert op.on_handoff("worker->reviewer", f"part {spec.original}") is None
+
+
+def test_I14_O3_magentic_carve_out_alters_the_handoff_to_the_emitter(t1: Any) -> None:
+    op = arm("O3", t1.operator("O3"))
+    spec = t1.operator("O3")
+    assert op.on_handoff("orchestrator->emitter", spec.original) == spec.injected
+
+
+def test_S4_O4_names_the_agent_the_gateway_downgrades(t1: Any) -> None:
+    op = arm("O4", t1.operator("O4"))
+    assert op.downgrade_agent() == "worker"
+    assert op.on_tool_result("calibration_lookup", "data", 1, "47.1") is None
+
+
+def test_I14_O4_lands_only_when_a_downgraded_call_was_served(t1: Any) -> None:
+    op = arm("O4", t1.operator("O4"))
+    assert op.probe(_trace([_model_call()])).landed is False
+    landed = op.probe(_trace([_model_call(), _model_call(downgraded=True)]))
+    assert landed.landed and landed.consumed
+
+
+def test_S4_O5_hands_the_worker_the_superseded_revision_once(t1: Any) -> None:
+    op = arm("O5", t1.operator("O5"))
+    spec = t1.operator("O5")
+    override = op.worker_materials(t1.stale_materials)
+    assert override == {spec.target: t1.stale_materials[spec.target]}
+    assert op.worker_materials(t1.stale_materials) is None
+
+
+def test_S4_O6_skips_the_first_write_of_the_artifact_only(t1: Any) -> None:
+    op = arm("O6", t1.operator("O6"))
+    spec = t1.operator("O6")
+    assert op.skip_effect("write_file", "notes.txt") is False
+    assert op.skip_effect("write_file", spec.target) is True
+    assert op.skip_effect("write_file", spec.target) is False
+
+
+def test_I14_a_fault_that_never_fired_is_not_landed(t1: Any) -> None:
+    for op_id in ("O1", "O2", "O3", "O5", "O6"):
+        probe = arm(op_id, t1.operator(op_id)).probe(_trace([_model_call()]))
+        assert probe.landed is False, op_id
+
+
+def test_I14_O1_probe_needs_the_corrupted_value_shown_and_a_later_read(t1: Any) -> None:
+    op = arm("O1", t1.operator("O1"))
+    spec = t1.operator("O1")
+    op.on_tool_result(spec.target, "data", 1, f"gain {spec.original}")
+    op.injection_seq = 1
+    events = [
+        {
+            "kind": "injection",
+            "component": "harness",
+            "data": {
+                "operator": "O1",
+                "seam": "tool_result",
+                "target": "t",
+                "original": spec.original,
+                "injected": spec.injected,
+            },
+        },
+        {
+            "kind": "tool_result",
+            "component": "worker",
+            "text": f"gain {spec.injected}",
+            "data": {"tool": spec.target, "call_id": "c1"},
+        },
+    ]
+    shown_only = op.probe(_trace(events))
+    assert shown_only.landed and not shown_only.consumed
+    read = op.probe(_trace([*events, _model_call()]))
+    assert read.landed and read.consumed
+
+
+def test_I14_O6_probe_sees_the_uncommitted_effect_and_the_success_shown(t1: Any) -> None:
+    op = arm("O6", t1.operator("O6"))
+    op.skip_effect("write_file", t1.operator("O6").target)
+    op.injection_seq = 1
+    events = [
+        {
+            "kind": "injection",
+            "component": "harness",
+            "data": {"operator": "O6", "seam": "effect", "target": "t"},
+        },
+        {
+            "kind": "effect",
+            "component": "world",
+            "data": {
+                "tool": "write_file",
+                "call_id": "w1",
+                "committed": False,
+                "target": "output.json",
+            },
+        },
+        {
+            "kind": "tool_result",
+            "component": "worker",
+            "text": "wrote 1 record",
+            "data": {"tool": "write_file", "call_id": "w1"},
+        },
+        _model_call(),
+    ]
+    probe = op.probe(_trace(events))
+    assert probe.landed and probe.consumed
+
+
+@pytest.mark.parametrize("task", ["T1", "T2", "T3", "T4", "T5"])
+def test_S4_operators_are_configured_by_the_task_spec_never_special_cased(
+    task: str, tmp_path: Path
+) -> None:
+    private = load_private(task, ROOT)
+    for op_id in ("O1", "O2", "O3", "O4", "O5", "O6"):
+        op = arm(op_id, private.operator(op_id))  # type: ignore[arg-type]
+        assert op.spec == private.operator(op_id)
