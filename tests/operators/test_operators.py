@@ -192,10 +192,19 @@ def test_I14_O6_probe_sees_the_uncommitted_effect_and_the_success_shown(t1: Any)
 
 
 @pytest.mark.parametrize("task", ["T1", "T2", "T3", "T4", "T5"])
-def test_S4_operators_are_configured_by_the_task_spec_never_special_cased(
-    task: str, tmp_path: Path
-) -> None:
+def test_S4_every_injection_spec_targets_a_seam_that_exists_in_its_task(task: str) -> None:
+    from pytest_sabot.tasks import load_public
+
     private = load_private(task, ROOT)
-    for op_id in ("O1", "O2", "O3", "O4", "O5", "O6"):
-        op = arm(op_id, private.operator(op_id))  # type: ignore[arg-type]
-        assert op.spec == private.operator(op_id)
+    view = load_public(task, ROOT, "v0.2")
+    data, check = view.tool("data"), view.tool("check")
+    o1 = private.operator("O1")
+    assert o1.target == data.name
+    assert data.data is not None
+    assert any(o1.original in text for text in data.data.records.values())
+    assert private.operator("O2").target == check.name
+    assert private.operator("O4").target == "worker"
+    o5 = private.operator("O5")
+    assert o5.target in {m.name for m in view.materials}
+    assert private.stale_materials[o5.target] != view.material(o5.target).text
+    assert private.operator("O6").target == view.artifact
