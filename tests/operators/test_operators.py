@@ -3,7 +3,6 @@ task's injection spec says, and its landing probe reads the trace truthfully."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
