@@ -4,7 +4,7 @@ Measures, in one process against one local gateway serving the embedded model:
 
 * ``import_s``       the one-time import of langgraph + langchain-openai (first run pays it);
 * ``first_run_s``    the first harness run (``run_cell``), imports included;
-* ``harness_run_s``  a warm harness run of the same cell: task view, trace file with an
+* ``harness_run_s``  a warm harness run (after one untimed warm-up of the bare path) of the same cell: task view, trace file with an
                      fsync, gateway drain after every model call and node, operator seams,
                      probe, pass criterion, outcome.json;
 * ``bare_run_s``     the same compiled graph (``build_graph``) with the same prompts, the
@@ -172,6 +172,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp, start_gateway() as gateway:
         work = Path(tmp)
         first = harness_run(std, cell, gateway.url, args.model, work / "first")
+        bare_run(std, cell, gateway.url, args.model, work / "warm")  # warm both paths alike
         harness = harness_run(std, cell, gateway.url, args.model, work / "harness")
         bare = bare_run(std, cell, gateway.url, args.model, work / "bare")
 
