@@ -6,7 +6,9 @@ Compares, for the same requests:
   stream      the same through the gateway with stream=True (SSE built by the gateway)
   upstream    a loopback stub upstream called directly vs through an 'openai:' run
 and prints p50/p99 per call, the added latency (gateway minus direct) and calls/s
-(sequential and with 8 client threads).
+(sequential and with 8 client threads). The gateway and the stub upstream run in their own
+processes (as under xdist, where workers reach the controller's gateway over HTTP), so the
+client's threads do not share an interpreter lock with the server.
 
 Usage: /work/venv/bin/python bench/gateway_latency.py [--calls 400]
 """
@@ -17,7 +19,8 @@ import argparse
 import json
 import os
 import statistics
-import threading
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -26,7 +29,7 @@ from typing import Any
 
 import httpx
 
-from pytest_sabot.gateway import GatewayClient, GatewaySettings, start_gateway
+from pytest_sabot.gateway import GatewayClient
 
 
 def _request(i: int) -> dict[str, Any]:
@@ -99,10 +102,28 @@ class _Stub(BaseHTTPRequestHandler):
         self.wfile.write(self.body)
 
 
+def _serve_stub() -> None:
+    stub = ThreadingHTTPServer(("127.0.0.1", 0), _Stub)
+    stub.daemon_threads = True
+    print(f"http://127.0.0.1:{stub.server_address[1]}/v1", flush=True)
+    stub.serve_forever()
+
+
+def _spawn(args: list[str], env: dict[str, str]) -> tuple[subprocess.Popen[str], str]:
+    proc = subprocess.Popen([sys.executable, *args], stdout=subprocess.PIPE, text=True, env=env)
+    assert proc.stdout is not None
+    return proc, proc.stdout.readline().strip()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--calls", type=int, default=400)
-    calls = parser.parse_args().calls
+    parser.add_argument("--serve-stub", action="store_true", help=argparse.SUPPRESS)
+    options = parser.parse_args()
+    if options.serve_stub:
+        _serve_stub()
+        return
+    calls = options.calls
 
     from pytest_sabot.sim.engine import respond
 
@@ -116,14 +137,21 @@ def main() -> None:
             call_index=i,
         )
 
-    stub = ThreadingHTTPServer(("127.0.0.1", 0), _Stub)
-    stub.daemon_threads = True
-    threading.Thread(target=stub.serve_forever, daemon=True).start()
-    stub_url = f"http://127.0.0.1:{stub.server_address[1]}/v1"
-    os.environ.setdefault("OPENAI_API_KEY", "sk-bench-not-a-real-key-000000")
-
-    gw = start_gateway(GatewaySettings(base_url=stub_url, allow_live=True, max_connections=16))
-    client = GatewayClient(gw.url)
+    env = {**os.environ, "OPENAI_API_KEY": "sk-bench-not-a-real-key-000000"}
+    stub, stub_url = _spawn([__file__, "--serve-stub"], env)
+    gateway, gateway_url = _spawn(
+        [
+            "-m",
+            "pytest_sabot.gateway",
+            "--allow-live",
+            "--base-url",
+            stub_url,
+            "--max-connections",
+            "16",
+        ],
+        env,
+    )
+    client = GatewayClient(gateway_url)
     http = httpx.Client(timeout=30, limits=httpx.Limits(max_keepalive_connections=16))
     try:
         client.register_run("bench~a1", "bench", 11, "sim:realistic")
@@ -153,7 +181,9 @@ def main() -> None:
             "upstream direct": _timed(upstream_direct, calls),
             "upstream via gateway": _timed(upstream_via_gateway, calls),
         }
-        print(f"gateway latency, {calls} sequential calls each, loopback, one run")
+        print(
+            f"gateway latency, {calls} sequential calls each, loopback, gateway in its own process"
+        )
         for name, ms in results.items():
             print(_row(name, ms))
         added_sim = statistics.median(results["sim via gateway"]) - statistics.median(
@@ -177,8 +207,9 @@ def main() -> None:
         print(f"gateway stats: {client.stats().model_dump_json()}")
     finally:
         http.close()
-        gw.close()
-        stub.shutdown()
+        for proc in (gateway, stub):
+            proc.terminate()
+            proc.wait(timeout=10)
 
 
 if __name__ == "__main__":

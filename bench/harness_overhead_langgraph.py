@@ -4,9 +4,10 @@ Measures, in one process against one local gateway serving the embedded model:
 
 * ``import_s``       the one-time import of langgraph + langchain-openai (first run pays it);
 * ``first_run_s``    the first harness run (``run_cell``), imports included;
-* ``harness_run_s``  a warm harness run (after one untimed warm-up of the bare path) of the same cell: task view, trace file with an
-                     fsync, gateway drain after every model call and node, operator seams,
-                     probe, pass criterion, outcome.json;
+* ``harness_run_s``  a warm harness run of the same cell (after one untimed bare run, so
+                     both paths are warm): task view, trace file with an fsync, gateway
+                     drain after every model call and node, operator seams, probe, pass
+                     criterion, outcome.json;
 * ``bare_run_s``     the same compiled graph (``build_graph``) with the same prompts, the
                      same task tools and the same gateway and model, but a context that
                      records nothing: no trace, no drains, no operator, no outcome;

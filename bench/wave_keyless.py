@@ -59,12 +59,24 @@ def main() -> int:
     parser.add_argument("extra", nargs="*", help="extra pytest arguments (after --)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="sabot-bench-") as work:
-        cmd = [sys.executable, "-m", "pytest", f"--sabot-wave={args.wave}", "-n", args.workers,
-               "-q", "-p", "no:cacheprovider", "--sabot-out", str(Path(work) / "out"),
-               *args.extra]
+        cmd = [
+            sys.executable,
+            "-m",
+            "pytest",
+            f"--sabot-wave={args.wave}",
+            "-n",
+            args.workers,
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "--sabot-out",
+            str(Path(work) / "out"),
+            *args.extra,
+        ]
         start = time.monotonic()
-        proc = subprocess.Popen(cmd, cwd=work, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                text=True)
+        proc = subprocess.Popen(
+            cmd, cwd=work, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        )
         peaks: dict[int, float] = {}
         names: dict[int, str] = {}
         while proc.poll() is None:
@@ -82,14 +94,18 @@ def main() -> int:
             cells = len(json.loads(results_path.read_text())["cells"])
     print(f"command: {' '.join(cmd[2:])}")
     print(f"exit code: {proc.returncode}")
-    print(f"wall time: {wall:.1f} s for {cells} recorded cells "
-          f"({cells / wall if wall else 0:.2f} cells/s); target < {TARGET_WALL_S:.0f} s "
-          f"for wave 1 -> ratio {wall / TARGET_WALL_S:.2f}")
+    print(
+        f"wall time: {wall:.1f} s for {cells} recorded cells "
+        f"({cells / wall if wall else 0:.2f} cells/s); target < {TARGET_WALL_S:.0f} s "
+        f"for wave 1 -> ratio {wall / TARGET_WALL_S:.2f}"
+    )
     for pid, peak in sorted(peaks.items()):
         print(f"peak RSS {peak:7.1f} MB  pid {pid}  {names.get(pid, '')}")
     worst = max(peaks.values(), default=0.0)
-    print(f"largest process: {worst:.0f} MB; target < {TARGET_RSS_MB:.0f} MB per worker -> "
-          f"ratio {worst / TARGET_RSS_MB:.2f}")
+    print(
+        f"largest process: {worst:.0f} MB; target < {TARGET_RSS_MB:.0f} MB per worker -> "
+        f"ratio {worst / TARGET_RSS_MB:.2f}"
+    )
     print(output.strip().splitlines()[-1] if output.strip() else "(no output)")
     return proc.returncode
 

@@ -17,8 +17,12 @@ model through native function calling.
 Default config: no task guardrail. Guardrail config: the worker ``Task`` gets
 ``guardrails=[contract, LLMGuardrail(ctx.guardrail_text(), guardrail LLM)]`` and
 ``guardrail_max_retries=3``. The contract guardrail implements only the published output
-contract (``ctx.check_contract``; the fairness rule). CrewAI runs each guardrail in its own
-retry loop and announces every outcome, for function and LLM guardrails alike, as
+contract (``ctx.check_contract``; the fairness rule). The LLM guardrail is CrewAI's
+``LLMGuardrail`` except for one thing: a failed model call (transport or API error) is
+raised as a run error instead of being turned into a "(False, Error while validating ...)"
+reject. CrewAI runs each guardrail in its own retry loop (a re-executed output is checked
+again only by the guardrail that failed it, with that guardrail's own retry count) and
+announces every outcome, for function and LLM guardrails alike, as
 ``LLMGuardrailCompletedEvent`` (``guardrail_type`` ``function`` or ``llm``); a failure whose
 ``retry_count`` is below ``guardrail_max_retries`` re-executes the worker with the error as
 context; the failure after that raises CrewAI's own exception
@@ -290,10 +294,12 @@ def is_infrastructure_error(exc: BaseException) -> bool:
     model endpoint rather than an answer of the model."""
     import openai
 
+    visited: set[int] = set()
     seen: BaseException | None = exc
-    while seen is not None:
+    while seen is not None and id(seen) not in visited:
         if isinstance(seen, openai.APIError | ConnectionError | TimeoutError):
             return True
+        visited.add(id(seen))
         seen = seen.__cause__ or seen.__context__
     return False
 

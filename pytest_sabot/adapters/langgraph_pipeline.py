@@ -19,9 +19,11 @@ here only to route (REJECT with the revise pass unused -> revise; otherwise onwa
 guardrail config adds a deterministic ``validate`` node in front of ``emit`` that checks
 only the published output contract (the fairness rule): a failure with the revise pass
 still unused routes ``Command(goto="revise")``; a failure with it used up (the second
-failure) calls ``langgraph.types.interrupt(reason)``, which this module observes through
-the ``__interrupt__`` key of the ``.invoke()`` result and records as an escalation that ends
-the run with the task failed.
+validator failure, or a first one after the reviewer already spent the revise pass) calls
+``langgraph.types.interrupt(reason)``, which this module observes through the
+``__interrupt__`` key of the ``.invoke()`` result and records as an escalation that ends the
+run with the task failed. In the guardrail config every path to ``emit`` passes
+``validate``, including a reviewer REJECT that has no revise pass left.
 
 Trace events written here (every other event comes from the harness):
 
@@ -45,7 +47,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypedDict
 
-from pytest_sabot.harness.context import RunContext, ToolHandle
+from pytest_sabot.harness.context import Messages, RunContext, ToolHandle
 
 if TYPE_CHECKING:
     import httpx
@@ -98,6 +100,8 @@ class PipelineState(TypedDict, total=False):
     """The graph state: the current draft and the routing bookkeeping."""
 
     round: int  # 0 for the first pass, 1 once the revise pass ran
+    system: str  # the worker's first-pass messages, as the load node read them
+    user: str
     draft: str  # the worker's reply as written
     delivered: str  # the draft as the reviewer received it (after the handoff channel)
     review: str  # the reviewer's full reply
@@ -177,10 +181,9 @@ class _Pipeline:
         self.ctx.sync_model_calls()
         return reply
 
-    def _work(self, round_: int, feedback: str, stage: str) -> str:
+    def _work(self, prompt: Messages, round_: int, stage: str) -> str:
         from langchain_core.messages import HumanMessage, SystemMessage, ToolMessage
 
-        prompt = self.ctx.worker_prompt(round_, feedback)
         messages: list[BaseMessage] = [
             SystemMessage(content=prompt.system),
             HumanMessage(content=prompt.user),
@@ -221,16 +224,27 @@ class _Pipeline:
     # ------------------------------------------------------------------ nodes
 
     def load(self, state: PipelineState) -> PipelineState:
-        return {"round": 0, "revised": False, "feedback": "", "contract_failures": 0}
+        # The task materials are read for the worker's first pass here (the harness's
+        # context-loader seam sits behind worker_prompt).
+        prompt = self.ctx.worker_prompt(0, "")
+        return {
+            "round": 0,
+            "revised": False,
+            "feedback": "",
+            "contract_failures": 0,
+            "system": prompt.system,
+            "user": prompt.user,
+        }
 
     def worker(self, state: PipelineState) -> PipelineState:
-        draft = self._work(0, "", "worker")
+        prompt = Messages(system=state.get("system", ""), user=state.get("user", ""))
+        draft = self._work(prompt, 0, "worker")
         return {"draft": draft, "delivered": self._deliver(draft)}
 
     def revise(self, state: PipelineState) -> PipelineState:
         reason = state.get("feedback", "")
         self.ctx.trace.emit("retry", "worker", reason, source="revise", reason=reason)
-        draft = self._work(1, reason, "revise")
+        draft = self._work(self.ctx.worker_prompt(1, reason), 1, "revise")
         return {
             "round": 1,
             "revised": True,

@@ -1,6 +1,10 @@
 """A global concurrency limit for upstream calls that halves under rate limiting and
 grows back by one slot after a run of successes (additive increase, multiplicative
-decrease)."""
+decrease).
+
+Each slot carries the generation of the limit it was granted under; a 429 on a call that
+started before the last halving does not halve again, so a burst of concurrent 429s
+counts as one signal, while a retry that is rate limited again halves once more."""
 
 from __future__ import annotations
 
@@ -16,6 +20,7 @@ class AdaptiveLimit:
         self._limit = self.maximum
         self._in_flight = 0
         self._successes = 0
+        self._generation = 0
         self._cond = threading.Condition()
 
     @property
@@ -24,20 +29,25 @@ class AdaptiveLimit:
             return self._limit
 
     @contextmanager
-    def slot(self) -> Iterator[None]:
+    def slot(self) -> Iterator[int]:
+        """Hold one upstream slot; yields the limit's generation."""
         with self._cond:
             while self._in_flight >= self._limit:
                 self._cond.wait()
             self._in_flight += 1
+            generation = self._generation
         try:
-            yield
+            yield generation
         finally:
             with self._cond:
                 self._in_flight -= 1
                 self._cond.notify_all()
 
-    def rate_limited(self) -> None:
+    def rate_limited(self, generation: int) -> None:
         with self._cond:
+            if generation != self._generation:
+                return  # already halved for this burst
+            self._generation += 1
             self._limit = max(1, self._limit // 2)
             self._successes = 0
 

@@ -20,7 +20,7 @@ import threading
 from collections.abc import Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import unquote
+from urllib.parse import quote, unquote
 
 from pytest_sabot.gateway.backends.base import Backend
 from pytest_sabot.gateway.protocol import encode_body, error_body
@@ -227,7 +227,7 @@ class Gateway:
         self._closed = False
 
     def base_url(self, run_key: str, agent: str) -> str:
-        return f"{self.url}/run/{run_key}/agent/{agent}/v1"
+        return f"{self.url}/run/{quote(run_key, safe='')}/agent/{quote(agent, safe='')}/v1"
 
     def close(self) -> None:
         if self._closed:

@@ -72,6 +72,17 @@ def _json_error(status: int, body: dict[str, Any]) -> Served:
     return Served(status, encode_body(body))
 
 
+def _swapped(run: _Run, agent: str, index: int) -> bool:
+    """Whether the O4 plan serves this call (the planned agent, from the planned call on)."""
+    plan = run.reg.downgrade
+    return (
+        run.swap is not None
+        and plan is not None
+        and plan.agent == agent
+        and index >= plan.from_call
+    )
+
+
 def _text_of(response: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
     choices = response.get("choices") or []
     first = choices[0] if choices and isinstance(choices[0], dict) else {}
@@ -256,23 +267,10 @@ class GatewayService:
         started = time.perf_counter()
         if auth:
             self.scrubber.learn(auth.removeprefix("Bearer ").strip())
-        try:
-            body = json.loads(raw_body)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            return self._reject(400, f"request body is not valid JSON: {exc}", "invalid_json")
-        if not isinstance(body, dict):
-            return self._reject(400, "request body must be a JSON object", "invalid_json")
-        try:
-            request = ChatRequest.model_validate(body)
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            param = ".".join(str(p) for p in first.get("loc", ())) or None
-            return self._reject(
-                400,
-                f"invalid chat completion request: {param}: {first['msg']}",
-                "invalid_request",
-                param,
-            )
+        parsed = self._parse(raw_body)
+        if isinstance(parsed, Served):
+            return parsed
+        body, request = parsed
         with self._lock:
             run = self._runs.get(run_key)
             if run is None:
@@ -287,15 +285,9 @@ class GatewayService:
                 )
             index = run.counters.get(agent, 0)
             run.counters[agent] = index + 1
-        swapped = (
-            run.swap is not None
-            and run.reg.downgrade is not None
-            and run.reg.downgrade.agent == agent
-            and index >= run.reg.downgrade.from_call
-        )
+        swapped = _swapped(run, agent, index)
         spec = run.swap if swapped and run.swap is not None else run.spec
         clean: dict[str, Any] = self.scrubber.value(body)
-        digest = request_hash(clean)
         call = CallContext(
             run_key=run_key,
             cell_id=run.reg.cell_id,
@@ -305,21 +297,8 @@ class GatewayService:
             model=spec.text,
             name=spec.name,
         )
-        reply: BackendReply | None = None
-        failure: BackendError | None = None
-        try:
-            # Backends get the request as sent; replay compares against the scrubbed form
-            # it recorded.
-            sent = clean if spec.scheme == "replay" else body
-            reply = self._backend(spec).complete(sent, call)
-        except BackendError as exc:
-            failure = exc
-        except Exception as exc:  # a backend bug must not take the server down
-            failure = BackendError(
-                500,
-                f"backend {spec.scheme!r} failed: {type(exc).__name__}: {exc}",
-                "sabot_backend_error",
-            )
+        # Backends get the request as sent; replay compares with the scrubbed form it recorded.
+        outcome = self._complete(spec, clean if spec.scheme == "replay" else body, call)
         record = ExchangeRecord(
             run_key=run_key,
             cell_id=run.reg.cell_id,
@@ -329,57 +308,100 @@ class GatewayService:
             model_served=spec.text,
             downgraded=swapped,
             stream=request.wants_stream,
-            request_hash=digest,
+            request_hash=request_hash(clean),
         )
-        if reply is not None:
-            response = dict(reply.response)  # only the top-level "model" is replaced
-            response["model"] = request.model
-            response = self.scrubber.value(response)
-            text, tool_calls = _text_of(response)
-            record = record.model_copy(
-                update={
-                    "model_served": reply.model_served or spec.text,
-                    "downgraded": swapped if reply.downgraded is None else reply.downgraded,
-                    "fixture": reply.fixture,
-                    "prompt_tokens": reply.usage.prompt_tokens,
-                    "completion_tokens": reply.usage.completion_tokens,
-                    "cached_tokens": reply.usage.cached_tokens,
-                    "reasoning_tokens": reply.usage.reasoning_tokens,
-                    "cost_usd": reply.cost_usd,
-                    "tool_calls": tool_calls,
-                    "response_text": text,
-                }
-            )
-            if request.wants_stream:
-                served = Served(
-                    200, completion_to_sse(response, request.include_usage), "text/event-stream"
-                )
-            else:
-                served = Served(200, encode_body(response))
-            saved = RecordedExchange(record=record, request=clean, response=response)
+        if isinstance(outcome, BackendReply):
+            served, saved = self._success(outcome, request, record, clean)
         else:
-            assert failure is not None
-            err_body = self.scrubber.value(failure.body)
-            record = record.model_copy(update={"error": self.scrubber.text(failure.message)})
-            served = _json_error(failure.status, err_body)
-            saved = RecordedExchange(
-                record=record, request=clean, error_status=failure.status, error_body=err_body
-            )
+            served, saved = self._failure(outcome, record, clean)
         latency = round((time.perf_counter() - started) * 1000.0, 3)
-        record = record.model_copy(update={"latency_ms": latency})
-        saved = saved.model_copy(update={"record": record})
+        saved.record.latency_ms = latency
         with self._lock:
             self._calls += 1
-            if reply is not None and reply.fixture:
+            if isinstance(outcome, BackendReply) and outcome.fixture:
                 self._fixture_calls += 1
-            if failure is not None:
+            if isinstance(outcome, BackendError):
                 self._errors += 1
-            current = self._runs.get(run_key)
-            if current is run:
-                run.pending.append(record)
+            if self._runs.get(run_key) is run:
+                run.pending.append(saved.record)
         if run.record and self.recorder is not None:
             self.recorder.append(run_key, saved)
         return served
+
+    def _parse(self, raw_body: bytes) -> tuple[dict[str, Any], ChatRequest] | Served:
+        try:
+            body = json.loads(raw_body)
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            return self._reject(400, f"request body is not valid JSON: {exc}", "invalid_json")
+        if not isinstance(body, dict):
+            return self._reject(400, "request body must be a JSON object", "invalid_json")
+        try:
+            return body, ChatRequest.model_validate(body)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            param = ".".join(str(p) for p in first.get("loc", ())) or None
+            return self._reject(
+                400,
+                f"invalid chat completion request: {param}: {first['msg']}",
+                "invalid_request",
+                param,
+            )
+
+    def _complete(
+        self, spec: ModelSpec, body: dict[str, Any], call: CallContext
+    ) -> BackendReply | BackendError:
+        try:
+            return self._backend(spec).complete(body, call)
+        except BackendError as exc:
+            return exc
+        except Exception as exc:  # a backend bug must not take the server down
+            return BackendError(
+                500,
+                f"backend {spec.scheme!r} failed: {type(exc).__name__}: {exc}",
+                "sabot_backend_error",
+            )
+
+    def _success(
+        self,
+        reply: BackendReply,
+        request: ChatRequest,
+        record: ExchangeRecord,
+        clean: dict[str, Any],
+    ) -> tuple[Served, RecordedExchange]:
+        response = dict(reply.response)  # only the top-level "model" is replaced
+        response["model"] = request.model  # the swap leaves no trace in the response
+        response = self.scrubber.value(response)
+        text, tool_calls = _text_of(response)
+        record = record.model_copy(
+            update={
+                "model_served": reply.model_served or record.model_served,
+                "downgraded": record.downgraded if reply.downgraded is None else reply.downgraded,
+                "fixture": reply.fixture,
+                "prompt_tokens": reply.usage.prompt_tokens,
+                "completion_tokens": reply.usage.completion_tokens,
+                "cached_tokens": reply.usage.cached_tokens,
+                "reasoning_tokens": reply.usage.reasoning_tokens,
+                "cost_usd": reply.cost_usd,
+                "tool_calls": tool_calls,
+                "response_text": text,
+            }
+        )
+        if request.wants_stream:
+            sse = completion_to_sse(response, request.include_usage)
+            served = Served(200, sse, "text/event-stream")
+        else:
+            served = Served(200, encode_body(response))
+        return served, RecordedExchange(record=record, request=clean, response=response)
+
+    def _failure(
+        self, failure: BackendError, record: ExchangeRecord, clean: dict[str, Any]
+    ) -> tuple[Served, RecordedExchange]:
+        err_body = self.scrubber.value(failure.body)
+        record = record.model_copy(update={"error": self.scrubber.text(failure.message)})
+        saved = RecordedExchange(
+            record=record, request=clean, error_status=failure.status, error_body=err_body
+        )
+        return _json_error(failure.status, err_body), saved
 
     def _reject(self, status: int, message: str, code: str, param: str | None = None) -> Served:
         with self._lock:

@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pytest_sabot.gateway.client import GatewayClient
 from pytest_sabot.harness import prompts
 from pytest_sabot.harness.context import Messages, ToolHandle
+from pytest_sabot.harness.http import share_default_ssl_context
 from pytest_sabot.models.cells import Cell, WaveSpec
 from pytest_sabot.models.task import ToolRole
 from pytest_sabot.operators import Operator, arm
@@ -450,6 +451,7 @@ def run_cell(
     cell: Cell, wave: WaveSpec, settings: RunSettings, gateway: GatewayClient | None = None
 ) -> RunOutcome:
     """Run one cell (retrying once on a run error) and write outcome.json atomically."""
+    share_default_ssl_context()
     client = gateway or GatewayClient(settings.gateway_url)
     view, private = _task_views(settings.root, cell.task, wave.contract_revision)
     run_dir = cell_dir(settings.out_dir, cell.id)

@@ -8,6 +8,7 @@ contract that writes a real trace.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import re
@@ -89,6 +90,8 @@ class ModelStub:
         stub = self
 
         class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"  # keep-alive, as a real server would
+
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length", "0"))
                 body = json.loads(self.rfile.read(length) or b"{}")
@@ -621,6 +624,32 @@ def test_sequential_runs_in_one_process_do_not_share_records(make_run: Any) -> N
     assert len(kinds(first, "replan")) == 1
     assert kinds(second, "replan") == []
     assert len(kinds(second, "ledger")) == 1
+
+
+def test_the_gateway_token_never_reaches_the_trace(make_run: Any) -> None:
+    stalled = ledger(progress=False, progress_reason="stuck")
+    for config, scenario in (
+        ("default", Scenario(critic_replies=["VERDICT: REJECT - x", "VERDICT: APPROVE"])),
+        ("guardrail", Scenario(ledgers=[stalled, stalled, stalled, ledger(satisfied=True)])),
+    ):
+        ctx, stub = make_run(scenario, config, name=config)
+        pipeline.run(ctx)
+        ctx.trace.finish()
+        assert stub.exchanges
+        assert ctx.api_key not in (ctx.run_dir / "events.jsonl").read_text()
+
+
+def test_a_run_called_inside_a_running_event_loop_gets_a_fresh_loop(make_run: Any) -> None:
+    ctx, _ = make_run(
+        Scenario(ledgers=[ledger(satisfied=True, satisfied_reason="ok")]), "guardrail"
+    )
+
+    async def caller() -> None:
+        pipeline.run(ctx)
+
+    asyncio.run(caller())
+    assert len(kinds(ctx, "ledger")) == 1  # the capture follows the run onto its thread
+    assert [e.text for e in kinds(ctx, "stop_reason")] == ["ok"]
 
 
 def test_same_scenario_gives_the_same_trace_timing_aside(make_run: Any) -> None:

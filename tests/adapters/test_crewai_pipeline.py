@@ -630,8 +630,19 @@ def test_adapter_registry_resolves_crewai_to_this_module() -> None:
 
 
 _ISOLATION_SCRIPT = """
+import json
 import sys
 from pathlib import Path
+
+hosts = set()
+
+def audit(event, args):
+    if event == "socket.connect" and isinstance(args[1], tuple):
+        hosts.add(str(args[1][0]))
+    elif event == "socket.getaddrinfo":
+        hosts.add(str(args[0]))
+
+sys.addaudithook(audit)
 sys.path.insert(0, {tests_dir!r})
 import test_crewai_pipeline as t
 handle = t.start_server()
@@ -644,6 +655,7 @@ ctx = t.make_context(handle.state, Path({run_dir!r}), "guardrail")
 t.run(ctx)
 ctx.trace.finish()
 handle.close()
+print("HOSTS=" + json.dumps(sorted(hosts)))
 """
 
 
@@ -651,7 +663,9 @@ def _files_under(root: Path) -> set[str]:
     return {str(p.relative_to(root)) for p in root.rglob("*")}
 
 
-def test_a_run_writes_nothing_outside_its_run_dir(tmp_path: Path) -> None:
+def test_a_run_writes_nothing_outside_its_run_dir_and_talks_only_to_loopback(
+    tmp_path: Path,
+) -> None:
     home, tmp, cwd = tmp_path / "home", tmp_path / "tmp", tmp_path / "cwd"
     for d in (home, tmp, cwd):
         d.mkdir()
@@ -668,6 +682,8 @@ def test_a_run_writes_nothing_outside_its_run_dir(tmp_path: Path) -> None:
         timeout=300,
     )
     assert done.returncode == 0, done.stderr[-3000:]
+    (hosts_line,) = [line for line in done.stdout.splitlines() if line.startswith("HOSTS=")]
+    assert json.loads(hosts_line.removeprefix("HOSTS=")) == ["127.0.0.1"]
     assert _files_under(home) == set()
     assert _files_under(tmp) == set()
     assert _files_under(cwd) == set()

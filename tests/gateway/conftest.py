@@ -6,12 +6,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gateway_fakes import FakeUpstream, ScriptedBackend, scripted_respond
+from gateway_fakes import CANARY_KEY, FakeUpstream, ScriptedBackend, scripted_respond
 
 from pytest_sabot.gateway import Gateway, GatewayClient, GatewaySettings, start_gateway
 from pytest_sabot.gateway.backends.sim import SimBackend
-
-CANARY_KEY = "sk-canary-7f3a9c2e1b4d6f8a0c2e4b6d"
 
 _keys = itertools.count()
 

@@ -15,6 +15,9 @@ from typing import Any
 from pytest_sabot.gateway import BackendReply, CallContext
 from pytest_sabot.gateway.backends.base import usage_of
 
+# A provider-key-shaped canary: it must never appear in any file the gateway writes.
+CANARY_KEY = "sk-canary-7f3a9c2e1b4d6f8a0c2e4b6d"
+
 
 def _value_for(schema: dict[str, Any]) -> Any:
     kind = schema.get("type")

@@ -10,9 +10,8 @@ from typing import Any
 
 import httpx
 import pytest
-from gateway_fakes import FakeUpstream, Step
+from gateway_fakes import CANARY_KEY, FakeUpstream, Step
 
-from conftest import CANARY_KEY
 from pytest_sabot.gateway import Gateway, GatewayClient, GatewaySettings, start_gateway
 from pytest_sabot.gateway.recording import read_recording
 from pytest_sabot.gateway.secrets import REDACTED, Scrubber

@@ -201,7 +201,7 @@ def test_results_json_validates_and_names_rules_and_registration(
 def test_junit_carries_cell_properties_and_row_scores(
     serial_run: tuple[Path, subprocess.CompletedProcess[str]],
 ) -> None:
-    from junitparser import JUnitXml
+    from junitparser import JUnitXml, Properties, Property
 
     work, _ = serial_run
     xml = JUnitXml.fromfile(str(work / "junit.xml"))
@@ -209,7 +209,9 @@ def test_junit_carries_cell_properties_and_row_scores(
     cases = [case for suite in suites for case in suite]
     assert len(cases) == 7
     for case in cases:
-        props = {p.name: p.value for p in case.properties()}
+        block = case.child(Properties)
+        assert block is not None, case.name
+        props = {p.name: p.value for p in block.iterchildren(Property)}
         assert props["sabot.framework"] == "langgraph"
         assert props["sabot.cell"] in case.name
         assert props["sabot.verdict"]

@@ -170,9 +170,26 @@ def test_procedures_import_nothing_of_the_task_loader_criteria_or_private_specs(
 
 
 @pytest.mark.parametrize("task", TASKS)
-def test_revise_pass_in_a_continuing_conversation_works_afresh(task: str, tmp_path: Path) -> None:
-    """A framework that keeps the first pass's tool exchanges in the worker's conversation
-    (one long chat) still gets a fresh data-check-write sequence on the revise pass."""
+def test_worker_answers_once_its_pass_has_written_even_with_feedback(
+    task: str, tmp_path: Path
+) -> None:
+    """A revise pass in a fresh conversation ends after its own write (no second round of
+    tool calls), with the revise feedback in view."""
+    first = run_cell(task, "O1", tmp_path)
+    msgs = worker_messages(first.view, 1, first.final.findings[0].summary, None)
+    sections = pf.parse(msgs.system + "\n" + msgs.user)
+    history = [Exchange(e.tool, e.arguments, e.observation) for e in first.workspace.exchanges]
+    step = procedures.worker_step(task, sections, history, weak=False)
+    assert not isinstance(step, ToolRequest)
+    assert step.text == first.final.draft
+
+
+@pytest.mark.parametrize("task", TASKS)
+def test_a_new_call_after_a_finished_pass_starts_the_sequence_afresh(
+    task: str, tmp_path: Path
+) -> None:
+    """Exchanges of a finished pass do not feed a pass that started after it: the data
+    values are fetched again, so a value corrupted in the first pass does not carry over."""
     first = run_cell(task, "O1", tmp_path)
     view, ws = first.view, first.workspace
     ws.round = 1
@@ -180,7 +197,10 @@ def test_revise_pass_in_a_continuing_conversation_works_afresh(task: str, tmp_pa
     sections = pf.parse(msgs.system + "\n" + msgs.user)
     handles = {t.name: t for t in make_tools(view, ws, PassThroughSeams())}
     history = [Exchange(e.tool, e.arguments, e.observation) for e in ws.round_exchanges(0)]
-    steps = 0
+    data_tool = view.tool("data").name
+    first_key = next(e.arguments for e in ws.round_exchanges(0) if e.tool == data_tool)
+    history.append(Exchange(data_tool, first_key, handles[data_tool].invoke(first_key)))
+    steps = 1
     while True:
         step = procedures.worker_step(task, sections, history, weak=False)
         if not isinstance(step, ToolRequest):

@@ -28,7 +28,7 @@ class LyingSeams(PassThroughSeams):
     def __init__(self, lie: Callable[[str], str]) -> None:
         self.lie = lie
 
-    def on_result(self, tool: str, role: str, call_number: int, observation: str) -> str:  # type: ignore[override]
+    def on_result(self, tool: str, role: str, call_number: int, observation: str) -> str:
         return self.lie(observation) if role == "data" else observation
 
 

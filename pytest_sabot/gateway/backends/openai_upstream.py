@@ -153,24 +153,25 @@ class OpenAIUpstream:
                 raise BackendError(
                     402, f"sabot budget exhausted: {exc}", "sabot_budget_exhausted", "sabot_budget"
                 ) from exc
-            with self.limit.slot():
+            with self.limit.slot() as generation:
                 with self._lock:
                     self.requests_sent += 1
                 try:
-                    response = self._client.post(url, json=body, headers=headers)
-                    response.read()
+                    response: httpx.Response | None = self._client.post(
+                        url, json=body, headers=headers
+                    )
+                    dropped = ""
                 except httpx.TimeoutException as exc:
-                    self.budget.settle(reservation, None)
-                    last = f"timeout ({type(exc).__name__})"
-                    self._backoff(attempt, None)
-                    continue
-                except httpx.TransportError as exc:
-                    # The connection dropped; a body may have been cut mid-way after the
-                    # upstream did the work, so the cost is unknown.
-                    self.budget.settle(reservation, None)
-                    last = f"connection error ({type(exc).__name__}: {exc})"
-                    self._backoff(attempt, None)
-                    continue
+                    response, dropped = None, f"timeout ({type(exc).__name__})"
+                except httpx.RequestError as exc:
+                    response, dropped = None, f"connection error ({type(exc).__name__}: {exc})"
+            if response is None:
+                # The upstream may have done (and billed) the work before the answer was
+                # lost, so the cost is unknown and its ceiling stays held.
+                self.budget.settle(reservation, None)
+                last = dropped
+                self._backoff(attempt, None)
+                continue
             status = response.status_code
             payload = _json_or_none(response)
             if status == 200:
@@ -191,7 +192,7 @@ class OpenAIUpstream:
                 )
             if status == 429 or status >= 500 or status == 408:
                 if status == 429:
-                    self.limit.rate_limited()
+                    self.limit.rate_limited(generation)
                 retry_after = retry_after_seconds(response.headers)
                 last = f"HTTP {status}"
                 self._backoff(attempt, retry_after)

@@ -156,16 +156,16 @@ def _same_args(a: dict[str, Any], b: dict[str, Any]) -> bool:
     return all(norm.get(k) == str(v).strip().upper() for k, v in b.items())
 
 
-def current_pass(
-    sections: Sequence[Section], history: Sequence[ExchangeLike], write_tool: str
-) -> Sequence[ExchangeLike]:
-    """The exchanges of the pass in progress (see ``drive``)."""
-    if not body(sections, pf.FEEDBACK).strip() or not write_tool:
+def current_pass(history: Sequence[ExchangeLike], write_tool: str) -> Sequence[ExchangeLike]:
+    """The exchanges of the latest pass. A pass ends with its write call: when the history
+    ends with a write, that finished pass is the latest; otherwise the latest pass is
+    everything after the last write."""
+    writes = [i for i, ex in enumerate(history) if ex.name == write_tool]
+    if not write_tool or not writes:
         return history
-    for i, ex in enumerate(history):
-        if ex.name == write_tool:
-            return history[i + 1 :]
-    return history
+    if writes[-1] == len(history) - 1:
+        return history[writes[-2] + 1 :] if len(writes) >= 2 else history
+    return history[writes[-1] + 1 :]
 
 
 def called(history: Sequence[ExchangeLike], tool: str) -> bool:
@@ -185,13 +185,14 @@ def drive(
     ``compose`` receives key -> data-tool observation and returns the draft;
     ``check_input`` picks what the check tool is given (default: the whole draft).
 
-    On a revise pass (a FEEDBACK section is present) in a conversation that still holds
-    the first pass's exchanges, the first pass ended with its write call; only the
-    exchanges after it count, so the revise pass fetches, checks and writes afresh.
+    Only the exchanges of the pass in progress count (see ``current_pass``): a
+    conversation that already holds a finished pass followed by newer calls is worked
+    afresh from those newer calls. A caller whose conversation carries a finished first
+    pass and then revise feedback passes only the exchanges after the feedback.
     """
     info = tools(sections)
     data, check, write = info.get("data"), info.get("check"), info.get("write")
-    history = current_pass(sections, history, write.name if write else "")
+    history = current_pass(history, write.name if write else "")
     observations: dict[str, str] = {}
     if data is not None and data.args:
         for key in data_keys:

@@ -1,0 +1,49 @@
+"""Run a standalone gateway: ``python -m pytest_sabot.gateway [--port N] ...``.
+
+Useful to share one gateway between several pytest sessions (``--sabot-gateway-url``) or
+to poke at it with curl. Prints its URL and serves until interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import threading
+from pathlib import Path
+
+from pytest_sabot.gateway.server import start_gateway
+from pytest_sabot.gateway.settings import GatewaySettings
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m pytest_sabot.gateway")
+    parser.add_argument("--port", type=int, default=0, help="0 picks a free port")
+    parser.add_argument("--base-url", default=None, help="upstream for 'openai:' runs")
+    parser.add_argument("--allow-live", action="store_true", help="opt in to live upstreams")
+    parser.add_argument("--budget-usd", type=float, default=None, help="hard spend cap")
+    parser.add_argument("--prices", type=Path, default=None, help="price table YAML")
+    parser.add_argument("--record-dir", type=Path, default=None, help="record live exchanges")
+    parser.add_argument("--max-connections", type=int, default=8)
+    args = parser.parse_args(argv)
+    options: dict[str, object] = {
+        "port": args.port,
+        "allow_live": args.allow_live,
+        "budget_usd": args.budget_usd,
+        "prices_path": args.prices,
+        "record_dir": args.record_dir,
+        "max_connections": args.max_connections,
+    }
+    if args.base_url:
+        options["base_url"] = args.base_url
+    gateway = start_gateway(GatewaySettings.model_validate(options))
+    print(gateway.url, flush=True)
+    try:
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        gateway.close()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
