@@ -46,10 +46,10 @@ def render(sections: list[tuple[str, str] | tuple[str, str, str]]) -> str:
     out: list[str] = []
     for item in sections:
         if len(item) == 2:
-            name, body = item  # type: ignore[misc]
+            name, body = item
             label = ""
         else:
-            name, label, body = item  # type: ignore[misc]
+            name, label, body = item
         header = f"=== {name}: {label} ===" if label else f"=== {name} ==="
         out.append(header)
         out.append(body.rstrip("\n"))
@@ -65,7 +65,9 @@ def parse(text: str) -> list[Section]:
         sections.append(Section("", "", head.strip("\n")))
     for i, m in enumerate(matches):
         end = matches[i + 1].start() if i + 1 < len(matches) else len(text)
-        sections.append(Section(m.group(1).strip(), (m.group(2) or "").strip(), text[m.end() : end].strip("\n")))
+        sections.append(
+            Section(m.group(1).strip(), (m.group(2) or "").strip(), text[m.end() : end].strip("\n"))
+        )
     return sections
 
 

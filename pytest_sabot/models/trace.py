@@ -402,7 +402,9 @@ class Trace(BaseModel):
             raise ValueError("the first event of a trace must be run_start")
         for position, event in enumerate(self.events):
             if event.seq != position:
-                raise ValueError(f"seq must be gap-free from 0; event {position} has seq {event.seq}")
+                raise ValueError(
+                    f"seq must be gap-free from 0; event {position} has seq {event.seq}"
+                )
         return self
 
     @property
