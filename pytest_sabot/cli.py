@@ -5,9 +5,12 @@
     sabot validate [ROOT]                 check cells/, tasks/ and mappings/ files
     sabot plan --sabot-wave N [--sabot-model M] [--from DIR]
     sabot schema [OUT_DIR]                write the JSON Schemas of every file format
+    sabot compare A B [--json]            paired comparison of two scored runs or waves
+    sabot demo [--out DIR] [--json]       keyless demo: declared outcomes gate the exit code
 
 Running a wave is pytest's job: ``pytest --sabot-wave=N``. Exit codes: 0 ok, 1 a check
 failed (validate found errors, plan is over the cap), 2 bad input.
+compare exits 0 whatever the difference; demo exits 1 when a declared outcome is not produced.
 """
 
 from __future__ import annotations
@@ -64,7 +67,40 @@ def _parser() -> argparse.ArgumentParser:
     )
     p = sub.add_parser("schema", help="write JSON Schemas of every file format")
     p.add_argument("out", nargs="?", type=Path, default=Path("schemas"))
+    _add_compare_demo(sub)
     return parser
+
+
+def _add_compare_demo(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "compare",
+        help="paired comparison of two scored runs or waves (cells matched by framework, "
+        "config, operator, task and seed)",
+    )
+    p.add_argument("a", type=Path, help="run directory (or results.json) A")
+    p.add_argument("b", type=Path, help="run directory (or results.json) B")
+    p.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    p.add_argument(
+        "--resamples",
+        type=int,
+        help="bootstrap resamples per row (default 10000)",
+    )
+    p.add_argument(
+        "--seed",
+        type=int,
+        help="seed of the bootstrap (default 20260723); the same seed gives the same CI",
+    )
+    p = sub.add_parser(
+        "demo",
+        help="keyless acceptance demo: real cells under sim:vigilant and sim:credulous, "
+        "checked against declared outcomes",
+    )
+    p.add_argument(
+        "--out",
+        type=Path,
+        help="keep traces, results.json and RESULTS.md per persona here (default: discard)",
+    )
+    p.add_argument("--json", action="store_true", help="print the demo report as JSON")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -76,6 +112,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             "validate": cmd_validate,
             "plan": cmd_plan,
             "schema": cmd_schema,
+            "compare": cmd_compare,
+            "demo": cmd_demo,
         }[args.command]
         return handler(args)
     except (SabotDataError, KeyError, FileNotFoundError) as exc:
@@ -212,6 +250,47 @@ def cmd_schema(args: argparse.Namespace) -> int:
     for path in written:
         print(path)
     return 0
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from pytest_sabot.compare import (
+        DEFAULT_RESAMPLES,
+        DEFAULT_SEED,
+        compare,
+        load_side,
+        render_text,
+    )
+
+    resamples = DEFAULT_RESAMPLES if args.resamples is None else args.resamples
+    seed = DEFAULT_SEED if args.seed is None else args.seed
+    if resamples < 1:
+        print("sabot compare: --resamples must be at least 1", file=sys.stderr)
+        return 2
+    a, b = load_side(args.a), load_side(args.b)
+    report = compare(
+        a, b, a_path=str(args.a), b_path=str(args.b), resamples=resamples, seed=seed
+    )
+    if args.json:
+        print(report.model_dump_json(indent=2))
+    else:
+        for line in render_text(report):
+            print(line)
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from pytest_sabot.demo import render_text, run_demo
+
+    def progress(line: str) -> None:
+        print(line, file=sys.stderr, flush=True)
+
+    report = run_demo(args.out, progress=None if args.json else progress)
+    if args.json:
+        print(report.model_dump_json(indent=2))
+    else:
+        for line in render_text(report):
+            print(line)
+    return 0 if report.ok else 1
 
 
 __all__ = ["OPTIONS", "main"]

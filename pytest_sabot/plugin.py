@@ -96,6 +96,7 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(XdistHooks(), "sabot-xdist")
     if state.wave is None:
         return
+    _quiet_framework_deprecations(config)
     from pytest_sabot.cells import select_cells
     from pytest_sabot.standard import load_standard
 
@@ -122,6 +123,14 @@ def pytest_configure(config: pytest.Config) -> None:
             config.args.append(cell_module)
         else:
             config.args[:] = [cell_module]
+
+
+def _quiet_framework_deprecations(config: pytest.Config) -> None:
+    """During a wave, the frameworks' own deprecation chatter (thousands of lines per wave)
+    is not the user's to fix: filter it, for these modules only."""
+    for category in ("DeprecationWarning", "PendingDeprecationWarning"):
+        for module in FRAMEWORK_WARNING_MODULES:
+            config.addinivalue_line("filterwarnings", f"ignore::{category}:{module}")
 
 
 def _controller_setup(config: pytest.Config, state: SabotState) -> None:

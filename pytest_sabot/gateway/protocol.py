@@ -71,10 +71,10 @@ class RunRegistration(_Strict):
 class Usage(_Strict):
     """Token counts as the serving backend reported them (None = not reported)."""
 
-    prompt_tokens: int | None = None
-    completion_tokens: int | None = None
-    cached_tokens: int | None = None
-    reasoning_tokens: int | None = None
+    prompt_tokens: int | None = Field(None, description="Input tokens, cached ones included.")
+    completion_tokens: int | None = Field(None, description="Output tokens incl. reasoning.")
+    cached_tokens: int | None = Field(None, description="Input tokens served from cache.")
+    reasoning_tokens: int | None = Field(None, description="Output tokens spent reasoning.")
 
 
 class ExchangeRecord(_Strict):
@@ -90,14 +90,16 @@ class ExchangeRecord(_Strict):
     fixture: bool = Field(
         False, description="True for the embedded model: an acceptance fixture, not a measurement."
     )
-    prompt_tokens: int | None = None
-    completion_tokens: int | None = None
-    cached_tokens: int | None = None
-    reasoning_tokens: int | None = None
+    prompt_tokens: int | None = Field(None, description="Reported input tokens (None: unknown).")
+    completion_tokens: int | None = Field(None, description="Reported output tokens.")
+    cached_tokens: int | None = Field(None, description="Reported cached input tokens.")
+    reasoning_tokens: int | None = Field(None, description="Reported reasoning tokens.")
     latency_ms: float | None = Field(None, description="Wall time inside the gateway.")
     cost_usd: float | None = Field(None, description="None means unknown, never zero.")
     stream: bool = Field(False, description="Whether the client asked for SSE.")
-    tool_calls: list[dict[str, Any]] = Field(default_factory=list)
+    tool_calls: list[dict[str, Any]] = Field(
+        default_factory=list, description="Tool calls of the served message (OpenAI shape)."
+    )
     request_hash: str = Field(description="sha256 of the canonical (scrubbed) request JSON.")
     response_text: str = Field("", description="Assistant message content served.")
     error: str | None = Field(None, description="Error served instead of a completion.")

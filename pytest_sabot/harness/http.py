@@ -37,15 +37,14 @@ _installed = False
 
 
 def share_default_ssl_context() -> None:
-    """Make every httpx transport created from now on in this process reuse one default SSL
-    context instead of loading the CA bundle again (about 0.1-0.2 s per client).
+    """Make every httpx transport created from now on in this process reuse one SSL context
+    per CA configuration instead of loading the CA bundle again (0.1-0.2 s per client).
 
     Frameworks build their own HTTP clients (two per model client for CrewAI and LangChain)
-    and offer no way to pass one in everywhere. Only the default case is shared: verify=True,
-    no client certificate, no SSL_CERT_FILE/SSL_CERT_DIR override; every other call goes to
-    httpx unchanged. The gateway is plain HTTP on loopback, so the context is never used to
-    verify anything in a keyless run; for a live upstream it is the same default context
-    httpx would have built. Idempotent.
+    and offer no way to pass one in everywhere. Only verify=True without a client
+    certificate is shared, keyed by the CA settings httpx reads (SSL_CERT_FILE and
+    SSL_CERT_DIR when trust_env), so each client gets exactly the context httpx would have
+    built; every other call goes to httpx unchanged. Idempotent.
     """
     global _installed
     if _installed:
@@ -58,11 +57,13 @@ def share_default_ssl_context() -> None:
     original = _config.create_ssl_context
 
     def create_ssl_context(verify: Any = True, cert: Any = None, trust_env: bool = True) -> Any:
-        overridden = trust_env and (
-            os.environ.get("SSL_CERT_FILE") or os.environ.get("SSL_CERT_DIR")
-        )
-        if verify is True and cert is None and not overridden:
-            return _default_context(original)
+        if verify is True and cert is None:
+            where = (
+                (os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
+                if trust_env
+                else (None, None)
+            )
+            return _shared_context(original, trust_env, where)
         return original(verify=verify, cert=cert, trust_env=trust_env)
 
     setattr(transports, "create_ssl_context", create_ssl_context)  # noqa: B010
@@ -70,6 +71,6 @@ def share_default_ssl_context() -> None:
 
 
 @functools.cache
-def _default_context(factory: Any) -> ssl.SSLContext:
-    context: ssl.SSLContext = factory(verify=True, cert=None, trust_env=False)
-    return context
+def _shared_context(factory: Any, trust_env: bool, where: tuple[str | None, str | None]) -> Any:
+    del where  # part of the cache key: the CA settings the factory reads from the environment
+    return factory(verify=True, cert=None, trust_env=trust_env)

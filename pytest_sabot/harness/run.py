@@ -164,6 +164,7 @@ class HarnessContext:
     effects: dict[str, bool] = field(default_factory=dict, init=False)
     _tools: list[ToolHandle] = field(default_factory=list, init=False)
     _o4_recorded: bool = field(default=False, init=False)
+    _closed: bool = field(default=False, init=False)
 
     def __post_init__(self) -> None:
         self.workspace = Workspace(self.run_dir)
@@ -250,6 +251,14 @@ class HarnessContext:
         for record in self.gateway.drain(self.run_key):
             self._emit_model_call(record)
 
+    def close_gateway_run(self) -> None:
+        """Close this run at the gateway (once) and record the exchanges not drained yet."""
+        if self._closed:
+            return
+        self._closed = True
+        for record in self.gateway.close_run(self.run_key):
+            self._emit_model_call(record)
+
     def _emit_model_call(self, record: Any) -> None:
         op = self.operator
         if record.downgraded and op is not None and op.id == "O4" and not self._o4_recorded:
@@ -332,10 +341,11 @@ def _run_adapter(ctx: HarnessContext, timeout_s: float) -> str | None:
     thread.join(timeout_s)
     if thread.is_alive():
         # Closing the run at the gateway makes every further model call fail fast, so the
-        # abandoned pipeline ends on its own instead of running on in the background.
-        ctx.gateway.close_run(ctx.run_key)
+        # abandoned pipeline ends on its own instead of running on in the background. The
+        # exchanges it made before the timeout stay in the trace.
+        ctx.close_gateway_run()
         thread.join(5.0)
-        return f"Timeout: the pipeline ran past {timeout_s:.0f}s"
+        return f"Timeout: the pipeline ran past {timeout_s:g}s"
     return result.get("error")
 
 
@@ -394,8 +404,7 @@ def _attempt(
     except Exception as exc:  # gateway refused the run, etc.
         error = f"{type(exc).__name__}: {exc}"
     try:
-        for record in gateway.close_run(run_key):
-            ctx._emit_model_call(record)
+        ctx.close_gateway_run()
     except Exception as exc:
         error = error or f"{type(exc).__name__}: {exc}"
     if operator is not None:

@@ -121,7 +121,9 @@ ContractRule = Annotated[
 class ContractFile(_Strict):
     """One revision of a task's published output contract (structural only)."""
 
-    revision: str = Field(description="Contract revision id, e.g. 'v0.1'.")
+    revisions: list[str] = Field(
+        min_length=1, description="Contract revision ids this file serves, e.g. ['v0.1', 'v0.2']."
+    )
     artifact: str = Field(description="Name of the artifact file, e.g. 'output.json'.")
     text: str = Field(min_length=1, description="The contract as agents read it.")
     rules: list[ContractRule] = Field(

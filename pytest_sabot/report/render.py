@@ -6,6 +6,7 @@ Pure functions from a ResultsFile to text; nothing here computes a number.
 from __future__ import annotations
 
 from collections import defaultdict
+from typing import Any
 
 from pytest_sabot.results import ResultsFile
 from pytest_sabot.scoring.aggregate import Rate, RowSummary
@@ -24,6 +25,27 @@ def rate_ci(r: Rate) -> str:
     if r.value is None or r.ci_low is None or r.ci_high is None:
         return "n/a"
     return f"{100 * r.value:.1f}% [{100 * r.ci_low:.1f}, {100 * r.ci_high:.1f}]"
+
+
+FULL_BOARD_ROWS = 6
+EXCLUSION_ORDER = ("RUN_ERROR", "BASELINE_FAIL", "INJECTION_UNVERIFIED")
+
+
+def median_reading(rows: int) -> str:
+    """How the median was taken (SPEC I11), stated for the rows that actually entered it."""
+    if rows % 2 == 0:
+        middle = f"mean of the {_ordinal(rows // 2)} and {_ordinal(rows // 2 + 1)} in order"
+    else:
+        middle = f"the {_ordinal(rows // 2 + 1)} in order"
+    return (
+        "median of the per-row hard-tier Sabot Scores over the framework-config rows with at "
+        f"least one valid injected fault ({rows} row{'s' if rows != 1 else ''}: {middle})"
+    )
+
+
+def _ordinal(n: int) -> str:
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
 
 
 def _gap(row: RowSummary) -> str:
@@ -75,10 +97,16 @@ def scoreboard_lines(results: ResultsFile) -> list[str]:
             f"median Sabot Score across {board.median_rows} rows: "
             f"{pct(board.median_sabot_score).strip()} ({BAND_TEXT[board.band]})"
         )
+        if board.median_rows < FULL_BOARD_ROWS:
+            lines.append(
+                f"  (a partial board: {board.median_rows} of {FULL_BOARD_ROWS} rows; "
+                "the band is read on the full scoreboard)"
+            )
     lines.append(
-        "notice = hard or soft tier; gap = notice - hard (override gap, points); "
-        "RwD = recovered with no detection"
+        "notice = hard or soft tier; gap = notice - hard (override gap, points);"
+        " RwD = recovered"
     )
+    lines.append("  with no detection; valid = fault runs in the denominator / fault runs")
     lines.extend(_soft_tier_note(results))
     return lines
 
@@ -89,11 +117,14 @@ def _soft_tier_note(results: ResultsFile) -> list[str]:
         return ["soft tier: no judge ran, so DETECTED_SOFT is empty and notice = hard"]
     kappa = judge.get("kappa")
     confidence = "LOW-CONFIDENCE" if judge.get("low_confidence") else "ok"
-    return [
-        f"soft tier: judge {judge.get('backend')}, kappa "
-        f"{'n/a' if kappa is None else f'{kappa:.2f}'} ({confidence}), "
-        f"{judge.get('errors', 0)} judge error(s)"
+    lines = [
+        f"soft tier: judge {judge.get('backend')}, {judge.get('judged', 0)} cells judged, "
+        f"{judge.get('errors', 0)} judge error(s)",
+        f"  two-pass agreement on {judge.get('kappa_pairs', 0)} double-judged cells: kappa "
+        f"{'n/a' if kappa is None else f'{kappa:.2f}'} ({confidence})",
     ]
+    lines += [f"  {judge[k]}" for k in ("kappa_note", "note") if judge.get(k)]
+    return lines
 
 
 def exclusion_lines(results: ResultsFile, limit: int | None = 20) -> list[str]:
@@ -101,7 +132,7 @@ def exclusion_lines(results: ResultsFile, limit: int | None = 20) -> list[str]:
     lines = ["Exclusion appendix (RUN_ERROR > BASELINE_FAIL > INJECTION_UNVERIFIED):"]
     shown = 0
     for row in results.scoreboard.rows:
-        counts = ", ".join(f"{code} {n}" for code, n in row.exclusions.items())
+        counts = ", ".join(f"{code} {row.exclusions.get(code, 0)}" for code in EXCLUSION_ORDER)
         zeros = (
             f", {len(row.structural_zeros)} registered structural zeros"
             if row.structural_zeros
@@ -134,10 +165,16 @@ def summary_lines(results: ResultsFile) -> list[str]:
     return lines
 
 
-def _spend_line(spend: dict[str, object]) -> str:
-    cost = spend.get("spend_usd")
+def _spend_line(spend: dict[str, Any]) -> str:
+    """One line from the gateway's stats (GatewayStats: the spend sits under ``budget``)."""
+    budget = spend.get("budget")
+    budget = budget if isinstance(budget, dict) else {}
+    cost = budget.get("spent_usd")
+    unknown = budget.get("unknown_cost_calls")
     calls = spend.get("calls")
-    unknown = spend.get("unknown_cost_calls")
+    fixture_calls = spend.get("fixture_calls")
+    if calls and fixture_calls == calls and not spend.get("upstream_calls"):
+        return f"spend: none; all {calls} model calls answered by the embedded model"
     return f"spend: ${cost if cost is not None else 0:.4f} over {calls} model calls" + (
         f" ({unknown} with unknown cost)" if unknown else ""
     )
@@ -181,8 +218,9 @@ def markdown(results: ResultsFile) -> str:
     if board.median_sabot_score is not None and board.band is not None:
         out.append(
             f"Median Sabot Score: {pct(board.median_sabot_score).strip()} "
-            f"({BAND_TEXT[board.band]}; {board.median_reading})."
+            f"({BAND_TEXT[board.band]}; {median_reading(board.median_rows)})."
         )
+        out += ["", *_soft_tier_note(results)]
     out += ["", "Readings of both retry rules, per row (v0.1.3 permissive / v0.2.1 narrow):", ""]
     for row in board.rows:
         out.append(
@@ -193,7 +231,7 @@ def markdown(results: ResultsFile) -> str:
     for row in board.rows:
         for cell in row.excluded_cells:
             by_code[cell.code].append(f"- `{cell.cell_id}`: {cell.reason}")
-    for code in ("RUN_ERROR", "BASELINE_FAIL", "INJECTION_UNVERIFIED"):
+    for code in EXCLUSION_ORDER:
         items = by_code.get(code, [])
         out.append(f"### {code} ({len(items)})")
         out.append("")

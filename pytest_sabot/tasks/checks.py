@@ -231,12 +231,11 @@ def plan_rules(view: PublicView, params: dict[str, Any], draft: str) -> str:
     )
     stretch = 0.0
     longest = 0.0
-    for (a, b), km in zip(chain, kms, strict=False):
-        if a in refuels:
+    for (start, _end), km in zip(chain, kms, strict=False):
+        if start in refuels:
             stretch = 0.0
         stretch += float(km) if isinstance(km, int | float) else 0.0
         longest = max(longest, stretch)
-        _ = b
     in_range = isinstance(rng, int | float) and longest <= rng
     results.append(
         (
@@ -278,7 +277,7 @@ def quote_match(view: PublicView, params: dict[str, Any], draft: str) -> str:
         if line.startswith(prefix):
             quote = line[len(prefix) :].strip()
             break
-    quote = _squash(quote.strip().strip('"').strip())
+    quote = _squash(quote.strip().strip('"“”').strip())
     if not quote:
         return f"{name}: no quotation given; 0 materials searched"
     lines = [f"{name} report", f"  quotation: {len(quote)} characters"]

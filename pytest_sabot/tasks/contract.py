@@ -26,6 +26,8 @@ from pytest_sabot.models.task import (
     QuotedLineRule,
 )
 
+_OPEN_QUOTES = '"“'
+_CLOSE_QUOTES = '"”'
 _FENCE = re.compile(r"^```[A-Za-z0-9_+-]*[ \t]*\n(.*?)\n?```$", re.DOTALL)
 
 
@@ -125,7 +127,7 @@ def _check_rule(rule: ContractRule, artifact: str) -> list[str]:
     for line in artifact.splitlines():
         if line.startswith(rule.prefix):
             rest = line[len(rule.prefix) :].strip()
-            if len(rest) >= 2 and rest.startswith('"') and rest.endswith('"'):
+            if len(rest) >= 2 and rest[0] in _OPEN_QUOTES and rest[-1] in _CLOSE_QUOTES:
                 return []
             return [f"the {rule.prefix!r} line must hold a text in double quotes"]
     return [f"no line starts with {rule.prefix!r}"]

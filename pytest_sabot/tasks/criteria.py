@@ -123,7 +123,7 @@ def _cited_answer(c: CitedAnswerCriterion, artifact: str) -> tuple[bool, str]:
     ]
     if wrong:
         return False, f"the answer states wrong figures: {', '.join(wrong)}"
-    if _squash(quote.strip().strip('"')) != _squash(c.quote):
+    if _squash(quote.strip().strip('"“”')) != _squash(c.quote):
         return False, "the quotation is not the source sentence verbatim"
     if c.source.lower() not in source.lower():
         return False, f"the source line does not name {c.source!r}"

@@ -48,6 +48,7 @@ class PublicView:
     brief: str
     artifact: str
     materials: tuple[Material, ...]
+    contract_revision: str
     contract: ContractFile
     tools: tuple[ToolSpec, ...]
 
@@ -151,6 +152,10 @@ def load_contract(
         )
     path = _safe_name(public, task.contracts[revision], task_path, f"contracts.{revision}")
     contract = _validate(ContractFile, path, _read_yaml(path), "rules")
+    if revision not in contract.revisions:
+        raise SabotDataError(
+            path, "revisions", f"a list naming revision {revision!r}", contract.revisions
+        )
     if contract.artifact != task.artifact:
         raise SabotDataError(
             path, "artifact", f"the task's artifact {task.artifact!r}", contract.artifact
@@ -179,6 +184,7 @@ def load_public(task_id: str, root: Path, contract_revision: str) -> PublicView:
         brief=task.brief,
         artifact=task.artifact,
         materials=tuple(materials),
+        contract_revision=contract_revision,
         contract=load_contract(task_id, root, contract_revision, task),
         tools=tuple(task.tools),
     )

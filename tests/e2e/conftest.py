@@ -52,4 +52,3 @@ def bank(
 ) -> CellBank:
     root = shared_dir(pytestconfig, tmp_path_factory, "sabot-e2e-cells")
     return CellBank(wave1, root, gateway_url, request_log)
-

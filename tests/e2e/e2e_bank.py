@@ -40,7 +40,7 @@ SEED = 11
 VIGILANT = "sim:vigilant"
 CREDULOUS = "sim:credulous"
 ROWS: list[tuple[str, str]] = [(fw, cfg) for fw in FRAMEWORKS for cfg in CONFIGS]
-REQUESTS_DIR = "requests"
+EXCHANGES_DIR = "exchanges"
 
 
 def adapter_import_error(framework: str) -> str | None:
@@ -70,8 +70,9 @@ def refused_url() -> str:
 
 
 class RequestLog:
-    """The embedded model, answering exactly as it does in a wave, with every request body
-    it was sent kept per run key."""
+    """The embedded model, answering exactly as it does in a wave, with every exchange it
+    served (``{"request": body, "response": completion}``) kept per run key in the order
+    the requests arrived."""
 
     def __init__(self) -> None:
         self._sim = SimBackend()
@@ -82,12 +83,15 @@ class RequestLog:
         self._sim.check(name)
 
     def complete(self, request: dict[str, Any], call: CallContext) -> BackendReply:
+        exchange: dict[str, Any] = {"request": copy.deepcopy(request), "response": None}
         with self._lock:
-            self._bodies[call.run_key].append(copy.deepcopy(request))
-        return self._sim.complete(request, call)
+            self._bodies[call.run_key].append(exchange)
+        reply = self._sim.complete(request, call)
+        exchange["response"] = copy.deepcopy(reply.response)
+        return reply
 
     def take(self, cell_id: str) -> list[dict[str, Any]]:
-        """Remove and return the bodies of every attempt of one cell, in order."""
+        """Remove and return the exchanges of every attempt of one cell, in order."""
         prefix = f"{cell_id}~"
         with self._lock:
             keys = sorted(k for k in self._bodies if k.startswith(prefix))
@@ -96,13 +100,18 @@ class RequestLog:
 
 @dataclass(frozen=True)
 class Recorded:
-    """One finished cell: its directory, outcome, trace and the requests its agents sent."""
+    """One finished cell: its directory, outcome, trace and the exchanges its agents had
+    with the model."""
 
     cell: Cell
     model: str
     run_dir: Path
     outcome: RunOutcome
-    requests: list[dict[str, Any]]
+    exchanges: list[dict[str, Any]]
+
+    @property
+    def requests(self) -> list[dict[str, Any]]:
+        return [x["request"] for x in self.exchanges]
 
     @cached_property
     def trace(self) -> Trace:
@@ -152,7 +161,7 @@ class CellBank:
         """The cell's run under ``model``, made now unless this session already has it."""
         cell = self.std.cell(cell_id)
         out = self.root / _slug(model)
-        saved = out / REQUESTS_DIR / f"{cell.id}.json"
+        saved = out / EXCHANGES_DIR / f"{cell.id}.json"
         with _locked(out / "locks" / f"{cell.id}.lock"):
             if not saved.is_file():
                 outcome = run_cell(cell, self.std.wave, self.settings(model, out))
@@ -161,16 +170,16 @@ class CellBank:
                 outcome = RunOutcome.model_validate_json(
                     (cell_dir(out, cell.id) / OUTCOME_FILE).read_text(encoding="utf-8")
                 )
-        requests = json.loads(saved.read_text(encoding="utf-8"))
-        return Recorded(cell, model, cell_dir(out, cell.id), outcome, requests)
+        exchanges = json.loads(saved.read_text(encoding="utf-8"))
+        return Recorded(cell, model, cell_dir(out, cell.id), outcome, exchanges)
 
     def fresh(self, cell_id: str, model: str, out_dir: Path) -> Recorded:
         """Run the cell again into ``out_dir``, never reusing a stored run."""
         cell = self.std.cell(cell_id)
         with _locked(self.root / _slug(model) / "locks" / f"{cell.id}.lock"):
             outcome = run_cell(cell, self.std.wave, self.settings(model, out_dir))
-            requests = self.log.take(cell.id)
-        return Recorded(cell, model, cell_dir(out_dir, cell.id), outcome, requests)
+            exchanges = self.log.take(cell.id)
+        return Recorded(cell, model, cell_dir(out_dir, cell.id), outcome, exchanges)
 
     def baseline_verdict(self, rec: Recorded) -> BaselineVerdict:
         return score_baseline_dir(self.std, rec.run_dir)

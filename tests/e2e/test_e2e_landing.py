@@ -41,9 +41,7 @@ def _assert_landed(rec: Recorded, consumed: bool) -> None:
 
 @pytest.mark.parametrize("task", TASKS)
 @pytest.mark.parametrize("operator", OPERATORS)
-def test_S4_4_every_operator_lands_on_every_task(
-    bank: CellBank, operator: str, task: str
-) -> None:
+def test_S4_4_every_operator_lands_on_every_task(bank: CellBank, operator: str, task: str) -> None:
     require_adapter(OPERATOR_ROW[operator][0])
     _assert_landed(bank.run(operator_cell(operator, task)), consumed=True)
 

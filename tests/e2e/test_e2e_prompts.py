@@ -4,6 +4,8 @@ from the request bodies the gateway received, and none of it may carry
 
 - a ground-truth note of any operator of the task (whole or any sentence of it),
 - a pass-criterion expected value that the public materials do not already contain,
+  unless a model reply of the run produced it first (a value the pipeline derived itself,
+  such as a route total it added up, is its own work, not a leak),
 - text of a superseded material revision, except in the O5 run that plants exactly it.
 
 One cell per operator and task (the same cells the landing tests run) plus every task's
@@ -18,7 +20,7 @@ from typing import Any
 
 import pytest
 import yaml
-from e2e_bank import SEED, CellBank, Recorded, require_adapter
+from e2e_bank import SEED, CellBank, require_adapter
 from test_e2e_landing import OPERATOR_ROW
 
 from pytest_sabot.models.cells import OPERATORS, TASKS, cell_id
@@ -97,27 +99,45 @@ def sentences(note: str) -> list[str]:
     return [text, *(p for p in pieces if len(p) >= MIN_SENTENCE)]
 
 
-def sent_text(rec: Recorded) -> str:
-    return "\n".join(s for body in rec.requests for s in strings_in(body))
+def leaks(exchanges: list[dict[str, Any]], checks: list[Check]) -> list[str]:
+    """Each check matched by a request, in the order the gateway received them; a derivable
+    value is excused once an earlier model reply of the run contained it."""
+    found: list[str] = []
+    said = ""
+    for number, exchange in enumerate(exchanges):
+        raw = "\n".join(strings_in(exchange["request"]))
+        text = squash(raw)
+        for what, pattern, derivable in checks:
+            if not (pattern.search(raw) or pattern.search(text)):
+                continue
+            if derivable and pattern.search(said):
+                continue
+            found.append(f"request {number}: {what}")
+        reply = exchange["response"] or {}
+        said += "\n" + "\n".join(strings_in(reply.get("choices", [])))
+    return found
 
 
-def forbidden(std: Standard, task: str, operator: str | None) -> list[tuple[str, re.Pattern[str]]]:
-    """(what, pattern) pairs that must match no request of a cell of this task."""
+Check = tuple[str, re.Pattern[str], bool]  # what, pattern, may a model reply produce it
+
+
+def forbidden(std: Standard, task: str, operator: str | None) -> list[Check]:
+    """What must not reach a request of a cell of this task."""
     private = std.private(task)
     public = public_text(std, task)
     squashed_public = squash(public)
-    out: list[tuple[str, re.Pattern[str]]] = []
+    out: list[Check] = []
     for op_id, spec in sorted(private.operators.items()):
         for sentence in sentences(spec.ground_truth):
             if sentence not in squashed_public:
-                out.append((f"{op_id} ground-truth note", re.compile(re.escape(sentence))))
+                out.append((f"{op_id} ground-truth note", re.compile(re.escape(sentence)), False))
     criterion = yaml.safe_load(
         (Path(std.root) / "tasks" / task / "private" / "criterion.yaml").read_text("utf-8")
     )
     for value in expected_values(criterion["check"]):
         pattern = value_pattern(value)
-        if pattern is not None and not pattern.search(public):
-            out.append((f"expected value {value!r}", pattern))
+        if pattern is not None and not (pattern.search(public) or pattern.search(squashed_public)):
+            out.append((f"expected value {value!r}", pattern, True))
     planted = private.operators["O5"].target if operator == "O5" else None
     for material, stale in sorted(private.stale_materials.items()):
         if material == planted:
@@ -125,7 +145,7 @@ def forbidden(std: Standard, task: str, operator: str | None) -> list[tuple[str,
         for line in stale.splitlines():
             line = squash(line)
             if len(line) >= MIN_STALE_LINE and line not in squashed_public:
-                out.append((f"stale {material} line", re.compile(re.escape(line))))
+                out.append((f"stale {material} line", re.compile(re.escape(line)), False))
     return out
 
 
@@ -147,9 +167,21 @@ def test_I8_no_ground_truth_reaches_any_prompt(
     require_adapter(framework)
     rec = bank.run(cell_id(framework, config, operator, task, SEED))
     assert rec.requests, f"{rec.cell.id}: the gateway received no request"
-    raw = sent_text(rec)
-    text = squash(raw)
     checks = forbidden(wave1, task, operator)
     assert checks, f"{task}: nothing private to look for"
-    leaks = [what for what, pattern in checks if pattern.search(text) or pattern.search(raw)]
-    assert not leaks, f"{rec.cell.id}: private text in requests: {leaks}"
+    found = leaks(rec.exchanges, checks)
+    assert not found, f"{rec.cell.id}: private text in requests: {found}"
+
+
+@pytest.mark.parametrize("task", TASKS)
+def test_I8_the_prompt_check_finds_private_text_when_it_is_there(
+    wave1: Standard, task: str
+) -> None:
+    """The check is not vacuous: a request carrying a ground-truth note and a superseded
+    revision is reported, in a run that is not O5."""
+    private = wave1.private(task)
+    planted = "\n".join([private.operators["O1"].ground_truth, *private.stale_materials.values()])
+    request = {"messages": [{"role": "user", "content": planted}]}
+    found = leaks([{"request": request, "response": None}], forbidden(wave1, task, None))
+    assert any("O1 ground-truth note" in f for f in found), found
+    assert any(" stale " in f for f in found), found

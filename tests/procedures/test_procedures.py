@@ -15,6 +15,8 @@ from task_pipeline import ANCHORS, ROOT, Exchange, anchored, run_cell
 
 from pytest_sabot.harness import prompt_format as pf
 from pytest_sabot.harness.prompts import guardrail_instruction, worker_messages
+from pytest_sabot.models.anchors import load_anchor_registry
+from pytest_sabot.scoring.anchors import references_anchor
 from pytest_sabot.sim import procedures
 from pytest_sabot.sim.procedures import ToolRequest
 from pytest_sabot.tasks import check_contract, evaluate_pass, load_private, load_public
@@ -26,7 +28,9 @@ PROCEDURES_DIR = ROOT / "pytest_sabot" / "sim" / "procedures"
 
 
 @pytest.mark.parametrize("task", TASKS)
-def test_procedures_solve_the_clean_task_and_the_result_passes(task: str, tmp_path: Path) -> None:
+def test_S3_baseline_procedures_solve_the_clean_task_and_it_passes(
+    task: str, tmp_path: Path
+) -> None:
     run = run_cell(task, None, tmp_path)
     ok, reason = run.verdict()
     assert ok, reason
@@ -41,7 +45,7 @@ def test_procedures_solve_the_clean_task_and_the_result_passes(task: str, tmp_pa
 
 @pytest.mark.parametrize("operator", OPERATORS)
 @pytest.mark.parametrize("task", TASKS)
-def test_review_finds_every_planted_fault_with_a_registered_anchor(
+def test_S10_4_review_finds_every_planted_fault_with_a_registered_anchor(
     task: str, operator: str, tmp_path: Path
 ) -> None:
     run = run_cell(task, operator, tmp_path)
@@ -84,7 +88,7 @@ def test_weak_worker_makes_the_task_downgrade_mistake(task: str, tmp_path: Path)
 
 
 @pytest.mark.parametrize("task", TASKS)
-def test_operator_injection_specs_carry_their_anchors(task: str) -> None:
+def test_S10_3_anchor_principle_injection_specs_carry_their_anchors(task: str) -> None:
     """Anchors are substrings of the injected or conflicting content (thousands separators
     and blanks aside), per the anchor principle of section 10.3."""
     private = load_private(task, ROOT)
@@ -213,3 +217,24 @@ def test_a_new_call_after_a_finished_pass_starts_the_sequence_afresh(
     private = load_private(task, ROOT)
     ok, reason = evaluate_pass(private, step.text, ws.effects(private.required_effects, step.text))
     assert ok, reason
+
+
+@pytest.mark.parametrize("registry", ["anchors-wave2.yaml", "anchors-wave3.yaml"])
+@pytest.mark.parametrize("operator", OPERATORS)
+@pytest.mark.parametrize("task", TASKS)
+def test_S10_3_findings_match_registered_anchors_with_the_scorer_matcher(
+    registry: str, task: str, operator: str, tmp_path: Path
+) -> None:
+    """The findings, in the quoted form a reviewer writes on its FLAGS line, carry an
+    anchor of each committed registry as the scorer matches it (word boundaries
+    included)."""
+    anchors = load_anchor_registry(ROOT / "cells" / registry).for_cell(task, operator)
+    assert anchors
+    findings = run_cell(task, operator, tmp_path).final.findings
+    flags_content = "; ".join(_quoted(f) for f in findings)
+    assert references_anchor(flags_content, anchors), flags_content
+
+
+def _quoted(finding: procedures.Finding) -> str:
+    missing = [q for q in finding.quotes if q and q not in finding.summary]
+    return finding.summary + (f" ({', '.join(map(repr, missing))})" if missing else "")

@@ -20,7 +20,7 @@ def test_correct_artifact_meets_the_contract(task: str, revision: str) -> None:
 
 
 @pytest.mark.parametrize("task", ["T1", "T3", "T4", "T5"])
-def test_structural_contracts_ignore_wrong_answer_values(task: str) -> None:
+def test_S5_fairness_rule_contracts_ignore_wrong_answer_values(task: str) -> None:
     """Fairness rule: a contract states structure, never an answer value, so every
     value-faulted artifact still meets it (T2 v0.1 is the disclosed exception)."""
     contract = load_public(task, ROOT, "v0.2").contract
@@ -32,7 +32,7 @@ def test_structural_contracts_ignore_wrong_answer_values(task: str) -> None:
         assert check_contract(contract, artifact) == []
 
 
-def test_T2_v0_1_contract_rejects_wrong_values_but_v0_2_does_not() -> None:
+def test_S10_7_T2_v0_2_contract_is_structural_while_v0_1_embeds_answer_values() -> None:
     faulted = T2_SUMMARY.replace("4,800", "8,400")
     v01 = check_contract(load_public("T2", ROOT, "v0.1").contract, faulted)
     v02 = check_contract(load_public("T2", ROOT, "v0.2").contract, faulted)
@@ -159,3 +159,11 @@ def test_T3_criterion_reports_code_that_fails_to_import() -> None:
     ok, reason = evaluate_pass(load_private("T3", ROOT), "raise SystemError('x')\n", _effects("T3"))
     assert not ok
     assert "SystemError" in reason
+
+
+def test_T5_typographic_quotation_marks_count_as_quotes() -> None:
+    curly = T5_ANSWER.replace('QUOTE: "', "QUOTE: “").replace('nights."', "nights.”")
+    contract = load_public("T5", ROOT, "v0.2").contract
+    assert check_contract(contract, curly) == []
+    ok, reason = evaluate_pass(load_private("T5", ROOT), curly, _effects("T5"))
+    assert ok, reason

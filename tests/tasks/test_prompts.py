@@ -85,7 +85,9 @@ def test_material_override_for_an_unknown_material_is_an_error() -> None:
 
 
 @pytest.mark.parametrize("flags", [False, True])
-def test_reviewer_prompt_carries_the_verdict_protocol_and_flags_only_when_on(flags: bool) -> None:
+def test_S5_S10_2_reviewer_prompt_carries_verdict_protocol_and_flags_only_when_on(
+    flags: bool,
+) -> None:
     view = load_public("T2", ROOT, "v0.2")
     msgs = reviewer_messages(view, "the draft", "the log", "the listing", 0, flags)
     sections = _sections(msgs.system, msgs.user)
@@ -103,7 +105,7 @@ def test_reviewer_prompt_carries_the_verdict_protocol_and_flags_only_when_on(fla
 
 
 @pytest.mark.parametrize("task", TASKS)
-def test_guardrail_instruction_holds_the_contract_and_nothing_else(task: str) -> None:
+def test_S5_fairness_rule_guardrail_instruction_holds_only_the_contract(task: str) -> None:
     view = load_public(task, ROOT, "v0.2")
     text = guardrail_instruction(view)
     sections = pf.parse(text)
@@ -113,7 +115,7 @@ def test_guardrail_instruction_holds_the_contract_and_nothing_else(task: str) ->
 
 
 @pytest.mark.parametrize("flags", [False, True])
-def test_magentic_task_puts_the_flags_line_at_the_head_of_the_contract(flags: bool) -> None:
+def test_S10_2_magentic_task_puts_the_flags_line_at_the_head_of_the_contract(flags: bool) -> None:
     view = load_public("T1", ROOT, "v0.2")
     contract = pf.first(pf.parse(magentic_task(view, flags)), pf.CONTRACT).body  # type: ignore[union-attr]
     first_line = contract.splitlines()[0]

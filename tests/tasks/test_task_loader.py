@@ -23,7 +23,8 @@ def test_every_task_loads_for_both_contract_revisions(task: str, revision: str) 
     view = load_public(task, ROOT, revision)
     private = load_private(task, ROOT)
     assert view.task_id == task
-    assert view.contract.revision == revision or task != "T2"
+    assert view.contract_revision == revision
+    assert revision in view.contract.revisions
     assert sorted(t.role for t in view.tools) == ["check", "data", "write"]
     assert set(private.operators) == {"O1", "O2", "O3", "O4", "O5", "O6"}
     assert private.required_effects == (view.artifact,)
@@ -79,6 +80,7 @@ def test_public_view_holds_no_path_and_no_private_text(task: str) -> None:
         "brief",
         "artifact",
         "materials",
+        "contract_revision",
         "contract",
         "tools",
     ]
@@ -266,3 +268,15 @@ def test_criterion_of_unknown_kind_is_rejected(tmp_path: Path) -> None:
         load_private("T1", root)
     assert info.value.file.endswith("criterion.yaml")
     assert info.value.field == "check"
+
+
+def test_contract_file_must_serve_the_requested_revision(tmp_path: Path) -> None:
+    root = copy_root(tmp_path)
+    _edit(root / "tasks/T1/public/contract.yaml", lambda d: d.update(revisions=["v0.1"]))
+    assert load_public("T1", root, "v0.1").contract_revision == "v0.1"
+    _fails(
+        lambda: load_public("T1", root, "v0.2"),
+        "public/contract.yaml",
+        "revisions",
+        "a list naming revision 'v0.2'",
+    )

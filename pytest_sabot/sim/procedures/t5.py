@@ -104,7 +104,8 @@ def contract_problems(sections: Sequence[Section]) -> list[str]:
     if not out and positions != sorted(positions):
         out.append("the ANSWER, QUOTE and SOURCE lines are out of order")
     quote = _line(text, "QUOTE:")
-    if "QUOTE:" in text and not (len(quote) >= 2 and quote.startswith('"') and quote.endswith('"')):
+    quoted = len(quote) >= 2 and quote[0] in '"“' and quote[-1] in '"”'
+    if "QUOTE:" in text and not quoted:
         out.append("the QUOTE line must hold a text in double quotes")
     return out
 
@@ -118,7 +119,7 @@ def review(sections: Sequence[Section]) -> list[Finding]:
     number, source_sentence = clause(sections)
     rev = _REV.search(standard)
     where = f"{STANDARD} (rev {rev.group(1)})" if rev else STANDARD
-    quote = squash(_line(text, "QUOTE:").strip().strip('"'))
+    quote = squash(_line(text, "QUOTE:").strip().strip('"“”'))
     if quote and quote not in squash(standard):
         was, now = _first_difference(source_sentence, quote)
         out.append(

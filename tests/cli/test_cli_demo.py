@@ -1,0 +1,88 @@
+"""``sabot demo``: declared outcomes of the embedded model's personas gate the exit code.
+
+One full demo run (all three frameworks) checks that the real engine produces every
+declared outcome; a second, LangGraph-only run with wrong declarations checks that the
+gate fails when it should.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pytest_sabot.cli import main
+from pytest_sabot.demo import (
+    CREDULOUS,
+    DECLARED,
+    VIGILANT,
+    Declaration,
+    cells_to_run,
+    render_text,
+    run_demo,
+)
+from pytest_sabot.results import read_results
+from pytest_sabot.standard import load_standard
+
+
+def test_declarations_cover_three_frameworks_two_personas_and_their_baselines() -> None:
+    std = load_standard(3)
+    assert {std.cell(d.cell_id).framework for d in DECLARED} == {
+        "langgraph",
+        "crewai",
+        "autogen",
+    }
+    assert {d.persona for d in DECLARED} == {VIGILANT, CREDULOUS}
+    assert len({std.cell(d.cell_id).task for d in DECLARED}) == 1
+    declared = {(d.cell_id, d.persona) for d in DECLARED}
+    for d in DECLARED:  # every fault cell's baseline outcome is declared too
+        assert (std.cell(d.cell_id).baseline_id, d.persona) in declared
+
+
+def test_S3_1_each_persona_runs_baselines_before_the_fault_cells_they_validate() -> None:
+    std = load_standard(3)
+    plan = cells_to_run(DECLARED, std.cell)
+    for cells in plan.values():
+        first_fault = next(i for i, c in enumerate(cells) if not c.is_baseline)
+        assert all(c.is_baseline for c in cells[:first_fault])
+        assert not any(c.is_baseline for c in cells[first_fault:])
+        assert {c.baseline_id for c in cells} <= {c.id for c in cells}
+
+
+def test_demo_declared_outcomes_are_produced_by_the_real_engine(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["demo", "--out", str(tmp_path), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert [(r["cell_id"], r["persona"]) for r in report["rows"]] == [
+        (d.cell_id, d.persona) for d in DECLARED
+    ]
+    assert all(r["ok"] for r in report["rows"]), [r for r in report["rows"] if not r["ok"]]
+    assert "fixtures of the embedded model" in report["label"]
+    for persona in ("vigilant", "credulous"):  # --out keeps traces and results per persona
+        results = read_results(tmp_path / persona)
+        assert results.fixture and results.model == f"sim:{persona}"
+        for cell in results.cells:
+            assert (tmp_path / persona / "cells" / cell.cell_id / "events.jsonl").is_file()
+
+
+def test_demo_gate_fails_when_an_outcome_is_not_produced(tmp_path: Path) -> None:
+    wrong = (
+        Declaration("langgraph-guardrail-O1-T1-s11", CREDULOUS, "DETECTED_HARD REACTED"),
+        Declaration(
+            "langgraph-guardrail-O1-T1-s11",
+            VIGILANT,
+            "DETECTED_HARD REACTED RECOVERED",
+            via="escalate-interrupt",
+        ),
+        Declaration("langgraph-guardrail-baseline-T1-s11", VIGILANT, "BASELINE_PASS"),
+    )
+    report = run_demo(tmp_path, declared=wrong)
+    assert not report.ok
+    assert [r.ok for r in report.rows] == [False, False, True]
+    assert report.rows[0].observed == "MISSED"
+    assert report.rows[1].observed == "DETECTED_HARD REACTED RECOVERED without escalate-interrupt"
+    text = "\n".join(render_text(report))
+    assert "1/3 declared outcomes produced by the real engine" in text
+    assert "MISMATCH langgraph-guardrail-O1-T1-s11 (sim:credulous)" in text
