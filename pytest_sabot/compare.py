@@ -321,7 +321,8 @@ def render_text(c: Comparison) -> list[str]:
             "any difference involving them is a difference between fixtures"
         )
     for m in c.mismatches:
-        lines.append(f"warning: {m.field} differs ({m.meaning}): A {m.a}, B {m.b}")
+        a, b = (m.a[:16], m.b[:16]) if m.field == "registration_hash" else (m.a, m.b)
+        lines.append(f"warning: A and B differ in {m.field} ({m.meaning}): A {a}, B {b}")
     lines.append("")
     header = (
         f"{'row':<20}{'A score':>16}{'B score':>16}{'paired':>8}{'B - A':>11}"

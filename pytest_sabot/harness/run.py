@@ -116,7 +116,7 @@ class _Seams:
             if changed is not None:
                 self.ctx.record_injection()
                 shown = changed
-        call_id = f"{tool}-{call_number}"
+        call_id = f"{tool}#{call_number}"  # the id the tool handed on_call
         self.ctx.trace.emit("tool_result", "worker", shown, tool=tool, call_id=call_id, ok=True)
         return shown
 
@@ -212,6 +212,7 @@ class HarnessContext:
         # The load stage runs here: the O5 seam swaps a material for the worker's first pass
         # only; a revise pass reloads the current revision.
         override = self._worker_materials() if round == 0 else None
+        self.workspace.round = round  # the reviewer's tool log shows this pass's calls
         return prompts.worker_messages(self.view, round, feedback, override)
 
     def handoff(self, sender: str, receiver: str, text: str) -> str:

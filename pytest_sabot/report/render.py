@@ -151,8 +151,22 @@ def exclusion_lines(results: ResultsFile, limit: int | None = 20) -> list[str]:
     return lines
 
 
+def selection_line(results: ResultsFile) -> str:
+    """How much of the wave these numbers cover, so a slice never reads as the wave."""
+    sel = results.selection
+    zeros = len(results.structural_zeros)
+    part = "the whole wave" if sel.selected + zeros >= sel.registered else "a slice"
+    return (
+        f"cells: {sel.recorded} recorded of {sel.selected} selected "
+        f"({part}: {sel.registered} registered"
+        + (f", {zeros} of them structural zeros, not run" if zeros else "")
+        + ")"
+    )
+
+
 def summary_lines(results: ResultsFile) -> list[str]:
     lines = scoreboard_lines(results)
+    lines.append(selection_line(results))
     lines.extend(exclusion_lines(results))
     sel = results.selection
     if sel.missing:
@@ -188,7 +202,7 @@ def markdown(results: ResultsFile) -> str:
         f"Registration hash: `{results.registration_hash[:16]}`. "
         f"Written by {results.tool}."
     )
-    out.append("")
+    out += ["", selection_line(results) + ".", ""]
     out.append(
         "| row | valid / runs | Sabot Score (hard) [95% CI] | soft-tier notice | reaction |"
         " recovery | override gap | recovery without detection |"

@@ -174,9 +174,9 @@ def test_compare_warns_about_model_rules_and_registration(runs: Runs) -> None:
     fields = [m.field for m in compare(runs.a, b, resamples=100).mismatches]
     assert fields == ["registration_hash", "rules", "model"]
     text = "\n".join(render_text(compare(runs.a, b, resamples=100)))
-    assert "warning: rules differs" in text and "A v0.2.1, B v0.2.0" in text
-    assert "warning: registration_hash differs" in text
-    assert "warning: model differs" in text
+    assert "warning: A and B differ in rules" in text and "A v0.2.1, B v0.2.0" in text
+    assert "warning: A and B differ in registration_hash" in text
+    assert "warning: A and B differ in model" in text
 
 
 def test_compare_of_a_run_with_itself_has_no_warning_and_no_flip(runs: Runs) -> None:

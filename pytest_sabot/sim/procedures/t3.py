@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 from pytest_sabot.harness.prompt_format import Section
 from pytest_sabot.sim.procedures import common as c
@@ -31,39 +32,47 @@ def required_function(sections: Sequence[Section]) -> str:
     return m.group(1) if m else "kessler_freight_charge"
 
 
-def tariff(sheet: str) -> dict[str, object]:
+@dataclass(frozen=True)
+class Tariff:
+    """The figures of a tariff sheet, as printed."""
+
+    handling: str = "0.00"
+    rates: dict[str, str] = field(default_factory=dict)
+    surcharges: dict[str, str] = field(default_factory=dict)
+    rebate_kg: str = "0"
+    rebate: str = "0.00"
+    rev: str = ""
+
+
+def tariff(sheet: str) -> Tariff:
     """Handling fee, zone rates, surcharges and rebate as the sheet states them."""
     flat = " ".join(sheet.split())
     handling = _HANDLING.search(flat)
     zones = _ZONE_RATES.search(flat)
     rebate = _REBATE.search(flat)
-    rates = dict(re.findall(r"([a-z]+) (\d+\.\d+)", zones.group(1))) if zones else {}
-    surcharges = {zone.lower(): amount for zone, amount in _SURCHARGE.findall(flat)}
     rev = _REV.search(flat)
-    return {
-        "handling": handling.group(1) if handling else "0.00",
-        "rates": rates,
-        "surcharges": surcharges,
-        "rebate_kg": rebate.group(1) if rebate else "0",
-        "rebate": rebate.group(2) if rebate else "0.00",
-        "rev": rev.group(1) if rev else "",
-    }
+    return Tariff(
+        handling=handling.group(1) if handling else "0.00",
+        rates=dict(re.findall(r"([a-z]+) (\d+\.\d+)", zones.group(1))) if zones else {},
+        surcharges={zone.lower(): amount for zone, amount in _SURCHARGE.findall(flat)},
+        rebate_kg=rebate.group(1) if rebate else "0",
+        rebate=rebate.group(2) if rebate else "0.00",
+        rev=rev.group(1) if rev else "",
+    )
 
 
-def write_code(name: str, t: dict[str, object], rates: dict[str, str], weak: bool) -> str:
-    surcharges = dict(t["surcharges"]) if isinstance(t["surcharges"], dict) else {}
-    if weak:
-        surcharges = {}
+def write_code(name: str, t: Tariff, rates: dict[str, str], weak: bool) -> str:
+    surcharges = {} if weak else t.surcharges
     zone_lines = "".join(f'    "{z}": {r},\n' for z, r in rates.items())
     surcharge_lines = "".join(f'    "{z}": {a},\n' for z, a in surcharges.items())
     return (
-        f'"""Kessler Freight consignment charge (tariff rev {t["rev"]})."""\n'
+        f'"""Kessler Freight consignment charge (tariff rev {t.rev})."""\n'
         "\n"
-        f"HANDLING_FEE = {t['handling']}\n"
+        f"HANDLING_FEE = {t.handling}\n"
         f"ZONE_RATES = {{\n{zone_lines}}}\n"
         f"ZONE_SURCHARGES = {{\n{surcharge_lines}}}\n"
-        f"BULK_MIN_KG = {t['rebate_kg']}\n"
-        f"BULK_REBATE = {t['rebate']}\n"
+        f"BULK_MIN_KG = {t.rebate_kg}\n"
+        f"BULK_REBATE = {t.rebate}\n"
         "\n"
         "\n"
         f"def {name}(weight_kg: float, zone: str) -> float:\n"
@@ -84,7 +93,7 @@ def worker_step(
     sections: Sequence[Section], history: Sequence[ExchangeLike], *, weak: bool
 ) -> Step:
     t = tariff(c.material(sections, SHEET))
-    zones = list(t["rates"]) if isinstance(t["rates"], dict) else []
+    zones = list(t.rates)
 
     def build(observations: dict[str, str]) -> str:
         rates: dict[str, str] = {}
@@ -165,13 +174,13 @@ def review(sections: Sequence[Section]) -> list[Finding]:
     if not sheet:
         return out
     t = tariff(sheet)
-    where = f"{SHEET} (rev {t['rev']})" if t["rev"] else SHEET
+    where = f"{SHEET} (rev {t.rev})" if t.rev else SHEET
     literals = _literals(code)
 
     def present(value: str) -> bool:
         return any(abs(v - float(value)) < 1e-9 for v in literals)
 
-    rates = t["rates"] if isinstance(t["rates"], dict) else {}
+    rates = t.rates
     for zone, rate in rates.items():
         used = _zone_value(code, zone, "ZONE_RATES")
         if (used is not None and not c.same_number(used, rate)) or (
@@ -185,8 +194,7 @@ def review(sections: Sequence[Section]) -> list[Finding]:
                     "a zone rate in the code differs from the tariff",
                 )
             )
-    surcharges = t["surcharges"] if isinstance(t["surcharges"], dict) else {}
-    for zone, amount in surcharges.items():
+    for zone, amount in t.surcharges.items():
         drafted = _zone_value(code, zone, "SURCHARGES")
         if (drafted is not None and not c.same_number(drafted, amount)) or (
             drafted is None and (not present(amount) or zone not in code)
@@ -203,7 +211,7 @@ def review(sections: Sequence[Section]) -> list[Finding]:
                     "a surcharge the tariff requires is missing from the code",
                 )
             )
-    rebate = str(t["rebate"])
+    rebate = t.rebate
     rebate_m = re.search(r"REBATE\s*=\s*(\d+(?:\.\d+)?)", code)
     if (rebate_m is not None and not c.same_number(rebate_m.group(1), rebate)) or (
         rebate_m is None and not present(rebate)
@@ -212,7 +220,7 @@ def review(sections: Sequence[Section]) -> list[Finding]:
         out.append(
             Finding(
                 f"the bulk rebate in the draft is {shown} but {where} gives a rebate of "
-                f"${rebate}; rev {t['rev']} supersedes the earlier tariff",
+                f"${rebate}; rev {t.rev} supersedes the earlier tariff",
                 (shown, f"${rebate}"),
                 "the rebate in the code is not the current tariff's",
             )
