@@ -96,6 +96,22 @@ def tools_text(view: PublicView) -> str:
     return "\n".join(lines)
 
 
+def magentic_tools_text(view: PublicView) -> str:
+    """TOOLS for a Magentic-One team: the team holds only the data tool; checking and
+    committing the artifact happen after the team finishes (the registered carve-out)."""
+    data, check, write = view.tool("data"), view.tool("check"), view.tool("write")
+    props = data.parameters.get("properties", {})
+    args = ", ".join(props) if isinstance(props, dict) else ""
+    return "\n".join(
+        [
+            f"- {data.name}({args}) [data]: {data.description}",
+            f"The team has only the data tool. Its final answer is the artifact: after the team "
+            f"finishes, the pipeline runs {check.name} on it and will commit the artifact as "
+            f"{view.artifact} with the write tool {write.name}.",
+        ]
+    )
+
+
 def worker_messages(
     view: PublicView, round: int, feedback: str, material_override: dict[str, str] | None
 ) -> Messages:
@@ -168,6 +184,6 @@ def magentic_task(
             (pf.BRIEF, view.brief),
             *_material_sections(view, material_override),
             (pf.CONTRACT, contract),
-            (pf.TOOLS, tools_text(view)),
+            (pf.TOOLS, magentic_tools_text(view)),
         ]
     )
