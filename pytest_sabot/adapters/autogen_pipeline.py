@@ -72,6 +72,7 @@ from pytest_sabot.adapters._autogen_logging import (
 )
 from pytest_sabot.harness.context import RunContext, ToolHandle
 from pytest_sabot.harness.run import strip_flags_head
+from pytest_sabot.verdict_token import routing_verdict
 
 __all__ = [
     "MAX_STALLS",
@@ -134,8 +135,6 @@ def _silence_ledger_dump_warning() -> None:
     )
 
 
-_VERDICT = re.compile(r"VERDICT:\s*(APPROVE|REJECT)\s*(?:-\s*(.*))?", re.IGNORECASE)
-
 ToolRole = Literal["data", "check", "write"]
 _T = TypeVar("_T")
 
@@ -145,13 +144,10 @@ _T = TypeVar("_T")
 
 def parse_verdict(text: str) -> tuple[Literal["approve", "reject"], str] | None:
     """First verdict token of a critic reply (section 5 parse rule): (verdict, reason)."""
-    found = _VERDICT.search(text)
-    if found is None:
+    verdict = routing_verdict(text)
+    if verdict.decision is None:
         return None
-    verdict: Literal["approve", "reject"] = (
-        "reject" if found.group(1).lower() == "reject" else "approve"
-    )
-    return verdict, (found.group(2) or "").strip()
+    return verdict.decision, verdict.reason
 
 
 _ROLE_WORDS: tuple[tuple[ToolRole, tuple[str, ...]], ...] = (

@@ -66,6 +66,7 @@ from pydantic import BaseModel, Field, create_model
 
 from pytest_sabot.adapters import _crewai_env
 from pytest_sabot.harness.context import Messages, RunContext, ToolHandle
+from pytest_sabot.verdict_token import VERDICT_PATTERN, Verdict, routing_verdict
 
 if TYPE_CHECKING:
     from crewai import Agent, Task
@@ -94,8 +95,6 @@ GUARDRAIL_MAX_RETRIES = 3
 # bound as the LangGraph worker loop.
 MAX_AGENT_ITERATIONS = 8
 
-# Standard section 5, verdict-token protocol: case-insensitive, first match.
-VERDICT_PATTERN = re.compile(r"VERDICT:\s*(APPROVE|REJECT)\s*(?:-\s*(.*))?", re.IGNORECASE)
 
 # crewai 1.15.5, Task._invoke_guardrail_function: the terminal exception after
 # guardrail_max_retries failed re-executions, for a guardrail list ("guardrail <index>") or a
@@ -114,23 +113,9 @@ _EXPECTED_OUTPUT = "The complete reply the instructions above ask for."
 # --------------------------------------------------------------------------- pure parts
 
 
-@dataclass(frozen=True)
-class Verdict:
-    """The verdict token of a reviewer reply, if any."""
-
-    decision: Literal["approve", "reject"] | None
-    reason: str = ""
-
-
-def parse_verdict(text: str) -> Verdict:
-    """First ``VERDICT: APPROVE`` / ``VERDICT: REJECT - reason`` in ``text``; no token -> None."""
-    match = VERDICT_PATTERN.search(text)
-    if match is None:
-        return Verdict(None)
-    decision: Literal["approve", "reject"] = (
-        "reject" if match.group(1).lower() == "reject" else "approve"
-    )
-    return Verdict(decision, (match.group(2) or "").strip())
+# Standard section 5, verdict-token protocol: one shared parser (case-insensitive, first
+# match) for routing here and for adjudication in the scorer.
+parse_verdict = routing_verdict
 
 
 def parse_exhaustion(message: str) -> tuple[int | None, int, str] | None:

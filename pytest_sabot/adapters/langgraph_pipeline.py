@@ -43,11 +43,10 @@ run_end (task_failed)     pipeline     the run ends on that interrupt
 from __future__ import annotations
 
 import functools
-import re
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypedDict
 
 from pytest_sabot.harness.context import Messages, RunContext, ToolHandle
+from pytest_sabot.verdict_token import VERDICT_PATTERN, Verdict, routing_verdict
 
 if TYPE_CHECKING:
     import httpx
@@ -65,8 +64,6 @@ __all__ = [
     "run",
 ]
 
-# Standard section 5, verdict-token protocol: case-insensitive, first match.
-VERDICT_PATTERN = re.compile(r"VERDICT:\s*(APPROVE|REJECT)\s*(?:-\s*(.*))?", re.IGNORECASE)
 
 # A worker pass may call its model at most this many times (tool turns plus the reply).
 MAX_WORKER_MODEL_CALLS = 8
@@ -77,23 +74,9 @@ RECURSION_LIMIT = 20
 Route = Literal["revise", "emit", "validate"]
 
 
-@dataclass(frozen=True)
-class Verdict:
-    """The verdict token of a reviewer reply, if any."""
-
-    decision: Literal["approve", "reject"] | None
-    reason: str = ""
-
-
-def parse_verdict(text: str) -> Verdict:
-    """First ``VERDICT: APPROVE`` / ``VERDICT: REJECT - reason`` in ``text``; no token -> None."""
-    match = VERDICT_PATTERN.search(text)
-    if match is None:
-        return Verdict(None)
-    decision: Literal["approve", "reject"] = (
-        "reject" if match.group(1).lower() == "reject" else "approve"
-    )
-    return Verdict(decision, (match.group(2) or "").strip())
+# Standard section 5, verdict-token protocol: one shared parser (case-insensitive, first
+# match) for routing here and for adjudication in the scorer.
+parse_verdict = routing_verdict
 
 
 class PipelineState(TypedDict, total=False):

@@ -132,13 +132,9 @@ def exclusion_lines(results: ResultsFile, limit: int | None = 20) -> list[str]:
     lines = ["Exclusion appendix (RUN_ERROR > BASELINE_FAIL > INJECTION_UNVERIFIED):"]
     shown = 0
     for row in results.scoreboard.rows:
-        counts = ", ".join(f"{code} {row.exclusions.get(code, 0)}" for code in EXCLUSION_ORDER)
-        zeros = (
-            f", {len(row.structural_zeros)} registered structural zeros"
-            if row.structural_zeros
-            else ""
-        )
-        lines.append(f"  {row.row}: {counts}{zeros}")
+        counts = "  ".join(f"{code} {row.exclusions.get(code, 0)}" for code in EXCLUSION_ORDER)
+        zeros = f"  structural zeros {len(row.structural_zeros)}" if row.structural_zeros else ""
+        lines.append(f"  {row.row:<19} {counts}{zeros}")
     for row in results.scoreboard.rows:
         for cell in row.excluded_cells:
             if limit is not None and shown >= limit:
@@ -151,22 +147,25 @@ def exclusion_lines(results: ResultsFile, limit: int | None = 20) -> list[str]:
     return lines
 
 
-def selection_line(results: ResultsFile) -> str:
+def selection_lines(results: ResultsFile) -> list[str]:
     """How much of the wave these numbers cover, so a slice never reads as the wave."""
     sel = results.selection
     zeros = len(results.structural_zeros)
     part = "the whole wave" if sel.selected + zeros >= sel.registered else "a slice"
-    return (
-        f"cells: {sel.recorded} recorded of {sel.selected} selected "
-        f"({part}: {sel.registered} registered"
-        + (f", {zeros} of them structural zeros, not run" if zeros else "")
-        + ")"
-    )
+    lines = [
+        f"cells: {sel.recorded} recorded / {sel.selected} selected to run; "
+        f"{part} of the {sel.registered} registered"
+    ]
+    if zeros:
+        lines.append(
+            f"  + {zeros} registered structural zeros selected (never run, in no denominator)"
+        )
+    return lines
 
 
 def summary_lines(results: ResultsFile) -> list[str]:
     lines = scoreboard_lines(results)
-    lines.append(selection_line(results))
+    lines.extend(selection_lines(results))
     lines.extend(exclusion_lines(results))
     sel = results.selection
     if sel.missing:
@@ -187,6 +186,8 @@ def _spend_line(spend: dict[str, Any]) -> str:
     unknown = budget.get("unknown_cost_calls")
     calls = spend.get("calls")
     fixture_calls = spend.get("fixture_calls")
+    if not calls:
+        return "spend: none; no model calls"
     if calls and fixture_calls == calls and not spend.get("upstream_calls"):
         return f"spend: none; all {calls} model calls answered by the embedded model"
     return f"spend: ${cost if cost is not None else 0:.4f} over {calls} model calls" + (
@@ -202,7 +203,7 @@ def markdown(results: ResultsFile) -> str:
         f"Registration hash: `{results.registration_hash[:16]}`. "
         f"Written by {results.tool}."
     )
-    out += ["", selection_line(results) + ".", ""]
+    out += ["", " ".join(line.strip() for line in selection_lines(results)) + ".", ""]
     out.append(
         "| row | valid / runs | Sabot Score (hard) [95% CI] | soft-tier notice | reaction |"
         " recovery | override gap | recovery without detection |"

@@ -233,3 +233,22 @@ def test_cli_compare_exits_2_on_a_file_that_is_not_json(tmp_path: Path) -> None:
         load_side(tmp_path)
     assert info.value.file == str(tmp_path / "results.json")
     assert main(["compare", str(tmp_path), str(tmp_path)]) == 2
+
+
+def test_cli_compare_help_states_the_bootstrap_defaults(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from pytest_sabot.compare import DEFAULT_RESAMPLES, DEFAULT_SEED
+
+    with pytest.raises(SystemExit) as info:
+        main(["compare", "--help"])
+    assert info.value.code == 0
+    out = capsys.readouterr().out
+    assert f"default {DEFAULT_RESAMPLES}" in out and f"default {DEFAULT_SEED}" in out
+
+
+def test_cli_compare_exits_2_on_zero_resamples(
+    runs: Runs, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["compare", str(runs.a_dir), str(runs.b_dir), "--resamples", "0"]) == 2
+    assert "--resamples must be at least 1" in capsys.readouterr().err

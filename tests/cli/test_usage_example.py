@@ -25,9 +25,3 @@ def test_user_cell_test_runs_with_sabot_standard_and_sabot_gateway(
     )
     result.assert_outcomes(passed=1, deselected=1050)
 
-
-def test_user_cell_test_is_skipped_without_a_wave(pytester: pytest.Pytester) -> None:
-    pytester.makepyfile(test_my_cell=EXAMPLE.read_text(encoding="utf-8"))
-    result = pytester.runpytest("test_my_cell.py", "-p", "no:cacheprovider", "-rs")
-    result.assert_outcomes(skipped=1)
-    result.stdout.fnmatch_lines(["*no --sabot-wave given*"])
