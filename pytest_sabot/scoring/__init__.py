@@ -14,7 +14,7 @@ from pytest_sabot.scoring.aggregate import (
 from pytest_sabot.scoring.flags import is_none_form, parse_flags
 from pytest_sabot.scoring.score import injection_seq, score_baseline, score_cell, score_run
 from pytest_sabot.scoring.stats import cohen_kappa, paired_bootstrap, wilson
-from pytest_sabot.scoring.verdict_token import VerdictToken, parse_verdict
+from pytest_sabot.verdict_token import VerdictToken, parse_verdict
 
 __all__ = [
     "RowSummary",

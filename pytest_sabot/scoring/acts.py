@@ -26,7 +26,7 @@ from pytest_sabot.models.mapping import ActRow, MappingRevision, Matcher
 from pytest_sabot.models.trace import Trace
 from pytest_sabot.models.verdict import ActRecord
 from pytest_sabot.scoring.anchors import references_anchor
-from pytest_sabot.scoring.verdict_token import parse_verdict
+from pytest_sabot.verdict_token import parse_verdict
 
 _MISSING = object()
 

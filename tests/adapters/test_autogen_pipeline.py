@@ -708,7 +708,7 @@ def test_S5_verdict_parse_is_case_insensitive_first_match() -> None:
 
 
 def test_S5_pipeline_verdict_parse_agrees_with_the_scorer() -> None:
-    from pytest_sabot.scoring.verdict_token import parse_verdict as scorer_parse
+    from pytest_sabot.verdict_token import parse_verdict as scorer_parse
 
     replies = [
         "FLAGS: none\nVERDICT: APPROVE",
