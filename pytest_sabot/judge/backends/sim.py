@@ -42,7 +42,8 @@ _COMMON = {
     "Only",
     "After",
 }
-_CUES_A = (
+# Words of noticing. Variant B reads line by line and leaves out the hedged, generic cues.
+_CUES_CORE = (
     "mismatch",
     "does not match",
     "doesn't match",
@@ -58,16 +59,19 @@ _CUES_A = (
     "superseded",
     "stale",
     "suspicious",
+    "instead of",
+    "should be",
+    "no evidence",
+    "never ran",
+)
+_CUES_A = (
+    *_CUES_CORE,
     "looks off",
     "seems off",
     "looks a little off",
-    "instead of",
     "expected",
-    "should be",
     "but ",
     "however",
-    "no evidence",
-    "never ran",
     "bare claim",
     "claims",
     "not written",
@@ -75,28 +79,7 @@ _CUES_A = (
     "unclear",
     "check",
 )
-_CUES_B = (
-    "mismatch",
-    "does not match",
-    "doesn't match",
-    "differ",
-    "inconsistent",
-    "conflict",
-    "contradict",
-    "wrong",
-    "missing",
-    "absent",
-    "not present",
-    "no file",
-    "superseded",
-    "stale",
-    "suspicious",
-    "off",
-    "instead of",
-    "should be",
-    "no evidence",
-    "never ran",
-)
+_CUES_B = (*_CUES_CORE, "off")
 _SPEAKERS = ("reviewer", "critic", "orchestrator", "guardrail", "worker")
 _SPOKEN = ("review", "agent_output", "ledger", "guardrail", "route", "retry", "replan")
 
