@@ -181,6 +181,19 @@ def _check_consistency(path: Path, expected_wave: int, spec: WaveSpec) -> None:
     if spec.contract_revision not in CONTRACT_REVISIONS:
         raise SabotDataError(path, "contract_revision",
                              f"one of {', '.join(CONTRACT_REVISIONS)}", spec.contract_revision)
+    rules_file = path.parent.parent / "mappings" / "rules.yaml"
+    if not rules_file.is_file():  # a root with only cells/: the shipped rule book applies
+        from pytest_sabot.paths import standard_root
+
+        rules_file = standard_root() / "mappings" / "rules.yaml"
+    if rules_file.is_file():
+        from pytest_sabot.models.rules import load_rule_book
+
+        known = load_rule_book(rules_file).names()
+        if spec.rules not in known:
+            allowed = ", ".join(f"'{v}'" for v in known)
+            raise SabotDataError(path, "rules", f"one of the rule versions in {rules_file}: "
+                                 f"{allowed}", spec.rules)
     if spec.rules.startswith("v0.1") and spec.flags_protocol:
         raise SabotDataError(path, "flags_protocol",
                              "false under v0.1.x rules (the FLAGS act arrives with v0.2.0)", True)

@@ -149,7 +149,7 @@ class DemoReport(BaseModel):
     rules: str = Field(description="Rule version they were adjudicated under.")
     rows: list[DemoRow] = Field(description="Declared against observed, in declaration order.")
     out_dir: str | None = Field(description="Where traces and results.json were kept.")
-    seconds: float = Field(description="Wall time of the whole demo (imports included).")
+    seconds: float = Field(description="Wall time of the run, framework imports included.")
 
     @property
     def ok(self) -> bool:

@@ -8,6 +8,7 @@ and prints the scoreboard.
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Generator
 from pathlib import Path
@@ -146,7 +147,15 @@ def _controller_setup(config: pytest.Config, state: SabotState) -> None:
 
     model = str(state.values["sabot_model"])
     live = model.startswith("openai:")
+    if live and not os.environ.get("OPENAI_API_KEY"):
+        raise pytest.UsageError(
+            f"pytest-sabot: --sabot-model={model} is a live run and needs the upstream key in "
+            "the environment variable OPENAI_API_KEY (it is read from there only); nothing "
+            "was run"
+        )
+    prices = state.values["sabot_prices"]
     settings = GatewaySettings(
+        prices_path=Path(prices) if prices else None,
         allow_live=live,
         budget_usd=state.values["sabot_budget_usd"] if live else None,
         max_connections=state.values["sabot_max_connections"],

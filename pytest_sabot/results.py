@@ -24,8 +24,11 @@ FIXTURE_LABEL = "keyless: fixtures of the embedded model ({model}), not a measur
 
 def model_label(model: str) -> str:
     """How results of a model are labelled wherever they are shown."""
-    if model.startswith("sim") or model.startswith("replay:"):
+    if model.startswith("sim"):
         return FIXTURE_LABEL.format(model=model)
+    if model.startswith("replay:"):
+        return (f"replay of recorded exchanges ({model}): no model was called; the numbers "
+                "are those of the recorded run, labelled as that run was")
     return f"live model {model}"
 
 
@@ -86,7 +89,7 @@ def build_results(
         rules=std.rules.version,
         wave_rules=std.wave.rules,
         model=model,
-        fixture=model.startswith("sim") or model.startswith("replay:"),
+        fixture=model.startswith("sim"),
         label=model_label(model),
         registration_hash=std.registration_hash(),
         versions=versions,

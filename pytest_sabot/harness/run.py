@@ -98,6 +98,34 @@ def frameworks_model_name(settings: RunSettings, wave: WaveSpec) -> str:
     return wave.pipeline_model
 
 
+class RunTrace(TraceWriter):
+    """The trace of one attempt as the pipeline writes it. A ``run_end`` the adapter
+    records (the task failed after an escalation or interrupt) is held back and written
+    by the harness as the last event, after the landing probe, so ``run_end`` always
+    closes the trace."""
+
+    def __init__(self, run_dir: Path) -> None:
+        super().__init__(run_dir)
+        self.held_end: tuple[str, str, dict[str, Any]] | None = None
+
+    def emit(self, kind: str, component: str, text: str = "", **data: Any) -> Any:
+        if kind == "run_end":
+            self.held_end = (component, text, data)
+            return None
+        return super().emit(kind, component, text, **data)
+
+    def end(self, error: str | None) -> None:
+        """Write the one run_end: the adapter's own unless the attempt failed."""
+        if error is None and self.held_end is not None:
+            component, text, data = self.held_end
+            super().emit("run_end", component, text, **data)
+            return
+        status = "completed"
+        if error is not None:
+            status = "timeout" if error.startswith("Timeout") else "error"
+        super().emit("run_end", "harness", status=status, detail=error or "")
+
+
 class _Seams:
     """The harness side of the task tools: records requests, observations and effects
     apart, and lets the armed operator act at its seam."""
@@ -153,7 +181,7 @@ class HarnessContext:
     view: PublicView
     private: PrivateSpec
     run_dir: Path
-    trace: TraceWriter
+    trace: RunTrace
     gateway: GatewayClient
     run_key: str
     model_name: str
@@ -362,7 +390,7 @@ def _attempt(
 ) -> RunOutcome:
     run_key = f"{cell.id}~a{attempt}"
     operator = arm(cell.operator, private.operator(cell.operator)) if cell.operator else None
-    trace = TraceWriter(run_dir)
+    trace = RunTrace(run_dir)
     trace.emit(
         "run_start",
         "harness",
@@ -429,12 +457,7 @@ def _attempt(
     passed, reason = (False, "no artifact was emitted")
     if ctx.artifact is not None:
         passed, reason = evaluate_pass(private, ctx.artifact, ctx.effects)
-    ended = any(e.kind == "run_end" for e in trace.events())
-    if not ended:
-        status = "completed"
-        if error is not None:
-            status = "timeout" if error.startswith("Timeout") else "error"
-        trace.emit("run_end", "harness", status=status, detail=error or "")
+    trace.end(error)
     trace.finish()
     return RunOutcome(
         cell_id=cell.id,

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Literal
-
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from pytest_sabot.models.trace import Config, Framework, OperatorId, TaskId
@@ -33,8 +31,12 @@ class WaveSpec(BaseModel):
 
     wave: int = Field(ge=1)
     title: str
-    rules: Literal["v0.1.1", "v0.1.2", "v0.1.3", "v0.2.0", "v0.2.1"] = Field(
-        description="Rule version every cell of this wave is scored under."
+    rules: str = Field(
+        pattern=r"^v\d+\.\d+\.\d+$",
+        description=(
+            "Rule version every cell of this wave is scored under; must be listed in "
+            "mappings/rules.yaml (v0.1.1 .. v0.2.1 ship with the standard)."
+        ),
     )
     flags_protocol: bool = Field(description="Whether the FLAGS addendum (section 10) is on.")
     contract_revision: str = Field(

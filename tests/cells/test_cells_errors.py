@@ -82,7 +82,7 @@ def test_top_level_must_be_a_mapping(root: Path) -> None:
         ("operators: [O1, O2, O3, O4, O5, O6]", "operators: [O1, O2, O3, O4, O5, O9]",
          "operators.5", "'O1'"),
         ("tasks: [T1, T2, T3, T4, T5]", "tasks: [T1, T2, T3, T4, T6]", "tasks.4", "'T5'"),
-        ("rules: v0.2.0", "rules: v9", "rules", "'v0.2.1'"),
+        ("rules: v0.2.0", "rules: v9.9.9", "rules", "'v0.2.1'"),
         ("    operators: [O2, O3, O6]", "    operators: [O2, O3, O7]", "carve_outs.0.operators.2",
          "'O6'"),
     ],

@@ -46,6 +46,7 @@ class Served:
     status: int
     authorization: str
     body: dict[str, Any] = field(repr=False)
+    usage: dict[str, Any] = field(default_factory=dict)
 
 
 def _error(message: str, type_: str, code: str) -> dict[str, Any]:
@@ -147,6 +148,19 @@ class FakeProvider:
         with self._lock:
             return [s.status for s in self.served]
 
+    def log(self) -> list[dict[str, Any]]:
+        """What was served, without the key: model, status, whether the key matched, usage."""
+        with self._lock:
+            return [
+                {
+                    "model": s.model,
+                    "status": s.status,
+                    "auth_ok": s.authorization == f"Bearer {self.api_key}",
+                    "usage": s.usage,
+                }
+                for s in self.served
+            ]
+
     # ------------------------------------------------------------------ serving
 
     def handle(
@@ -159,9 +173,16 @@ class FakeProvider:
             body = None
         model = str(body.get("model", "")) if isinstance(body, dict) else ""
         status, payload, headers = self._decide(path, authorization, body, model)
+        usage = payload.get("usage") if status == 200 else None
         with self._lock:
             self.served.append(
-                Served(model, status, authorization, body if isinstance(body, dict) else {})
+                Served(
+                    model,
+                    status,
+                    authorization,
+                    body if isinstance(body, dict) else {},
+                    dict(usage) if isinstance(usage, dict) else {},
+                )
             )
         return status, payload, headers
 

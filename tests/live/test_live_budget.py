@@ -1,0 +1,74 @@
+"""The spend cap on the live path: a tiny cap stops new upstream calls, the cells it stops
+are RUN_ERRORs that say why, the session ends on its own and spend stays under the cap; a
+resumed session with a larger cap finishes the wave."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from live_sessions import TINY_BUDGET_USD, Session, read_events
+
+pytestmark = pytest.mark.slow
+
+SLICE_CELLS = 4  # langgraph x (default, guardrail) x (baseline, O1)
+
+
+def _results(session: Session) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((session.out / "results.json").read_text("utf-8"))
+    return data
+
+
+def _run_errors(session: Session) -> dict[str, str]:
+    """RUN_ERROR text of every cell whose final attempt failed, by cell id."""
+    found: dict[str, str] = {}
+    for trace in sorted((session.out / "cells").glob("*/events.jsonl")):
+        errors = [e for e in read_events(trace) if e["kind"] == "run_error"]
+        if errors:
+            found[trace.parent.name] = errors[-1]["data"]["message"]
+    return found
+
+
+def test_budget_tiny_cap_ends_the_session_cleanly(
+    budget_sessions: tuple[Session, Session],
+) -> None:
+    tiny, _ = budget_sessions
+    assert tiny.returncode == 0, tiny.stdout[-3000:] + tiny.stderr[-2000:]
+    assert _results(tiny)["selection"]["recorded"] == SLICE_CELLS
+
+
+def test_budget_spend_never_exceeds_the_cap(budget_sessions: tuple[Session, Session]) -> None:
+    tiny, _ = budget_sessions
+    budget = _results(tiny)["spend"]["budget"]
+    assert budget["budget_usd"] == TINY_BUDGET_USD
+    assert budget["exhausted"] is True
+    assert 0 < budget["spent_usd"] <= TINY_BUDGET_USD
+    served = [e for e in tiny.provider if e["status"] == 200]
+    assert served, "the cap admitted no call at all: the test cap is too small to show a stop"
+
+
+def test_budget_stopped_cells_are_run_errors_naming_the_budget(
+    budget_sessions: tuple[Session, Session],
+) -> None:
+    tiny, _ = budget_sessions
+    errors = _run_errors(tiny)
+    assert errors, "no cell was stopped by the cap"
+    for cell_id, message in errors.items():
+        assert "budget" in message.lower(), (cell_id, message)
+    verdicts = {c["cell_id"]: c for c in _results(tiny)["cells"]}
+    for cell_id in errors:
+        cell = verdicts[cell_id]
+        status = cell.get("excluded") or cell.get("status")
+        assert status == "RUN_ERROR", cell
+
+
+def test_budget_resume_with_a_larger_cap_finishes_the_wave(
+    budget_sessions: tuple[Session, Session],
+) -> None:
+    _, resumed = budget_sessions
+    assert resumed.returncode == 0, resumed.stdout[-3000:]
+    assert _run_errors(resumed) == {}
+    cells = _results(resumed)["cells"]
+    assert len(cells) == SLICE_CELLS
+    assert [c["cell_id"] for c in cells if (c.get("excluded") or c.get("status")) == "RUN_ERROR"] == []
