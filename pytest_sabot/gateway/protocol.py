@@ -152,6 +152,9 @@ class GatewayStats(_Strict):
 
     calls: int = Field(description="Chat completions answered (any backend).")
     upstream_calls: int = Field(description="Requests sent to a live upstream (incl. retries).")
+    upstream_retries: int = Field(
+        0, ge=0, description="Upstream attempts that repeated a failed one (429, 5xx, timeout)."
+    )
     fixture_calls: int = Field(description="Calls served by the embedded model.")
     errors: int = Field(description="Chat completions answered with an error body.")
     runs_open: int = Field(description="Registered runs not yet closed.")

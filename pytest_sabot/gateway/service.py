@@ -235,6 +235,7 @@ class GatewayService:
             return GatewayStats(
                 calls=self._calls,
                 upstream_calls=self.upstream.requests_sent,
+                upstream_retries=self.upstream.retries,
                 fixture_calls=self._fixture_calls,
                 errors=self._errors,
                 runs_open=len(self._runs),

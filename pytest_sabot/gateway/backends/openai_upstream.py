@@ -107,6 +107,7 @@ class OpenAIUpstream:
         self._client = httpx.Client(timeout=httpx.Timeout(timeout_s, connect=10.0))
         self._lock = threading.Lock()
         self.requests_sent = 0
+        self.retries = 0
 
     def close(self) -> None:
         self._client.close()
@@ -147,6 +148,9 @@ class OpenAIUpstream:
         url = f"{self.base_url}/chat/completions"
         last = "no attempt made"
         for attempt in range(self.policy.max_retries + 1):
+            if attempt:
+                with self._lock:
+                    self.retries += 1
             try:
                 reservation = self.budget.reserve(ceiling)
             except BudgetExhausted as exc:
