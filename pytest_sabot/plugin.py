@@ -153,7 +153,7 @@ def _controller_setup(config: pytest.Config, state: SabotState) -> None:
             "the environment variable OPENAI_API_KEY (it is read from there only); nothing "
             "was run"
         )
-    prices = state.values["sabot_prices"]
+    prices = state.values.get("sabot_prices")
     settings = GatewaySettings(
         prices_path=Path(prices) if prices else None,
         allow_live=live,

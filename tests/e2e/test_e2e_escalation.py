@@ -31,7 +31,7 @@ def test_S5_7_guardrail_exhaustion_escalates_and_ends_the_run_task_failed(
     assert ESCALATING[framework] in kinds, kinds
     assert kinds[0] == "run_start" and kinds[-1] == "run_end", kinds[-4:]
     assert kinds.count("run_end") == 1 and kinds.index("probe") < len(kinds) - 1
-    end = rec.trace.events[-1]
+    (end,) = rec.trace.of_kind("run_end")
     assert end.data.status == "task_failed" and end.component == "pipeline"
     assert not rec.outcome.passed
 

@@ -13,9 +13,11 @@ with ``-n 2``, then the same recorded slice scored again with the soft-tier judg
 from __future__ import annotations
 
 import hashlib
+import json
 import shutil
 from pathlib import Path
 
+import jsonschema  # type: ignore[import-untyped]
 import pytest
 from e2e_bank import ROWS, SEED, adapter_import_error
 from e2e_sessions import Session, describe, run_session
@@ -32,6 +34,7 @@ SLICE = [
     "--sabot-operator=baseline,O1,O3",
 ]
 CELLS_PER_ROW = 3  # the baseline and two fault cells
+SCHEMAS = Path(__file__).resolve().parents[2] / "schemas"
 KEY_VARIABLES = ("OPENAI_API_KEY", "AZURE_OPENAI_API_KEY", "ANTHROPIC_API_KEY")
 
 
@@ -113,6 +116,15 @@ def test_S8_1_keyless_slice_of_all_frameworks_runs_green_with_xdist(
     assert len(results.cells) == 6 * CELLS_PER_ROW
     assert all(r.runs == CELLS_PER_ROW - 1 for r in results.scoreboard.rows)
     assert (session.out / "RESULTS.md").is_file()
+
+    raw = json.loads((session.out / "results.json").read_text(encoding="utf-8"))
+    jsonschema.validate(raw, ResultsFile.model_json_schema())
+    published = {
+        kind: json.loads((SCHEMAS / f"{kind}-verdict.schema.json").read_text(encoding="utf-8"))
+        for kind in ("cell", "baseline")
+    }
+    for cell in raw["cells"]:
+        jsonschema.validate(cell, published["baseline" if cell["kind"] == "baseline" else "cell"])
 
 
 def test_secrets_a_canary_key_reaches_no_output_junit_or_log(

@@ -11,7 +11,15 @@ from pathlib import Path
 
 import pytest
 from live_provider import FakeProvider
-from live_sessions import SELECTION, TINY_BUDGET_USD, Session, clean_env, live_run, run_session, shared_secret
+from live_sessions import (
+    SELECTION,
+    TINY_BUDGET_USD,
+    Session,
+    clean_env,
+    live_run,
+    run_session,
+    shared_secret,
+)
 
 from pytest_sabot.standard import Standard, load_standard
 

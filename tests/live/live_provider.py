@@ -192,10 +192,14 @@ class FakeProvider:
         if path.rstrip("/") != "/v1/chat/completions":
             return 404, _error(f"Unknown path {path}", "invalid_request_error", "unknown_url"), {}
         if authorization != f"Bearer {self.api_key}":
+            # Like the real service, the refusal quotes the key it was shown.
+            shown = authorization.removeprefix("Bearer ")
             return (
                 401,
                 _error(
-                    "Incorrect API key provided.", "invalid_request_error", "invalid_api_key"
+                    f"Incorrect API key provided: {shown}.",
+                    "invalid_request_error",
+                    "invalid_api_key",
                 ),
                 {},
             )
@@ -204,8 +208,11 @@ class FakeProvider:
         if model not in self.models:
             return (
                 404,
-                _error(f"The model '{model}' does not exist", "invalid_request_error",
-                       "model_not_found"),
+                _error(
+                    f"The model '{model}' does not exist",
+                    "invalid_request_error",
+                    "model_not_found",
+                ),
                 {},
             )
         with self._lock:
@@ -219,8 +226,15 @@ class FakeProvider:
             )
             return fault.status, _error(message, fault.kind, fault.code), headers
         if body.get("stream"):
-            return 400, _error("this provider answers whole completions only",
-                               "invalid_request_error", "stream_unsupported"), {}
+            return (
+                400,
+                _error(
+                    "this provider answers whole completions only",
+                    "invalid_request_error",
+                    "stream_unsupported",
+                ),
+                {},
+            )
         persona = f"{self.persona}-weak" if model in self.weak_models else self.persona
         key = conversation_key(body)
         with self._lock:

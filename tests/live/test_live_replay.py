@@ -106,6 +106,7 @@ def test_replay_of_changed_task_material_is_a_named_run_error(
     assert f"cell {BASELINE}" in error
     assert "agent worker" in error and "call index 0" in error
     assert "differs from the recording at messages" in error
+    assert "first differs at character" in error and "night shift" in error
     assert score_baseline_dir(wave1, run_dir).status == "RUN_ERROR"
 
 

@@ -1,5 +1,6 @@
-"""Provider throttling on the live path: the gateway waits out 429s with Retry-After and the
-cell completes; insufficient_quota is not retried and the cell is a RUN_ERROR."""
+"""Provider refusals on the live path: the gateway waits out 429s with Retry-After and the
+cell completes; insufficient_quota and a wrong key are not retried and the cell is a
+RUN_ERROR, with the wrong key quoted nowhere."""
 
 from __future__ import annotations
 
@@ -7,8 +8,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from live_provider import Fault, FakeProvider
-from live_sessions import MODEL
+from live_provider import FakeProvider, Fault
+from live_sessions import MODEL, canary_key
 
 from pytest_sabot.adjudicate import score_baseline_dir
 from pytest_sabot.gateway import Gateway, GatewaySettings, start_gateway
@@ -55,9 +56,9 @@ def test_429_with_retry_after_is_retried_by_the_gateway_and_the_cell_completes(
     statuses = provider.statuses()
     assert statuses[:THROTTLES] == [429] * THROTTLES and set(statuses[THROTTLES:]) == {200}
     stats = live_gateway.service.stats()
-    # Every exchange the pipeline saw was answered; the throttled sends show as the
-    # difference between requests sent upstream and calls answered.
+    # Every exchange the pipeline saw was answered; the throttled sends are the retries.
     assert stats.errors == 0
+    assert stats.upstream_retries == THROTTLES
     assert stats.upstream_calls - stats.calls == THROTTLES
     assert stats.upstream_calls == len(statuses)
 
@@ -72,5 +73,27 @@ def test_insufficient_quota_is_not_retried_and_is_a_run_error(
     assert outcome.attempts == 2
     assert outcome.error is not None and "insufficient_quota" in outcome.error
     assert provider.statuses() == [429, 429]
-    assert live_gateway.service.stats().upstream_calls == 2
+    stats = live_gateway.service.stats()
+    assert stats.upstream_calls == 2 and stats.upstream_retries == 0
     assert score_baseline_dir(wave1, cell_dir(tmp_path / "out", CELL)).status == "RUN_ERROR"
+
+
+def test_wrong_key_is_refused_401_not_retried_and_never_written(
+    wave1: Standard,
+    provider: FakeProvider,
+    live_gateway: Gateway,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    wrong = canary_key()
+    monkeypatch.setenv("OPENAI_API_KEY", wrong)
+    outcome = _run(wave1, live_gateway, tmp_path / "out")
+    assert outcome.attempts == 2
+    assert outcome.error is not None and "invalid_api_key" in outcome.error
+    assert provider.statuses() == [401, 401]
+    assert live_gateway.service.stats().upstream_retries == 0
+    assert score_baseline_dir(wave1, cell_dir(tmp_path / "out", CELL)).status == "RUN_ERROR"
+    live_gateway.close()  # flushes the recordings
+    written = [p for p in tmp_path.rglob("*") if p.is_file()]
+    assert any(p.name == "exchanges.jsonl" for p in written)
+    assert [str(p) for p in written if wrong.encode() in p.read_bytes()] == []

@@ -55,7 +55,9 @@ def test_I10_live_results_are_labelled_live_not_fixture(live_session: Session) -
 
 
 def test_live_baselines_pass_against_the_provider(live_session: Session) -> None:
-    statuses = {c["cell_id"]: c["status"] for c in cells_of(live_session) if c["kind"] == "baseline"}
+    statuses = {
+        c["cell_id"]: c["status"] for c in cells_of(live_session) if c["kind"] == "baseline"
+    }
     assert len(statuses) == 6
     assert set(statuses.values()) == {"passed"}, statuses
 
@@ -130,9 +132,7 @@ def test_O4_live_served_by_the_downgrade_model_and_verified(live_session: Sessio
 
 def _files_holding(root: Path, secret: str) -> list[str]:
     needle = secret.encode("utf-8")
-    return [
-        str(path) for path in root.rglob("*") if path.is_file() and needle in path.read_bytes()
-    ]
+    return [str(path) for path in root.rglob("*") if path.is_file() and needle in path.read_bytes()]
 
 
 def test_canary_key_reaches_no_output_file(live_session: Session, canary: str) -> None:
@@ -181,16 +181,18 @@ def test_plan_projects_cost_from_recorded_usage(live_session: Session, wave1: St
     price = load_prices().price("gpt-5.6-terra")
     assert price is not None
     runs = {row: 0 for row in per_row}
-    for cell in wave1.cells:
-        if not cell.carved_out:
-            runs[cell.row] = runs.get(cell.row, 0) + 1
+    for registered in wave1.cells:
+        if not registered.carved_out:
+            runs[registered.row] = runs.get(registered.row, 0) + 1
     expected = 0.0
     for row, cells in per_row.items():
         calls = [c for cell in cells for c in model_calls(live_session, cell["cell_id"])]
         mean_calls = len(calls) / len(cells)
         prompt = sum(c["data"]["prompt_tokens"] for c in calls) / len(calls)
         completion = sum(c["data"]["completion_tokens"] for c in calls) / len(calls)
-        expected += runs[row] * mean_calls * (prompt * price.input + completion * price.output) / 1e6
+        expected += (
+            runs[row] * mean_calls * (prompt * price.input + completion * price.output) / 1e6
+        )
     total = re.search(r"total: \d+ runs, \d+ calls, \$([0-9.]+)", proc.stdout)
     assert total is not None, proc.stdout
     assert float(total.group(1)) == pytest.approx(expected, abs=0.006)
@@ -219,3 +221,17 @@ def test_O4_live_downgrade_defaults_to_the_wave_downgrade_model(root: Path, cana
     assert [e for e in events if e["kind"] == "run_error"] == []
     injected = [e["data"]["injected"] for e in events if e["kind"] == "injection"]
     assert injected == ["openai:gpt-5.6-luna"]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "known defect: results.model_label() says 'live model openai:<model>' whatever "
+        "--sabot-base-url points at, so numbers served by a loopback or self-hosted upstream "
+        "are labelled as a measurement of the named OpenAI model"
+    ),
+)
+def test_I10_live_label_names_a_non_default_upstream(live_session: Session) -> None:
+    results = results_json(live_session)
+    assert "127.0.0.1" in results["label"]
+    assert "127.0.0.1" in (live_session.out / "RESULTS.md").read_text("utf-8")

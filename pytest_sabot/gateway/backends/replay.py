@@ -40,9 +40,26 @@ def first_difference(recorded: Any, actual: Any, path: str = "") -> str | None:
             return f"{path} (length {len(recorded)} recorded, {len(actual)} now)"
         return None
     if recorded != actual:
+        if isinstance(recorded, str) and isinstance(actual, str):
+            return f"{path or '<root>'} ({text_difference(recorded, actual)})"
         shown = json.dumps(actual, ensure_ascii=False)
         return f"{path or '<root>'} (now {shown[:80]})"
     return None
+
+
+def text_difference(recorded: str, actual: str, context: int = 30) -> str:
+    """Where two texts first part and what each says there (a short excerpt of both)."""
+    at = next(
+        (i for i, (a, b) in enumerate(zip(recorded, actual, strict=False)) if a != b),
+        min(len(recorded), len(actual)),
+    )
+    start = max(0, at - context)
+
+    def excerpt(text: str) -> str:
+        piece = text[start : at + context]
+        return json.dumps(("..." if start else "") + piece, ensure_ascii=False)
+
+    return f"first differs at character {at}: recorded {excerpt(recorded)}, now {excerpt(actual)}"
 
 
 class ReplayBackend:
