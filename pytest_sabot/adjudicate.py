@@ -32,6 +32,34 @@ class NotRun(BaseModel):
     baseline_id: str
     baseline_status: str = Field(description="'failed' or 'RUN_ERROR'.")
     reason: str
+    session: str = Field("", description="The session that decided not to run the cell.")
+
+
+def unfinished_business(out_dir: Path, cell: Cell, session: str) -> bool:
+    """A record that a resumed session must redo: a run error (the budget stopped it, the
+    session was killed mid-retry, the network failed) or a skip for a failed baseline,
+    recorded by an earlier session. Records of this session are final."""
+    run_dir = cell_dir(out_dir, cell.id)
+    note_path = run_dir / NOT_RUN_FILE
+    if note_path.is_file():
+        return NotRun.model_validate_json(note_path.read_text()).session != session
+    outcome = read_outcome(run_dir)
+    return outcome is not None and outcome.error is not None and outcome.session != session
+
+
+def set_aside(out_dir: Path, cell: Cell) -> Path:
+    """Move a cell's record out of the way (never delete it) before it is run again."""
+    import shutil
+
+    run_dir = cell_dir(out_dir, cell.id)
+    base = out_dir / "superseded" / cell.id
+    n = 1
+    while (base.parent / f"{cell.id}~{n}").exists():
+        n += 1
+    target = base.parent / f"{cell.id}~{n}"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.move(str(run_dir), str(target))
+    return target
 
 
 def read_outcome(run_dir: Path) -> RunOutcome | None:
@@ -58,8 +86,9 @@ def baseline_status(out_dir: Path, std: Standard, cell: Cell) -> str | None:
     return verdict.status
 
 
-def record_not_run(out_dir: Path, cell: Cell, status: str) -> NotRun:
+def record_not_run(out_dir: Path, cell: Cell, status: str, session: str = "") -> NotRun:
     note = NotRun(
+        session=session,
         cell_id=cell.id,
         baseline_id=cell.baseline_id,
         baseline_status=status,

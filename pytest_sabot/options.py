@@ -94,6 +94,12 @@ OPTIONS: tuple[OptionSpec, ...] = (
         kind="float",
     ),
     OptionSpec(
+        "--sabot-prices",
+        "sabot_prices",
+        "Price table YAML (USD per 1M input, cached input, output tokens per model) "
+        "replacing the shipped one, e.g. for a local server's model names.",
+    ),
+    OptionSpec(
         "--sabot-max-connections",
         "sabot_max_connections",
         "Upstream concurrency limit for live runs.",

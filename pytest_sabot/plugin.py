@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import uuid
 from collections.abc import Generator
 from pathlib import Path
 from typing import Any
@@ -21,9 +22,16 @@ from pytest_sabot.options import OPTIONS, resolve
 
 CELL_MODULE = Path(__file__).with_name("sabot_cells.py")
 _STATE = pytest.StashKey["SabotState"]()
-FRAMEWORK_WARNING_MODULES = (r"crewai(\..*)?", r"autogen_\w+(\..*)?", r"langchain\w*(\..*)?",
-                             r"langgraph(\..*)?", r"opentelemetry(\..*)?", r"pydantic(\..*)?",
-                             r"chromadb(\..*)?", r"litellm(\..*)?")
+FRAMEWORK_WARNING_MODULES = (
+    r"crewai(\..*)?",
+    r"autogen_\w+(\..*)?",
+    r"langchain\w*(\..*)?",
+    r"langgraph(\..*)?",
+    r"opentelemetry(\..*)?",
+    r"pydantic(\..*)?",
+    r"chromadb(\..*)?",
+    r"litellm(\..*)?",
+)
 _RESULT = pytest.StashKey[dict[str, Any]]()
 
 
@@ -45,6 +53,9 @@ class SabotState:
         self.reports: dict[str, dict[str, Any]] = {}
         self.fail_rows: list[str] = []
         self.judge_note: str | None = None
+        # One id per pytest session (the controller's); outcomes carry it so a resumed
+        # session can tell an earlier session's run errors from its own.
+        self.session = uuid.uuid4().hex
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         """Collect each cell's result (on the controller these arrive from workers)."""
@@ -118,6 +129,7 @@ def pytest_configure(config: pytest.Config) -> None:
         _controller_setup(config, state)
     else:
         state.gateway_url = config.workerinput["sabot_gateway_url"]  # type: ignore[attr-defined]
+        state.session = config.workerinput["sabot_session"]  # type: ignore[attr-defined]
     cell_module = str(CELL_MODULE)
     if cell_module not in config.args:
         if config.args_source == pytest.Config.ArgsSource.ARGS:
@@ -153,7 +165,7 @@ def _controller_setup(config: pytest.Config, state: SabotState) -> None:
             "the environment variable OPENAI_API_KEY (it is read from there only); nothing "
             "was run"
         )
-    prices = state.values.get("sabot_prices")
+    prices = state.values["sabot_prices"]
     settings = GatewaySettings(
         prices_path=Path(prices) if prices else None,
         allow_live=live,
@@ -174,6 +186,7 @@ class XdistHooks:
         """Hand every worker the controller's gateway address."""
         state = node.config.stash[_STATE]
         node.workerinput["sabot_gateway_url"] = state.gateway_url
+        node.workerinput["sabot_session"] = state.session
 
 
 # --------------------------------------------------------------------------- collection
@@ -228,6 +241,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         model=str(v["sabot_model"]),
         timeout_s=float(v["sabot_timeout"]),
         downgrade_model=v["sabot_downgrade_model"],
+        session=state.session,
     )
     state.runner = CellRunner(std=state.std, settings=settings, selected=selected)
     _attach_judge(state)
@@ -355,6 +369,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         state.out_dir,
         selected_ids=selected,
         model=str(state.values["sabot_model"]),
+        upstream=state.values["sabot_base_url"],
         spend=spend,
         judge=judge,
     )

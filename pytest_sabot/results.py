@@ -22,13 +22,20 @@ RESULTS_FILE = "results.json"
 FIXTURE_LABEL = "keyless: fixtures of the embedded model ({model}), not a measurement of any LLM"
 
 
-def model_label(model: str) -> str:
-    """How results of a model are labelled wherever they are shown."""
+DEFAULT_UPSTREAM = "https://api.openai.com/v1"
+
+
+def model_label(model: str, upstream: str | None = None) -> str:
+    """How results of a model are labelled wherever they are shown. A live model reached
+    through another OpenAI-compatible server is named with that server: its numbers
+    measure what that server answered, not the provider's model of the same name."""
     if model.startswith("sim"):
         return FIXTURE_LABEL.format(model=model)
     if model.startswith("replay:"):
         return (f"replay of recorded exchanges ({model}): no model was called; the numbers "
                 "are those of the recorded run, labelled as that run was")
+    if upstream and upstream.rstrip("/") != DEFAULT_UPSTREAM:
+        return f"live model {model} as served by {upstream} (not the provider's own endpoint)"
     return f"live model {model}"
 
 
@@ -72,6 +79,7 @@ def build_results(
     *,
     selected_ids: list[str] | None = None,
     model: str,
+    upstream: str | None = None,
     judge: dict[str, Any] | None = None,
     spend: dict[str, Any] | None = None,
 ) -> ResultsFile:
@@ -90,7 +98,7 @@ def build_results(
         wave_rules=std.wave.rules,
         model=model,
         fixture=model.startswith("sim"),
-        label=model_label(model),
+        label=model_label(model, upstream),
         registration_hash=std.registration_hash(),
         versions=versions,
         off_pin=off_pin(versions),

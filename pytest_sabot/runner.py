@@ -21,6 +21,8 @@ from pytest_sabot.adjudicate import (
     record_not_run,
     score_baseline_dir,
     score_fault_dir,
+    set_aside,
+    unfinished_business,
 )
 from pytest_sabot.harness.run import RunSettings, cell_dir, run_cell
 from pytest_sabot.judge import JudgeBackend
@@ -97,8 +99,13 @@ class CellRunner:
         output directory at its start unless it resumes, so a record found here was made
         by this session or is one that --sabot-resume keeps."""
         with _locked(self.out_dir / "locks" / f"{cell.id}.lock"):
+            self._redo_if_unfinished(cell)
             if not is_finished(self.out_dir, cell):
                 run_cell(cell, self.std.wave, self.settings)
+
+    def _redo_if_unfinished(self, cell: Cell) -> None:
+        if unfinished_business(self.out_dir, cell, self.settings.session):
+            set_aside(self.out_dir, cell)
 
     def _baseline_for(self, cell: Cell) -> str | None:
         status = baseline_status(self.out_dir, self.std, cell)
@@ -108,6 +115,7 @@ class CellRunner:
         # lock) so the fault cell's validity is known rather than assumed.
         baseline = self.std.cell(cell.baseline_id)
         with _locked(self.out_dir / "locks" / f"{baseline.id}.lock"):
+            self._redo_if_unfinished(baseline)
             if not is_finished(self.out_dir, baseline):
                 run_cell(baseline, self.std.wave, self.settings)
         return baseline_status(self.out_dir, self.std, cell)
@@ -122,11 +130,11 @@ class CellRunner:
             )
             return self._result(cell, verdict, outcome_of(verdict), provisional=False)
         status = self._baseline_for(cell)
-        if not is_finished(self.out_dir, cell):
-            if status in ("failed", "RUN_ERROR"):
-                record_not_run(self.out_dir, cell, status)
-            else:
-                self._ensure_ran(cell)
+        with _locked(self.out_dir / "locks" / f"{cell.id}.lock"):
+            self._redo_if_unfinished(cell)
+            if not is_finished(self.out_dir, cell) and status in ("failed", "RUN_ERROR"):
+                record_not_run(self.out_dir, cell, status, self.settings.session)
+        self._ensure_ran(cell)
         self._judge(cell)
         verdict = score_fault_dir(self.std, cell, cell_dir(self.out_dir, cell.id), status)
         return self._result(cell, verdict, outcome_of(verdict), provisional=status is None)

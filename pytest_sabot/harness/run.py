@@ -63,6 +63,7 @@ class RunOutcome(BaseModel):
     pass_reason: str = ""
     artifact: str | None = Field(None, description="The final artifact, FLAGS head stripped.")
     effects: dict[str, bool] = Field(default_factory=dict)
+    session: str = Field("", description="The session that recorded this outcome.")
 
 
 @dataclass(frozen=True)
@@ -76,6 +77,7 @@ class RunSettings:
     timeout_s: float = 300.0
     downgrade_model: str | None = None
     attempts: int = 2
+    session: str = ""  # id of the pytest session (resume re-runs run errors of older ones)
 
 
 @functools.cache
@@ -412,7 +414,9 @@ def _attempt(
         downgrade = {
             "agent": operator.downgrade_agent(),
             "from_call": 0,
-            "model": settings.downgrade_model,
+            # Live: the wave's pinned downgrade model unless one is given; the embedded
+            # model always serves its persona's -weak tier whatever is named here.
+            "model": settings.downgrade_model or wave.downgrade_model,
         }
     ctx = HarnessContext(
         cell=cell,
@@ -460,6 +464,7 @@ def _attempt(
     trace.end(error)
     trace.finish()
     return RunOutcome(
+        session=settings.session,
         cell_id=cell.id,
         attempts=attempt,
         error=error,

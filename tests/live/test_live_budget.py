@@ -69,14 +69,6 @@ def test_budget_stopped_cells_are_run_errors_naming_the_budget(
         assert _exclusion(verdicts[cell_id]) == "RUN_ERROR", verdicts[cell_id]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "known defect: --sabot-resume keeps every cell that has outcome.json "
-        "(adjudicate.is_finished), so cells the spend cap stopped stay RUN_ERROR and a "
-        "resume with a larger cap re-runs nothing"
-    ),
-)
 def test_budget_resume_with_a_larger_cap_finishes_the_wave(
     budget_sessions: tuple[Session, Session],
 ) -> None:

@@ -201,15 +201,6 @@ def test_plan_projects_cost_from_recorded_usage(live_session: Session, wave1: St
 # ------------------------------------------------------------------ O4 default target
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "known defect: without --sabot-downgrade-model the plugin registers the O4 plan with "
-        "model=None (harness/run.py passes settings.downgrade_model, plugin.py passes the "
-        "option as is) and the gateway refuses a live downgrade without a model, so every "
-        "live O4 cell is a RUN_ERROR instead of being served by the wave's gpt-5.6-luna"
-    ),
-)
 def test_O4_live_downgrade_defaults_to_the_wave_downgrade_model(root: Path, canary: str) -> None:
     session = live_run(
         root / "o4-default",
@@ -223,14 +214,6 @@ def test_O4_live_downgrade_defaults_to_the_wave_downgrade_model(root: Path, cana
     assert injected == ["openai:gpt-5.6-luna"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "known defect: results.model_label() says 'live model openai:<model>' whatever "
-        "--sabot-base-url points at, so numbers served by a loopback or self-hosted upstream "
-        "are labelled as a measurement of the named OpenAI model"
-    ),
-)
 def test_I10_live_label_names_a_non_default_upstream(live_session: Session) -> None:
     results = results_json(live_session)
     assert "127.0.0.1" in results["label"]
