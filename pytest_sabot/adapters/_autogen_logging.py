@@ -152,7 +152,14 @@ def _raise_trace_level() -> None:
                     _SAVED_LEVELS[name] = logging.NOTSET
                     child.setLevel(inherited)
             trace.setLevel(logging.DEBUG)
+            # The DEBUG records are for this capture only: keep them from reaching the root
+            # logger's handlers (e.g. a console handler another framework installed).
+            _SAVED_PROPAGATE[0] = trace.propagate
+            trace.propagate = False
         _ACTIVE += 1
+
+
+_SAVED_PROPAGATE: list[bool] = [True]
 
 
 def _restore_trace_level() -> None:
@@ -163,6 +170,7 @@ def _restore_trace_level() -> None:
             for name, level in _SAVED_LEVELS.items():
                 logging.getLogger(name).setLevel(level)
             _SAVED_LEVELS.clear()
+            logging.getLogger(TRACE_LOGGER_NAME).propagate = _SAVED_PROPAGATE[0]
 
 
 class _Handler(logging.Handler):
