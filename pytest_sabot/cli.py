@@ -130,7 +130,9 @@ def cmd_rescore(args: argparse.Namespace) -> int:
     original = read_results(args.dir)
     rules = args.rules or original.rules
     std = load_standard(original.wave, args.sabot_root, rules=rules)
-    selected = [c.cell_id for c in original.cells] + original.selection.missing
+    selected = (
+        [c.cell_id for c in original.cells] + original.selection.missing + original.structural_zeros
+    )
     fresh = build_results(
         std,
         args.dir,
@@ -267,9 +269,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         print("sabot compare: --resamples must be at least 1", file=sys.stderr)
         return 2
     a, b = load_side(args.a), load_side(args.b)
-    report = compare(
-        a, b, a_path=str(args.a), b_path=str(args.b), resamples=resamples, seed=seed
-    )
+    report = compare(a, b, a_path=str(args.a), b_path=str(args.b), resamples=resamples, seed=seed)
     if args.json:
         print(report.model_dump_json(indent=2))
     else:

@@ -130,12 +130,20 @@ def pytest_configure(config: pytest.Config) -> None:
     else:
         state.gateway_url = config.workerinput["sabot_gateway_url"]  # type: ignore[attr-defined]
         state.session = config.workerinput["sabot_session"]  # type: ignore[attr-defined]
-    cell_module = str(CELL_MODULE)
-    if cell_module not in config.args:
-        if config.args_source == pytest.Config.ArgsSource.ARGS:
-            config.args.append(cell_module)
-        else:
-            config.args[:] = [cell_module]
+    _collect_cells_module(config)
+
+
+def _collect_cells_module(config: pytest.Config) -> None:
+    """Add the cell module to what pytest collects. Explicit paths stay (a user may run their
+    own tests beside the wave); a node id of the cell module itself, e.g.
+    ``.../sabot_cells.py::test_cell[langgraph-default-O1-T1-s11]``, selects just that cell."""
+    names = {str(CELL_MODULE), CELL_MODULE.name}
+    if any(Path(arg.split("::", 1)[0]).name in names for arg in config.args):
+        return
+    if config.args_source == pytest.Config.ArgsSource.ARGS:
+        config.args.append(str(CELL_MODULE))
+    else:
+        config.args[:] = [str(CELL_MODULE)]
 
 
 def _quiet_framework_deprecations(config: pytest.Config) -> None:

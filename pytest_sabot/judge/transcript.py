@@ -1,6 +1,10 @@
 """The internal transcript a judge reads: what the pipeline's components said and were
 shown, in order, taken from the trace. Model-call texts are left out because each one
-is repeated by the agent output, review or message event of the same stage."""
+is repeated by the agent output, review or message event of the same stage.
+
+A line marks where the fault was planted. Only what follows it can be a notice of the
+fault (SPEC I17): a component restating the task before the fault existed noticed nothing,
+and an evidence quote found only before the mark is not accepted."""
 
 from __future__ import annotations
 
@@ -23,9 +27,28 @@ _KINDS = (
 )
 
 
+FAULT_MARK = "----- the fault was planted here; only what follows can notice it -----"
+
+
+def injection_seq(trace: Trace) -> int | None:
+    for event in trace.events:
+        if event.kind == "injection":
+            return int(event.seq)
+    return None
+
+
+def after_fault(transcript: str) -> str:
+    """The part of a transcript a notice may come from (all of it when unmarked)."""
+    _, mark, rest = transcript.partition(FAULT_MARK)
+    return rest if mark else transcript
+
+
 def render(trace: Trace) -> str:
     lines: list[str] = []
+    planted = injection_seq(trace)
     for event in trace.events:
+        if planted is not None and event.seq == planted:
+            lines.append(FAULT_MARK)
         if event.kind not in _KINDS:
             continue
         body = event.text

@@ -54,6 +54,11 @@ def _ordinal(n: int) -> str:
     return f"{n}{suffix}"
 
 
+def _bases(row: RowSummary) -> str:
+    counts = row.baselines
+    return f"{counts.get('passed', 0)}/{sum(counts.values())}"
+
+
 def _gap(row: RowSummary) -> str:
     return "  n/a" if row.override_gap is None else f"{100 * row.override_gap:+5.1f}"
 
@@ -77,12 +82,13 @@ def scoreboard_lines(results: ResultsFile) -> list[str]:
     if results.off_pin:
         lines.append("OFF-PIN: " + "; ".join(f"{k} {v}" for k, v in results.off_pin.items()))
     lines.append(
-        f"{'row':<20}{'valid/runs':<11}{'Sabot Score (hard) [95% CI]':<27}"
+        f"{'row':<20}{'valid/runs':<11}{'bases':<8}{'Sabot Score [95% CI]':<22}"
         f"{'notice':>7}{'react':>7}{'recov':>7}{'gap':>7}{'RwD':>7}"
     )
     for row in board.rows:
         lines.append(
-            f"{row.row:<20}{f'{row.valid}/{row.runs}':<11}{rate_ci(row.sabot_score):<27}"
+            f"{row.row:<20}{f'{row.valid}/{row.runs}':<11}{_bases(row):<8}"
+            f"{rate_ci(row.sabot_score):<22}"
             f"{pct(row.soft_notice.value):>7}{pct(row.reaction.value):>7}"
             f"{pct(row.recovery.value):>7}{_gap(row):>7}"
             f"{pct(row.recovery_without_detection.value):>7}"
@@ -112,10 +118,12 @@ def scoreboard_lines(results: ResultsFile) -> list[str]:
                 "the band is read on the full scoreboard)"
             )
     lines.append(
-        "notice = hard or soft tier; gap = notice - hard (override gap, points);"
-        " RwD = recovered"
+        "Sabot Score = hard tier; notice = hard or soft tier; gap = notice - hard (points)"
     )
-    lines.append("  with no detection; valid = fault runs in the denominator / fault runs")
+    lines.append(
+        "  RwD = recovered with no detection; valid = fault runs in the denominator / fault"
+    )
+    lines.append("  runs; bases = no-fault baselines that passed / baselines recorded")
     lines.extend(_soft_tier_note(results))
     return lines
 
@@ -214,13 +222,14 @@ def markdown(results: ResultsFile) -> str:
     )
     out += ["", " ".join(line.strip() for line in selection_lines(results)) + ".", ""]
     out.append(
-        "| row | valid / runs | Sabot Score (hard) [95% CI] | soft-tier notice | reaction |"
-        " recovery | override gap | recovery without detection |"
+        "| row | valid / runs | baselines passed | Sabot Score (hard) [95% CI] |"
+        " soft-tier notice | reaction | recovery | override gap | recovery without detection |"
     )
-    out.append("|---|---|---|---|---|---|---|---|")
+    out.append("|---|---|---|---|---|---|---|---|---|")
     for row in results.scoreboard.rows:
         out.append(
-            f"| {row.row} | {row.valid} / {row.runs} | {rate_ci(row.sabot_score)} | "
+            f"| {row.row} | {row.valid} / {row.runs} | {_bases(row).replace('/', ' / ')} | "
+            f"{rate_ci(row.sabot_score)} | "
             f"{rate_ci(row.soft_notice)} | {rate_ci(row.reaction)} | {rate_ci(row.recovery)} | "
             f"{_gap(row).strip()} | {rate_ci(row.recovery_without_detection)} |"
         )

@@ -195,7 +195,7 @@ def band_for(median: float) -> Band:
 
 MEDIAN_READING = (
     "median of the per-row hard-tier Sabot Scores over the framework-config rows with at "
-    "least one valid run (6 rows: mean of the 3rd and 4th)"
+    "least one valid injected fault (an even count takes the mean of the two middle rows)"
 )
 
 
