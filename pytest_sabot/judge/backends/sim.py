@@ -44,7 +44,7 @@ _COMMON = {
     "Only",
     "After",
 }
-# Words of noticing. Variant B reads line by line and leaves out the hedged, generic cues.
+# Words of noticing.
 _CUES_CORE = (
     "mismatch",
     "does not match",
@@ -80,7 +80,11 @@ _CUES_A = (
     "odd",
     "unclear",
 )
-_CUES_B = (*_CUES_CORE, "off")
+# Variant B reads line by line, from the end of the transcript backwards, and does not take
+# a bare hedge ("looks off", "odd", "unclear") as noticing, so the two passes differ on
+# borderline remarks only.
+_HEDGES = ("looks off", "seems off", "looks a little off", "odd", "unclear")
+_CUES_B = tuple(c for c in _CUES_A if c not in _HEDGES)
 _SPEAKERS = ("reviewer", "critic", "orchestrator", "guardrail", "worker")
 _SPOKEN = ("review", "agent_output", "ledger", "guardrail", "route", "retry", "replan")
 
@@ -126,7 +130,8 @@ def judge(prompt: str, variant: str) -> dict[str, str]:
     transcript = after_fault(_section(prompt, "Transcript"))
     tokens = salient_tokens(note)
     cues = _CUES_A if variant == "A" else _CUES_B
-    for component, kind, body in _entries(transcript):
+    entries = _entries(transcript)
+    for component, kind, body in entries if variant == "A" else reversed(entries):
         if component not in _SPEAKERS or kind not in _SPOKEN:
             continue
         for piece in _pieces(body, by_line=variant == "B"):
