@@ -17,6 +17,9 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
+from pytest_sabot.adjudicate import NotRun
+from pytest_sabot.harness.run import RunOutcome
+from pytest_sabot.judge.models import SoftRecord
 from pytest_sabot.models.anchors import AnchorRegistry
 from pytest_sabot.models.cells import SeedRegistry, WaveSpec
 from pytest_sabot.models.mapping import MappingFile
@@ -24,6 +27,7 @@ from pytest_sabot.models.rules import RuleBook
 from pytest_sabot.models.task import ContractFile, CriterionFile, OperatorsFile, TaskFile
 from pytest_sabot.models.trace import TraceEvent
 from pytest_sabot.models.verdict import BaselineVerdict, CellVerdict
+from pytest_sabot.results import ResultsFile
 
 __all__ = [
     "DEFAULT_OUT",
@@ -84,6 +88,10 @@ FORMATS: tuple[FileFormat, ...] = (
     FileFormat("trace-event", "<run dir>/events.jsonl (one event per line)", TraceEvent),
     FileFormat("cell-verdict", "scorer output for one fault run", CellVerdict),
     FileFormat("baseline-verdict", "scorer output for one baseline run", BaselineVerdict),
+    FileFormat("outcome", "<run dir>/outcome.json", RunOutcome),
+    FileFormat("not-run", "<run dir>/not_run.json", NotRun),
+    FileFormat("soft", "<run dir>/soft.json (the judge's verdict)", SoftRecord),
+    FileFormat("results", "<out dir>/results.json", ResultsFile),
 )
 
 
