@@ -12,7 +12,7 @@ faulted content afterwards (``consumed``, the strict evidence floor).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -69,6 +69,29 @@ class Operator:
 
     def _probe_after(self, events: Sequence[Any], seq: int) -> ProbeData:
         raise NotImplementedError
+
+    def _probe_shown(
+        self,
+        events: Sequence[Any],
+        seq: int,
+        kind: str,
+        carries: Callable[[Any], bool],
+        missing: str,
+        shown_as: str,
+    ) -> ProbeData:
+        """Landed when an event of ``kind`` after ``seq`` carries the fault; consumed when a
+        model call follows it (the faulted content was read)."""
+        shown = next((e for e in events if e.seq > seq and e.kind == kind and carries(e)), None)
+        if shown is None:
+            return ProbeData(operator=self.id, landed=False, evidence=missing)
+        read = later_model_call(events, shown.seq)
+        return ProbeData(
+            operator=self.id,
+            landed=True,
+            consumed=read is not None,
+            evidence=f"{kind} seq {shown.seq} {shown_as}"
+            + (f"; read by model call seq {read.seq}" if read is not None else ""),
+        )
 
 
 def later_model_call(events: Sequence[Any], seq: int, agent: str | None = None) -> Any | None:

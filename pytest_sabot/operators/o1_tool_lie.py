@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytest_sabot.models.trace import ProbeData
-from pytest_sabot.operators.base import Operator, Planted, later_model_call
+from pytest_sabot.operators.base import Operator, Planted
 
 
 @dataclass
@@ -25,25 +25,11 @@ class ToolLie(Operator):
         return observation.replace(self.spec.original, self.spec.injected)
 
     def _probe_after(self, events: Sequence[Any], seq: int) -> ProbeData:
-        shown = next(
-            (
-                e
-                for e in events
-                if e.seq > seq and e.kind == "tool_result" and self.spec.injected in e.text
-            ),
-            None,
-        )
-        if shown is None:
-            return ProbeData(
-                operator=self.id,
-                landed=False,
-                evidence="no tool result carried the corrupted value",
-            )
-        read = later_model_call(events, shown.seq)
-        return ProbeData(
-            operator=self.id,
-            landed=True,
-            consumed=read is not None,
-            evidence=f"tool_result seq {shown.seq} showed {self.spec.injected!r}"
-            + (f"; read by model call seq {read.seq}" if read is not None else ""),
+        return self._probe_shown(
+            events,
+            seq,
+            "tool_result",
+            lambda e: self.spec.injected in e.text,
+            "no tool result carried the corrupted value",
+            f"showed {self.spec.injected!r}",
         )

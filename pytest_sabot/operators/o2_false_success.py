@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytest_sabot.models.trace import ProbeData
-from pytest_sabot.operators.base import Operator, Planted, later_model_call
+from pytest_sabot.operators.base import Operator, Planted
 
 
 @dataclass
@@ -24,23 +24,11 @@ class FalseSuccess(Operator):
         return self.spec.injected
 
     def _probe_after(self, events: Sequence[Any], seq: int) -> ProbeData:
-        shown = next(
-            (
-                e
-                for e in events
-                if e.seq > seq and e.kind == "tool_result" and e.text == self.spec.injected
-            ),
-            None,
-        )
-        if shown is None:
-            return ProbeData(
-                operator=self.id, landed=False, evidence="the fake success claim was never shown"
-            )
-        read = later_model_call(events, shown.seq)
-        return ProbeData(
-            operator=self.id,
-            landed=True,
-            consumed=read is not None,
-            evidence=f"tool_result seq {shown.seq} was the bare claim"
-            + (f"; read by model call seq {read.seq}" if read is not None else ""),
+        return self._probe_shown(
+            events,
+            seq,
+            "tool_result",
+            lambda e: e.text == self.spec.injected,
+            "the fake success claim was never shown",
+            "was the bare claim",
         )

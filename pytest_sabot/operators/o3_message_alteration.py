@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytest_sabot.models.trace import ProbeData
-from pytest_sabot.operators.base import Operator, Planted, later_model_call
+from pytest_sabot.operators.base import Operator, Planted
 
 
 @dataclass
@@ -29,25 +29,11 @@ class MessageAlteration(Operator):
         return channel == "orchestrator->emitter"
 
     def _probe_after(self, events: Sequence[Any], seq: int) -> ProbeData:
-        delivered = next(
-            (
-                e
-                for e in events
-                if e.seq > seq and e.kind == "message" and self.spec.injected in e.text
-            ),
-            None,
-        )
-        if delivered is None:
-            return ProbeData(
-                operator=self.id,
-                landed=False,
-                evidence="no delivered message carried the alteration",
-            )
-        read = later_model_call(events, delivered.seq)
-        return ProbeData(
-            operator=self.id,
-            landed=True,
-            consumed=read is not None,
-            evidence=f"message seq {delivered.seq} delivered {self.spec.injected!r}"
-            + (f"; read by model call seq {read.seq}" if read is not None else ""),
+        return self._probe_shown(
+            events,
+            seq,
+            "message",
+            lambda e: self.spec.injected in e.text,
+            "no delivered message carried the alteration",
+            f"delivered {self.spec.injected!r}",
         )
