@@ -15,11 +15,11 @@ import re
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Literal
 
 import pytest
+from loopback import emit_run_start, record_handoff, serve_json
 
 from pytest_sabot.harness.context import Messages, ToolHandle
 from pytest_sabot.models.cells import Cell
@@ -87,30 +87,11 @@ class ModelStub:
         self.exchanges: list[tuple[str, dict[str, Any]]] = []
         self._lock = threading.Lock()
         self._counts: dict[str, int] = {}
-        stub = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"  # keep-alive, as a real server would
-
-            def do_POST(self) -> None:
-                length = int(self.headers.get("Content-Length", "0"))
-                body = json.loads(self.rfile.read(length) or b"{}")
-                agent = self.path.strip("/").split("/")[0]
-                status, payload = stub.answer(agent, body)
-                raw = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(raw)))
-                self.end_headers()
-                self.wfile.write(raw)
-
-            def log_message(self, format: str, *args: Any) -> None:
-                return
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = serve_json(
+            lambda path, headers, body: self.answer(path.strip("/").split("/")[0], body),
+            keep_alive=True,  # as a real server would
+        )
         self.port = self.server.server_address[1]
-        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self._thread.start()
 
     def close(self) -> None:
         self.server.shutdown()
@@ -233,19 +214,7 @@ class LocalContext:
         self._calls: dict[str, int] = {}
         self._alter = alter_handoff
         self._tool_calls = 0
-        self.trace.emit(
-            "run_start",
-            "harness",
-            cell_id=self.cell.id,
-            wave=2,
-            framework="autogen",
-            config=config,
-            operator=None,
-            task="T1",
-            seed=11,
-            rules="v0.2.1",
-            model="stub-model",
-        )
+        emit_run_start(self.trace, self.cell, rules="v0.2.1", model="stub-model")
 
     def base_url(self, agent: str) -> str:
         return f"http://127.0.0.1:{self._stub.port}/{agent}/v1"
@@ -312,15 +281,7 @@ class LocalContext:
 
     def handoff(self, sender: str, receiver: str, text: str) -> str:
         delivered = self._alter(text) if self._alter else text
-        self.trace.emit(
-            "message",
-            sender,
-            delivered,
-            sender=sender,
-            receiver=receiver,
-            channel=f"{sender}->{receiver}",
-        )
-        return delivered
+        return record_handoff(self.trace, sender, receiver, delivered)
 
     def reviewer_prompt(self, delivered: str, round: int) -> Messages:
         return Messages(

@@ -15,14 +15,13 @@ import json
 import os
 import subprocess
 import sys
-import threading
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+from loopback import LoopbackContext, Reply, ScriptedServer
 
 from pytest_sabot.adapters import get_adapter
 from pytest_sabot.adapters.crewai_pipeline import (
@@ -35,253 +34,27 @@ from pytest_sabot.adapters.crewai_pipeline import (
     parse_exhaustion,
     run,
 )
-from pytest_sabot.harness.context import Messages, ToolHandle
-from pytest_sabot.harness.prompt_format import parse, render
+from pytest_sabot.harness.context import ToolHandle
+from pytest_sabot.harness.prompt_format import parse
 from pytest_sabot.models.cells import Cell
 from pytest_sabot.models.mapping import load_mapping
 from pytest_sabot.scoring.acts import find_acts
-from pytest_sabot.trace_io import TraceWriter, read_trace
+from pytest_sabot.trace_io import read_trace
 
 REPO = Path(__file__).resolve().parents[2]
 
-# --------------------------------------------------------------------------- loopback server
-
-Reply = dict[str, Any] | Callable[[dict[str, Any]], dict[str, Any]]
-
-
-@dataclass
-class Exchange:
-    agent: str
-    body: dict[str, Any]
-    reply: dict[str, Any]
-
-
-@dataclass
-class ScriptedServer:
-    """OpenAI-compatible chat completions on 127.0.0.1, one script per agent.
-
-    A script entry is ``{"content": ...}``, ``{"tool_calls": [(name, args), ...]}`` or a
-    function of the request body returning one of those.
-    """
-
-    scripts: dict[str, list[Reply]] = field(default_factory=dict)
-    exchanges: list[Exchange] = field(default_factory=list)
-    url: str = ""
-    _lock: threading.Lock = field(default_factory=threading.Lock)
-
-    def requests_of(self, agent: str) -> list[dict[str, Any]]:
-        return [x.body for x in self.exchanges if x.agent == agent]
-
-    def answer(self, path: str, body: dict[str, Any]) -> tuple[int, Any]:
-        parts = path.strip("/").split("/")
-        if len(parts) != 4 or parts[1:] != ["v1", "chat", "completions"]:
-            return 404, {"error": {"message": f"no route {path}"}}
-        agent = parts[0]
-        with self._lock:
-            script = self.scripts.get(agent, [])
-            if not script:
-                return 500, {"error": {"message": f"script for {agent} is exhausted"}}
-            entry = script.pop(0)
-            reply = entry(body) if callable(entry) else entry
-            self.exchanges.append(Exchange(agent, body, reply))
-            index = len(self.exchanges)
-        message: dict[str, Any] = {"role": "assistant", "content": reply.get("content")}
-        finish = "stop"
-        if reply.get("tool_calls"):
-            finish = "tool_calls"
-            message["tool_calls"] = [
-                {
-                    "id": f"call_{index}_{n}",
-                    "type": "function",
-                    "function": {"name": name, "arguments": json.dumps(args)},
-                }
-                for n, (name, args) in enumerate(reply["tool_calls"])
-            ]
-        return 200, {
-            "id": f"chatcmpl-{index}",
-            "object": "chat.completion",
-            "created": 0,
-            "model": body.get("model", ""),
-            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-            "usage": {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5},
-        }
-
-
-@dataclass
-class ServerHandle:
-    state: ScriptedServer
-    httpd: ThreadingHTTPServer
-
-    def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
-
-def start_server() -> ServerHandle:
-    state = ScriptedServer()
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            length = int(self.headers.get("content-length", "0"))
-            body = json.loads(self.rfile.read(length) or b"{}")
-            status, payload = state.answer(self.path, body)
-            data = json.dumps(payload).encode()
-            self.send_response(status)
-            self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    state.url = f"http://127.0.0.1:{httpd.server_address[1]}"
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    return ServerHandle(state, httpd)
-
-
-@pytest.fixture
-def server() -> Iterator[ScriptedServer]:
-    handle = start_server()
-    try:
-        yield handle.state
-    finally:
-        handle.close()
-
-
-# --------------------------------------------------------------------------- run context
-
-CONTRACT_LINE = "RESULT:"
-LOOKUP_VALUES = {"R-7": "47.1"}
-
-
-@dataclass
-class LoopbackContext:
-    """A RunContext for one run against the scripted server, writing a real trace."""
-
-    cell: Cell
-    run_dir: Path
-    server: ScriptedServer
-    flags_protocol: bool = False
-    model_name: str = "stub-model"
-    api_key: str = "run-token-123"
-    trace: TraceWriter = field(init=False)
-    worker_prompts: list[tuple[int, str]] = field(default_factory=list)
-    emitted: list[str] = field(default_factory=list)
-    _synced: int = 0
-    _calls: dict[str, int] = field(default_factory=dict)
-    _tool_calls: int = 0
-
-    def __post_init__(self) -> None:
-        self.trace = TraceWriter(self.run_dir)
-        c = self.cell
-        self.trace.emit(
-            "run_start",
-            "harness",
-            cell_id=c.id,
-            wave=c.wave,
-            framework=c.framework,
-            config=c.config,
-            operator=c.operator,
-            task=c.task,
-            seed=c.seed,
-            rules="v0.1.3",
-            model=self.model_name,
-        )
-
-    def base_url(self, agent: str) -> str:
-        return f"{self.server.url}/{agent}/v1"
-
-    @property
-    def tools(self) -> list[ToolHandle]:
-        return [
-            ToolHandle(
-                name="record_lookup",
-                description="Look up the measured value of a record by id.",
-                parameters={
-                    "type": "object",
-                    "properties": {
-                        "record": {"type": "string", "description": "Record id."},
-                        "unit": {"type": "string", "description": "Optional unit."},
-                    },
-                    "required": ["record"],
-                },
-                invoke=self._lookup,
-            )
-        ]
-
-    def _lookup(self, arguments: dict[str, Any]) -> str:
-        self._tool_calls += 1
-        call_id = f"t{self._tool_calls}"
-        self.trace.emit(
-            "tool_call", "worker", tool="record_lookup", call_id=call_id, arguments=arguments
-        )
-        observation = LOOKUP_VALUES.get(str(arguments.get("record")), "unknown record")
-        self.trace.emit("tool_result", "tools", observation, tool="record_lookup", call_id=call_id)
-        return observation
-
-    def worker_prompt(self, round: int, feedback: str = "") -> Messages:
-        self.worker_prompts.append((round, feedback))
-        sections: list[tuple[str, str] | tuple[str, str, str]] = [
-            ("TASK", "T1 Calibration records"),
-            ("BRIEF", "Report the measured value of record R-7."),
-            ("ROUND", str(round)),
-        ]
-        if feedback:
-            sections.append(("FEEDBACK", feedback))
-        return Messages(system=render([("ROLE", "worker")]), user=render(sections))
-
-    def handoff(self, sender: str, receiver: str, text: str) -> str:
-        self.trace.emit(
-            "message",
-            sender,
-            text,
-            sender=sender,
-            receiver=receiver,
-            channel=f"{sender}->{receiver}",
-        )
-        return text
-
-    def reviewer_prompt(self, delivered: str, round: int) -> Messages:
-        return Messages(
-            system=render([("ROLE", "reviewer")]),
-            user=render([("DRAFT", delivered), ("ROUND", str(round))]),
-        )
-
-    def guardrail_text(self) -> str:
-        return f"The output must contain a line starting {CONTRACT_LINE}"
-
-    def check_contract(self, artifact: str) -> list[str]:
-        if any(line.startswith(CONTRACT_LINE) for line in artifact.splitlines()):
-            return []
-        return [f"no line starts with {CONTRACT_LINE!r}"]
-
-    def magentic_task(self) -> str:
-        return ""
-
-    def sync_model_calls(self) -> None:
-        for exchange in self.server.exchanges[self._synced :]:
-            index = self._calls.get(exchange.agent, 0)
-            self._calls[exchange.agent] = index + 1
-            self.trace.emit(
-                "model_call",
-                exchange.agent,
-                exchange.reply.get("content") or "",
-                call_index=index,
-                model_requested=exchange.body.get("model", ""),
-                model_served=exchange.body.get("model", ""),
-            )
-        self._synced = len(self.server.exchanges)
-
-    def emit(self, text: str) -> None:
-        self.emitted.append(text)
-        self.trace.emit("artifact", "harness", text, name="output.txt")
+# The crewai record_lookup schema carries descriptions and an optional unit argument.
+LOOKUP_PROPERTIES: dict[str, Any] = {
+    "record": {"type": "string", "description": "Record id."},
+    "unit": {"type": "string", "description": "Optional unit."},
+}
 
 
 def make_context(server: ScriptedServer, run_dir: Path, config: str = "default") -> LoopbackContext:
     cell = Cell(wave=1, framework="crewai", config=config, operator="O1", task="T1", seed=11)  # type: ignore[arg-type]
-    return LoopbackContext(cell=cell, run_dir=run_dir, server=server)
+    return LoopbackContext(
+        cell=cell, run_dir=run_dir, server=server, lookup_properties=LOOKUP_PROPERTIES
+    )
 
 
 def finish(ctx: LoopbackContext) -> list[Any]:
@@ -644,8 +417,9 @@ def audit(event, args):
 
 sys.addaudithook(audit)
 sys.path.insert(0, {tests_dir!r})
+import loopback
 import test_crewai_pipeline as t
-handle = t.start_server()
+handle = loopback.start_server()
 handle.state.scripts = {{
     "worker": [*t.tool_then("no result"), *t.tool_then(t.GOOD)],
     "guardrail": [t.verdict(True)],
