@@ -60,6 +60,15 @@ def clean_draft(text: str) -> str:
     return m.group(1).strip() if m else stripped
 
 
+def json_object(text: str) -> dict[str, Any] | None:
+    """``text`` parsed as one JSON object, or None when it is not one."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
 def draft(sections: Sequence[Section]) -> str:
     return clean_draft(body(sections, pf.DRAFT))
 

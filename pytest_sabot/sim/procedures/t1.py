@@ -96,16 +96,8 @@ def worker_step(
     return c.drive(sections, history, [sensor] if sensor else [], compose)
 
 
-def _load(text: str) -> dict[str, Any] | None:
-    try:
-        value = json.loads(text)
-    except ValueError:
-        return None
-    return value if isinstance(value, dict) else None
-
-
 def contract_problems(sections: Sequence[Section]) -> list[str]:
-    record = _load(c.draft(sections))
+    record = c.json_object(c.draft(sections))
     if record is None:
         return ["the artifact is not one JSON object"]
     out = [f"missing field '{k}'" for k in ORDER if k not in record]
@@ -126,7 +118,7 @@ def contract_problems(sections: Sequence[Section]) -> list[str]:
 def review(sections: Sequence[Section]) -> list[Finding]:
     out = c.generic_findings(sections)
     text = c.draft(sections)
-    record = _load(text)
+    record = c.json_object(text)
     if record is None:
         if text:
             out.append(
@@ -217,5 +209,5 @@ def _gain_findings(
 
 
 def looks_like_artifact(text: str) -> bool:
-    record = _load(text)
+    record = c.json_object(text)
     return record is not None and "part_id" in record

@@ -102,16 +102,8 @@ def worker_step(
     return c.drive(sections, history, [vehicle] if vehicle else [], build)
 
 
-def _load(text: str) -> dict[str, Any] | None:
-    try:
-        value = json.loads(text)
-    except ValueError:
-        return None
-    return value if isinstance(value, dict) else None
-
-
 def contract_problems(sections: Sequence[Section]) -> list[str]:
-    p = _load(c.draft(sections))
+    p = c.json_object(c.draft(sections))
     if p is None:
         return ["the artifact is not one JSON object"]
     out = [f"missing field '{k}'" for k in FIELDS if k not in p]
@@ -144,7 +136,7 @@ def contract_problems(sections: Sequence[Section]) -> list[str]:
 
 def review(sections: Sequence[Section]) -> list[Finding]:
     out = c.generic_findings(sections)
-    p = _load(c.draft(sections))
+    p = c.json_object(c.draft(sections))
     sheet = c.material(sections, SHEET)
     if p is None or not sheet or not c.material(sections, NOTE):
         return out
@@ -245,5 +237,5 @@ def _range_log_findings(
 
 
 def looks_like_artifact(text: str) -> bool:
-    p = _load(text)
+    p = c.json_object(text)
     return p is not None and "stops" in p
