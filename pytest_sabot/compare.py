@@ -158,37 +158,20 @@ def _info(results: ResultsFile, path: str) -> RunInfo:
     )
 
 
+_MISMATCH_MEANINGS = (
+    ("registration_hash", "the cells/, tasks/ or mappings/ files differ between the two runs"),
+    ("rules", "the verdicts were adjudicated under different rule versions"),
+    ("model", "a different pipeline model served each run"),
+)
+
+
 def mismatches(a: ResultsFile, b: ResultsFile) -> list[Mismatch]:
     """The fields that make A and B unlike runs: registration, rules, model."""
-    found: list[Mismatch] = []
-    if a.registration_hash != b.registration_hash:
-        found.append(
-            Mismatch(
-                field="registration_hash",
-                a=a.registration_hash,
-                b=b.registration_hash,
-                meaning="the cells/, tasks/ or mappings/ files differ between the two runs",
-            )
-        )
-    if a.rules != b.rules:
-        found.append(
-            Mismatch(
-                field="rules",
-                a=a.rules,
-                b=b.rules,
-                meaning="the verdicts were adjudicated under different rule versions",
-            )
-        )
-    if a.model != b.model:
-        found.append(
-            Mismatch(
-                field="model",
-                a=a.model,
-                b=b.model,
-                meaning="a different pipeline model served each run",
-            )
-        )
-    return found
+    return [
+        Mismatch(field=field, a=getattr(a, field), b=getattr(b, field), meaning=meaning)
+        for field, meaning in _MISMATCH_MEANINGS
+        if getattr(a, field) != getattr(b, field)
+    ]
 
 
 def _other(v: CellVerdict | None) -> str:
