@@ -1,0 +1,109 @@
+"""The agent-facing side of the lab: all an agent ever receives, and the two calls it makes.
+
+An agent is a callable taking an :class:`AgentContext`. It gets the public task, the tool
+names it may call (its capabilities) and the tool catalog (the published contracts); it
+reaches the world only through ``context.call_tool(name, arguments)`` and waits only
+through ``context.sleep(ms)``, which advances virtual time. It never sees the fault
+schedule, the scenario file, the private world or the rules. This module imports no
+agent framework, so any framework's tool functions can wrap these two calls.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from pytest_sabot.lab.catalog import ToolContract
+from pytest_sabot.lab.observation import Observation
+from pytest_sabot.lab.scenario import PublicTask
+
+
+class LimitReached(Exception):  # noqa: N818 - the name reads as the event it reports
+    """The run's virtual deadline or tool-call budget is spent; no more calls are accepted."""
+
+
+class RunClosed(LimitReached):
+    """The run has ended; a late call can no longer reach the world."""
+
+
+class HarnessFailure(Exception):
+    """The harness itself failed while routing a call (never the agent's fault)."""
+
+
+class AgentView(BaseModel):
+    """Exactly what an agent is given before its first call."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    task: PublicTask = Field(description="The public request.")
+    capabilities: list[str] = Field(description="Tools the agent may call.")
+    catalog: list[ToolContract] = Field(description="The published contracts of those tools.")
+
+
+@dataclass(frozen=True)
+class AgentResult:
+    """The agent's own account of its run: recorded, never used to judge it."""
+
+    output: str = ""
+
+
+CallTool = Callable[[str, Mapping[str, Any]], Observation]
+Sleep = Callable[[int], None]
+
+
+class AgentContext:
+    """What one agent run receives from the harness."""
+
+    def __init__(self, view: AgentView, call_tool: CallTool, sleep: Sleep) -> None:
+        self._view = view
+        self._call_tool = call_tool
+        self._sleep = sleep
+
+    @property
+    def task(self) -> PublicTask:
+        return self._view.task
+
+    @property
+    def capabilities(self) -> tuple[str, ...]:
+        return tuple(self._view.capabilities)
+
+    @property
+    def catalog(self) -> tuple[ToolContract, ...]:
+        return tuple(self._view.catalog)
+
+    @property
+    def view(self) -> AgentView:
+        return self._view
+
+    def contract(self, tool: str) -> ToolContract | None:
+        return next((c for c in self._view.catalog if c.name == tool), None)
+
+    def call_tool(self, name: str, arguments: Mapping[str, Any] | None = None) -> Observation:
+        """Route one tool call to the world; returns what the agent is shown."""
+        return self._call_tool(name, dict(arguments or {}))
+
+    def sleep(self, ms: int) -> None:
+        """Wait ``ms`` milliseconds of virtual time (returns at once in real time)."""
+        self._sleep(ms)
+
+    def briefing(self) -> str:
+        """The view as one JSON text, for agents that read text (model prompts)."""
+        return json.dumps(self._view.model_dump(mode="json"), indent=2, sort_keys=True)
+
+
+AgentOutput = AgentResult | str | None
+AgentFn = Callable[[AgentContext], AgentOutput | Awaitable[AgentOutput]]
+
+
+@dataclass(frozen=True)
+class LabAgent:
+    """An agent the engine can run: a name for the record and the callable."""
+
+    name: str
+    kind: Literal["scripted", "python", "framework"]
+    run: AgentFn
+    fixture: bool = False  # True: an acceptance fixture, never a measurement of a model

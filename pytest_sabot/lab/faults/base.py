@@ -1,0 +1,200 @@
+"""What every lab fault shares: its schedule entry, the boundary it acts at, its coverage.
+
+A fault acts at the transaction boundary between an agent's request and the world
+(:mod:`pytest_sabot.lab.boundary`). When the schedule matches a request, the boundary hands
+the fault a :class:`FaultCall`; the fault decides what reaches the world (zero, one or two
+deliveries, from the authoritative state or an earlier snapshot) and what the agent is
+shown, and says whether it activated or was suppressed (and why). Each fault also has a
+landing probe: a pure check over the recorded streams that the activation really shows
+in the evidence.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from pytest_sabot.lab.evidence import Streams
+from pytest_sabot.lab.observation import Observation
+from pytest_sabot.lab.vocabulary import FaultKind, LabOperatorId, ToolName
+
+CoverageStatus = Literal["planned", "matched", "activated", "suppressed"]
+
+
+class FaultEntryBase(BaseModel):
+    """Where one fault may fire: the ``call``-th request to ``tool`` and the ``times - 1``
+    requests to it that follow."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str = Field(
+        pattern=r"^[a-z0-9][a-z0-9-]*$",
+        description="Name of this schedule entry in the run record (lowercase, dashes).",
+    )
+    tool: ToolName = Field(description="The tool whose requests the fault may intercept.")
+    call: int = Field(1, ge=1, description="1-based number of the first request it may hit.")
+    times: int = Field(1, ge=1, description="How many consecutive requests it may hit.")
+    required: bool = Field(
+        True, description="Whether the run is inconclusive unless this fault activates."
+    )
+
+    def in_window(self, call_number: int) -> bool:
+        return self.call <= call_number < self.call + self.times
+
+
+@dataclass(frozen=True)
+class Delivered:
+    """What one delivery did in the world."""
+
+    delivery_id: str
+    response: Observation
+    committed: bool  # at least one effect was committed by this delivery
+    replayed_operation: bool
+
+
+class FaultCall(Protocol):
+    """The boundary's handle on one intercepted request."""
+
+    @property
+    def request_id(self) -> str: ...
+
+    @property
+    def tool(self) -> str: ...
+
+    @property
+    def now_ms(self) -> int: ...
+
+    @property
+    def latency_ms(self) -> int: ...
+
+    @property
+    def timeout_ms(self) -> int: ...
+
+    def deliver(self, snapshot: int | None = None) -> Delivered:
+        """Deliver the request to the world once (from an earlier snapshot for reads)."""
+        ...
+
+    def earlier_snapshots(self) -> Sequence[int]:
+        """Indexes of earlier committed snapshots, newest first (the current one excluded)."""
+        ...
+
+    def read_at(self, snapshot: int | None) -> Observation:
+        """What this read would answer from a snapshot (None: current), with no record."""
+        ...
+
+
+@dataclass
+class EntryState:
+    """Mutable per-run state of one schedule entry (only the boundary changes it)."""
+
+    blocked_until_ms: int | None = None
+
+
+@dataclass(frozen=True)
+class Intercept:
+    """A fault's decision for one request."""
+
+    observation: Observation
+    elapsed_ms: int
+    activated: bool
+    note: str  # what happened, or why it was suppressed
+    detail: dict[str, Any] = field(default_factory=dict)
+
+
+class Activation(BaseModel):
+    """One request the fault acted on."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    request_id: str = Field(description="The request it intercepted.")
+    note: str = Field(description="What the fault did.")
+    detail: dict[str, Any] = Field(default_factory=dict, description="Fault-specific facts.")
+
+
+class Suppression(BaseModel):
+    """One matched request the fault could not act on."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    request_id: str = Field(description="The matched request.")
+    reason: str = Field(description="Why the fault did not act.")
+
+
+class FaultCoverage(BaseModel):
+    """What became of one schedule entry in a run."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str = Field(description="The schedule entry's id.")
+    fault: FaultKind = Field(description="The fault kind.")
+    operator: LabOperatorId = Field(description="The operator id (O7..O11).")
+    tool: str = Field(description="The tool it targets.")
+    required: bool = Field(description="Whether the gate needs it to activate.")
+    status: CoverageStatus = Field(
+        description="'activated' if it acted at least once, else 'suppressed' if a match "
+        "was refused, else 'matched', else 'planned' (never matched)."
+    )
+    matched: list[str] = Field(default_factory=list, description="Request ids it matched.")
+    activations: list[Activation] = Field(default_factory=list, description="Where it acted.")
+    suppressions: list[Suppression] = Field(
+        default_factory=list, description="Where it matched but did not act, with reasons."
+    )
+    note: str = Field("", description="For 'planned': why nothing matched.")
+
+
+def coverage_status(matched: Sequence[str], activations: Sequence[Activation],
+                    suppressions: Sequence[Suppression]) -> CoverageStatus:
+    if activations:
+        return "activated"
+    if suppressions:
+        return "suppressed"
+    return "matched" if matched else "planned"
+
+
+class Probe(BaseModel):
+    """A landing probe's reading: did each activation show in the evidence?"""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    landed: bool = Field(description="True when every activation shows in the streams.")
+    evidence: str = Field(description="What the probe found (or what was missing).")
+
+
+ProbeFn = Callable[[Streams, FaultCoverage], Probe]
+InterceptFn = Callable[[FaultCall, Any, EntryState], Intercept]
+HoldsFn = Callable[[EntryState, int], bool]
+
+
+def _never(state: EntryState, now_ms: int) -> bool:
+    return False
+
+
+@dataclass(frozen=True)
+class FaultOperator:
+    """One lab fault: its ids, where it may act, how it acts and how it proves it landed."""
+
+    kind: FaultKind
+    operator: LabOperatorId
+    targets: frozenset[str]
+    summary: str
+    intercept: InterceptFn
+    probe: ProbeFn
+    # Whether the entry keeps hitting requests outside its window (the rate limiter's
+    # retry window); the default never does.
+    holds: HoldsFn = _never
+
+
+def probe_each(coverage: FaultCoverage, check: Callable[[Activation], str | None],
+               shown: str) -> Probe:
+    """Run ``check`` per activation (it returns what is missing, or None); all must land."""
+    if not coverage.activations:
+        return Probe(landed=False, evidence="the fault never activated")
+    for activation in coverage.activations:
+        missing = check(activation)
+        if missing is not None:
+            return Probe(landed=False, evidence=f"{activation.request_id}: {missing}")
+    ids = ", ".join(a.request_id for a in coverage.activations)
+    return Probe(landed=True, evidence=f"{ids}: {shown}")

@@ -1,0 +1,197 @@
+"""The run record (``run.json``): everything one lab run did, and its gate.
+
+The record holds the scenario it ran (so it can be re-evaluated and replayed with
+nothing else), what the agent was given, the world before and after, the four evidence
+streams and the agent's waits, the fault coverage, how execution ended, the measurements
+and the gate. Streams carry virtual time only; wall-clock figures live in ``timings``.
+The JSON Schema is published as ``schemas/lab-run.schema.json``.
+
+A record is written atomically (temp file, fsync, rename). An existing ``run.json`` in
+the same directory is set aside as ``run.prev-N.json``, never overwritten.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from pytest_sabot.errors import SabotDataError, from_validation_error
+from pytest_sabot.lab.agent import AgentView
+from pytest_sabot.lab.evidence import EvidenceRef, Streams, WaitEvent
+from pytest_sabot.lab.faults.base import FaultCoverage
+from pytest_sabot.lab.scenario import Scenario
+from pytest_sabot.lab.vocabulary import RUN_FILE, ExecutionStatus, FaultKind, GateOutcome
+from pytest_sabot.lab.world.entities import WorldState
+from pytest_sabot.trace_io import write_json_atomic
+
+RUN_FORMAT_VERSION = 1
+Unknown = Literal["unknown"]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class AgentInfo(_Strict):
+    """Which agent ran."""
+
+    name: str = Field(description="Agent name, e.g. 'builtin:naive'.")
+    kind: Literal["scripted", "python", "framework"] = Field(
+        description="'scripted' (a built-in controller), 'python' or 'framework'."
+    )
+    fixture: bool = Field(
+        description="True for acceptance fixtures: never a measurement of any model."
+    )
+
+
+class RefusedAction(_Strict):
+    """The action refused when the deadline or budget was reached (replay repeats it)."""
+
+    kind: Literal["request", "wait"] = Field(description="A tool request or a wait.")
+    tool: str | None = Field(None, description="The tool, for a request.")
+    arguments: dict[str, Any] | None = Field(None, description="Its arguments, if readable.")
+    ms: int | None = Field(None, description="The wait asked for, for a wait.")
+
+
+class Execution(_Strict):
+    """How the agent loop ended. 'completed' says nothing about the task's success."""
+
+    status: ExecutionStatus = Field(description="How the run ended.")
+    detail: str = Field("", description="Error text, or which limit was reached.")
+    output: str = Field("", description="The agent's own final account (never judged).")
+    refused: RefusedAction | None = Field(
+        None, description="The action refused at the limit, if one was."
+    )
+
+
+class ProviderUsage(_Strict):
+    """Model-provider usage, as observed; what was not observed stays 'unknown'."""
+
+    source: Literal["unobserved", "gateway"] = Field(
+        "unobserved", description="Where the figures come from."
+    )
+    model_calls: int | Unknown = Field("unknown", description="Model calls.")
+    prompt_tokens: int | Unknown = Field("unknown", description="Prompt tokens.")
+    completion_tokens: int | Unknown = Field("unknown", description="Completion tokens.")
+    cost_usd: float | Unknown = Field("unknown", description="Cost in US dollars.")
+
+
+class Measurement(_Strict):
+    """What the harness counted."""
+
+    routed_calls: int = Field(description="Tool requests routed through the boundary.")
+    deliveries: int = Field(description="Deliveries that reached the world.")
+    effects: int = Field(description="Committed effects (agent and approver).")
+    waits: int = Field(description="Virtual waits the agent asked for.")
+    virtual_ms: int = Field(description="Virtual time at the end of the run.")
+    provider_usage: ProviderUsage = Field(
+        default_factory=ProviderUsage, description="Model usage, 'unknown' unless observed."
+    )
+
+
+class Timings(_Strict):
+    """Wall-clock figures (never compared by replay, never used by the gate)."""
+
+    started_at: str = Field(description="ISO 8601 UTC time the run started.")
+    real_ms: float = Field(description="Real duration of the whole run, milliseconds.")
+    agent_real_ms: float = Field(description="Real duration of the agent loop, milliseconds.")
+
+
+class Violation(_Strict):
+    """One broken completion or safety rule, with the events that broke it."""
+
+    rule: str = Field(description="Rule id, e.g. 'LS1' (see docs/LAB.md).")
+    kind: Literal["completion", "safety"] = Field(description="Which family it belongs to.")
+    message: str = Field(description="What is wrong, in words.")
+    evidence: list[EvidenceRef] = Field(
+        default_factory=list, description="The events that caused it, in history order."
+    )
+
+
+class CoverageCheck(_Strict):
+    """One schedule entry as the gate sees it."""
+
+    id: str = Field(description="Schedule entry id.")
+    fault: FaultKind = Field(description="Fault kind.")
+    required: bool = Field(description="Whether the gate needs it.")
+    status: str = Field(description="planned, matched, activated or suppressed.")
+    landed: bool = Field(description="The landing probe's reading.")
+    evidence: str = Field(description="What the probe found.")
+
+
+class Gate(_Strict):
+    """The run's verdict."""
+
+    outcome: GateOutcome = Field(description="pass, fail, error or inconclusive.")
+    exit_code: int = Field(description="0 pass, 1 fail, 2 error, 3 inconclusive.")
+    reasons: list[str] = Field(description="Why, in words, most important first.")
+    violations: list[Violation] = Field(
+        default_factory=list, description="Every violation observed."
+    )
+    completion_judged: bool = Field(
+        description="False when execution did not complete: completion rules were not judged."
+    )
+    coverage: list[CoverageCheck] = Field(
+        default_factory=list, description="Each schedule entry's status and probe."
+    )
+
+
+class LabRun(_Strict):
+    """One lab run (run.json)."""
+
+    format_version: Literal[1] = Field(RUN_FORMAT_VERSION, description="Run record version.")
+    run_id: str = Field(description="'<scenario>--<agent>--s<seed>'.")
+    scenario: Scenario = Field(description="The scenario as it ran.")
+    scenario_source: str | None = Field(None, description="The file it came from, if any.")
+    scenario_digest: str = Field(description="sha256 of the scenario's canonical JSON.")
+    agent: AgentInfo = Field(description="Which agent ran.")
+    agent_view: AgentView = Field(description="Exactly what the agent was given.")
+    world_initial: WorldState = Field(description="The world when the run started.")
+    world_final: WorldState = Field(description="The world when the run ended.")
+    streams: Streams = Field(description="requests, deliveries, effects, observations.")
+    waits: list[WaitEvent] = Field(default_factory=list, description="The agent's waits.")
+    coverage: list[FaultCoverage] = Field(
+        default_factory=list, description="What became of each schedule entry."
+    )
+    execution: Execution = Field(description="How the agent loop ended.")
+    measurement: Measurement = Field(description="Counts and virtual time.")
+    gate: Gate = Field(description="The verdict (recomputable with evaluate()).")
+    timings: Timings = Field(description="Wall-clock figures.")
+
+
+def _set_aside(path: Path) -> Path | None:
+    if not path.exists():
+        return None
+    n = 1
+    while (aside := path.with_name(f"{path.stem}.prev-{n}{path.suffix}")).exists():
+        n += 1
+    path.rename(aside)
+    return aside
+
+
+def write_run(record: LabRun, out_dir: Path) -> Path:
+    """Write ``out_dir/run.json`` atomically, setting an earlier record aside."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / RUN_FILE
+    _set_aside(path)
+    write_json_atomic(path, record.model_dump(mode="json"))
+    return path
+
+
+def read_run(path: Path) -> LabRun:
+    """Read a run record (a run.json or the directory holding one)."""
+    if path.is_dir():
+        path = path / RUN_FILE
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise SabotDataError(path, "", "a readable run record", exc.strerror) from None
+    except json.JSONDecodeError as exc:
+        raise SabotDataError(path, f"line {exc.lineno}", "JSON", exc.msg) from None
+    try:
+        return LabRun.model_validate(raw)
+    except ValidationError as exc:
+        raise from_validation_error(path, exc) from None
