@@ -97,6 +97,22 @@ def run_scenario(
     model gateway, when there is one); without it usage stays 'unknown'. A
     KeyboardInterrupt is recorded as 'cancelled', written, then raised again.
     """
+    record, interrupt = execute(scenario, agent, source=source, usage=usage)
+    if out_dir is not None:
+        write_run(record, out_dir)
+    if interrupt is not None:
+        raise interrupt
+    return record
+
+
+def execute(
+    scenario: Scenario,
+    agent: LabAgent,
+    *,
+    source: str | None = None,
+    usage: UsageSource | None = None,
+) -> tuple[LabRun, KeyboardInterrupt | None]:
+    """One run in memory: the evaluated record, and the interrupt that cancelled it."""
     started = datetime.now(UTC).isoformat(timespec="milliseconds")
     t0 = time.perf_counter()
     world = World(scenario)
@@ -141,8 +157,4 @@ def run_scenario(
         "timings": Timings(started_at=started, real_ms=(time.perf_counter() - t0) * 1000,
                            agent_real_ms=agent_ms),
     })
-    if out_dir is not None:
-        write_run(record, out_dir)
-    if isinstance(error, KeyboardInterrupt):
-        raise error
-    return record
+    return record, error if isinstance(error, KeyboardInterrupt) else None

@@ -1,0 +1,72 @@
+"""``python -m pytest_sabot.lab``: the lab's command line.
+
+    run SCENARIO --agent builtin:naive --out DIR   run one scenario (exit: the gate)
+    init DIR                                        write a starter scenario
+    validate FILE...                                check scenario files
+    demo [--out DIR]                                the three controllers' declared gates
+    replay RUN                                      re-execute a recorded run
+    evaluate RUN                                    re-evaluate a recorded run offline
+    view SCENARIO                                   what an agent is given
+
+Gate exit codes: 0 pass, 1 fail, 2 error, 3 inconclusive; 2 also means bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from pytest_sabot.lab import commands
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m pytest_sabot.lab",
+                                     description="The fault lab: state-changing tools under "
+                                     "transactional faults.",
+                                     formatter_class=argparse.RawDescriptionHelpFormatter,
+                                     epilog=(__doc__ or "").split("\n\n")[1])
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("run", help="run one scenario with one agent")
+    p.add_argument("scenario", help="scenario file, or the name of a shipped scenario")
+    p.add_argument("--agent", required=True,
+                   help="builtin:naive, builtin:resilient or builtin:noop")
+    p.add_argument("--out", type=Path, required=True, help="directory for run.json")
+    p.add_argument("--json", action="store_true", help="print the run record as JSON")
+    p = sub.add_parser("init", help="write a starter scenario into DIR")
+    p.add_argument("dir", type=Path)
+    p = sub.add_parser("validate", help="check scenario files")
+    p.add_argument("files", nargs="+")
+    p = sub.add_parser("demo", help="check the scripted controllers' declared gates")
+    p.add_argument("--out", type=Path, help="keep the run records here")
+    p.add_argument("--json", action="store_true")
+    for name, text in (("replay", "re-execute a recorded run and compare"),
+                       ("evaluate", "re-evaluate a recorded run's gate offline")):
+        p = sub.add_parser(name, help=text)
+        p.add_argument("run", type=Path, help="run.json or the directory holding it")
+        p.add_argument("--json", action="store_true")
+    p = sub.add_parser("view", help="print what an agent is given for a scenario")
+    p.add_argument("scenario")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    if args.command == "run":
+        return commands.cmd_run(args.scenario, args.agent, args.out, as_json=args.json)
+    if args.command == "init":
+        return commands.cmd_init(args.dir)
+    if args.command == "validate":
+        return commands.cmd_validate(args.files)
+    if args.command == "demo":
+        return commands.cmd_demo(args.out, as_json=args.json)
+    if args.command == "replay":
+        return commands.cmd_replay(args.run, as_json=args.json)
+    if args.command == "evaluate":
+        return commands.cmd_evaluate(args.run, as_json=args.json)
+    return commands.cmd_view(args.scenario)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,135 @@
+"""The lab's commands as functions returning exit codes.
+
+Gate exit codes: 0 pass, 1 fail, 2 error, 3 inconclusive. Other commands: 0 success,
+1 a declared outcome not produced (demo) or a replay that diverged, 2 bad input (a file,
+option or record that cannot be used; the message names it, the field and what was
+expected). No command prints a traceback for a user error.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from pytest_sabot.errors import SabotDataError
+from pytest_sabot.lab.controllers import resolve_agent
+from pytest_sabot.lab.demo import run_demo
+from pytest_sabot.lab.engine import agent_view, run_scenario
+from pytest_sabot.lab.gate import evaluate
+from pytest_sabot.lab.record import read_run
+from pytest_sabot.lab.render import demo_text, replay_text, run_text
+from pytest_sabot.lab.replay import replay_run
+from pytest_sabot.lab.scenario_load import load_scenario, resolve_scenario
+from pytest_sabot.lab.starter import write_starter
+from pytest_sabot.lab.vocabulary import EXIT_CODES, RUN_FILE
+
+BAD_INPUT = 2
+
+
+def _guard(body: Callable[[], int]) -> int:
+    try:
+        return body()
+    except SabotDataError as exc:
+        print(f"sabot lab: {exc}", file=sys.stderr)
+        return BAD_INPUT
+    except KeyboardInterrupt:
+        print("sabot lab: interrupted (the run record was written as cancelled)",
+              file=sys.stderr)
+        return EXIT_CODES["inconclusive"]
+
+
+def _emit(as_json: bool, model: BaseModel | list[Any], text: str) -> None:
+    if as_json:
+        payload = (model.model_dump(mode="json") if isinstance(model, BaseModel)
+                   else [m.model_dump(mode="json") for m in model])
+        print(json.dumps(payload, indent=2, sort_keys=True))
+    else:
+        print(text)
+
+
+def cmd_run(scenario: str, agent: str, out: Path, *, as_json: bool = False) -> int:
+    """``lab run SCENARIO --agent NAME --out DIR``: exit code of the gate."""
+    def body() -> int:
+        path = resolve_scenario(scenario)
+        loaded = load_scenario(path)
+        chosen = resolve_agent(agent)
+        record = run_scenario(loaded, chosen, out, source=str(path))
+        _emit(as_json, record, run_text(record, str(out / RUN_FILE)))
+        return record.gate.exit_code
+
+    return _guard(body)
+
+
+def cmd_init(directory: Path) -> int:
+    """``lab init DIR``: write a starter scenario."""
+    def body() -> int:
+        path = write_starter(directory)
+        print(f"wrote {path}")
+        return 0
+
+    return _guard(body)
+
+
+def cmd_validate(files: Sequence[str]) -> int:
+    """``lab validate FILE...``: 0 when every file is a valid scenario, else 2."""
+    worst = 0
+    for name in files:
+        try:
+            path = resolve_scenario(name)
+            scenario = load_scenario(path)
+        except SabotDataError as exc:
+            print(f"sabot lab: {exc}", file=sys.stderr)
+            worst = BAD_INPUT
+            continue
+        faults = ", ".join(f"{f.id}:{f.fault}" for f in scenario.faults) or "none"
+        print(f"{path}: valid ({scenario.name}; faults {faults})")
+    return worst
+
+
+def cmd_demo(out: Path | None = None, *, as_json: bool = False) -> int:
+    """The demo check: 0 only when every controller produces its declared gate."""
+    def body() -> int:
+        rows = run_demo(out)
+        _emit(as_json, rows, demo_text(rows))
+        return 0 if all(r.ok for r in rows) else 1
+
+    return _guard(body)
+
+
+def cmd_replay(run: Path, *, as_json: bool = False) -> int:
+    """``lab replay RUN``: 0 verified, 1 diverged, 2 unreadable record."""
+    def body() -> int:
+        report = replay_run(read_run(run))
+        _emit(as_json, report, replay_text(report))
+        return 0 if report.reproduction == "verified" else 1
+
+    return _guard(body)
+
+
+def cmd_evaluate(run: Path, *, as_json: bool = False) -> int:
+    """``lab evaluate RUN``: re-evaluate a record offline; exit code of the gate."""
+    def body() -> int:
+        record = read_run(run)
+        gate = evaluate(record)
+        fresh = record.model_copy(update={"gate": gate})
+        _emit(as_json, gate, run_text(fresh))
+        if gate != record.gate:
+            print(f"note: the recorded gate was {record.gate.outcome}", file=sys.stderr)
+        return gate.exit_code
+
+    return _guard(body)
+
+
+def cmd_view(scenario: str) -> int:
+    """``lab view SCENARIO``: print exactly what an agent would be given."""
+    def body() -> int:
+        print(json.dumps(agent_view(load_scenario(resolve_scenario(scenario)))
+                         .model_dump(mode="json"), indent=2, sort_keys=True))
+        return 0
+
+    return _guard(body)

@@ -1,0 +1,91 @@
+"""The lab's demo check: the three scripted controllers must produce their declared gates.
+
+On the shipped ``lost-create-response`` scenario (the create response is lost after the
+ticket was committed):
+
+* ``builtin:naive`` fails, with a duplicate ticket (LS1);
+* ``builtin:resilient`` passes;
+* ``builtin:noop`` fails on completion rules only.
+
+The demo succeeds only when the real engine produces every declared gate. These are
+acceptance fixtures, not measurements of any model; ordinary failed runs still fail.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from pytest_sabot.lab.controllers import CONTROLLERS
+from pytest_sabot.lab.engine import run_scenario
+from pytest_sabot.lab.record import LabRun
+from pytest_sabot.lab.scenario_load import load_scenario, resolve_scenario
+from pytest_sabot.lab.vocabulary import GateOutcome
+
+DEMO_SCENARIO = "helpdesk/lost-create-response"
+
+
+@dataclass(frozen=True)
+class Declared:
+    """What one controller must produce on the demo scenario."""
+
+    agent: str
+    gate: GateOutcome
+    rules: frozenset[str]  # violations that must be among those found
+    only: Literal["completion", "safety"] | None  # every violation of this family, if set
+    why: str
+
+
+DECLARED: tuple[Declared, ...] = (
+    Declared("builtin:naive", "fail", frozenset({"LS1"}), None,
+             "retries the lost creation with a new operation key: a duplicate ticket"),
+    Declared("builtin:resilient", "pass", frozenset(), None,
+             "retries with the same operation key; reads back before notifying"),
+    Declared("builtin:noop", "fail", frozenset({"LC1", "LC2", "LC3"}), "completion",
+             "does nothing: fails the completion rules, breaks no safety rule"),
+)
+
+
+class DemoRow(BaseModel):
+    """One controller's declared and produced outcome."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    agent: str = Field(description="The controller.")
+    declared: GateOutcome = Field(description="The declared gate.")
+    gate: GateOutcome = Field(description="The gate the engine produced.")
+    rules: list[str] = Field(description="Rule ids of the violations found.")
+    ok: bool = Field(description="Whether the produced outcome matches the declaration.")
+    why: str = Field(description="Why this outcome is declared.")
+    run: str | None = Field(None, description="Where the run record was written.")
+
+
+def check(declared: Declared, record: LabRun) -> bool:
+    """Whether a run produced what ``declared`` says."""
+    found = {v.rule for v in record.gate.violations}
+    kinds = {v.kind for v in record.gate.violations}
+    return (record.gate.outcome == declared.gate and declared.rules <= found
+            and (declared.only is None or kinds <= {declared.only}))
+
+
+def run_demo(out_dir: Path | None = None) -> list[DemoRow]:
+    """Run every declared controller on the demo scenario; one row each."""
+    path = resolve_scenario(DEMO_SCENARIO)
+    scenario = load_scenario(path)
+    rows: list[DemoRow] = []
+    with tempfile.TemporaryDirectory(prefix="sabot-lab-demo-") as tmp:
+        root = out_dir if out_dir is not None else Path(tmp)
+        for declared in DECLARED:
+            run_dir = root / declared.agent.replace("builtin:", "")
+            record = run_scenario(scenario, CONTROLLERS[declared.agent], run_dir,
+                                  source=str(path))
+            rows.append(DemoRow(
+                agent=declared.agent, declared=declared.gate, gate=record.gate.outcome,
+                rules=[v.rule for v in record.gate.violations], ok=check(declared, record),
+                why=declared.why, run=str(run_dir / "run.json") if out_dir else None,
+            ))
+    return rows
