@@ -20,6 +20,8 @@ from pydantic import TypeAdapter
 from pytest_sabot.adjudicate import NotRun
 from pytest_sabot.harness.run import RunOutcome
 from pytest_sabot.judge.models import SoftRecord
+from pytest_sabot.lab.record import LabRun
+from pytest_sabot.lab.scenario import Scenario
 from pytest_sabot.models.anchors import AnchorRegistry
 from pytest_sabot.models.cells import SeedRegistry, WaveSpec
 from pytest_sabot.models.mapping import MappingFile
@@ -92,6 +94,8 @@ FORMATS: tuple[FileFormat, ...] = (
     FileFormat("not-run", "<run dir>/not_run.json", NotRun),
     FileFormat("soft", "<run dir>/soft.json (the judge's verdict)", SoftRecord),
     FileFormat("results", "<out dir>/results.json", ResultsFile),
+    FileFormat("lab-scenario", "lab scenario files (pytest_sabot/lab/scenarios/)", Scenario),
+    FileFormat("lab-run", "<lab out dir>/run.json", LabRun),
 )
 
 

@@ -22,7 +22,7 @@ from pytest_sabot.lab.observation import Observation
 from pytest_sabot.lab.scenario import PublicTask
 
 
-class LimitReached(Exception):  # noqa: N818 - the name reads as the event it reports
+class LimitReached(Exception):
     """The run's virtual deadline or tool-call budget is spent; no more calls are accepted."""
 
 

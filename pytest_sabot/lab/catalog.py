@@ -10,6 +10,7 @@ never unique constraints.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -274,7 +275,8 @@ def tool_contract(tool: str, contracts: Contracts) -> ToolContract:
     )
 
 
-def build_catalog(contracts: Contracts, tools: list[str] | None = None) -> list[ToolContract]:
+def build_catalog(contracts: Contracts, tools: Sequence[str] | None = None) -> (
+        list[ToolContract]):
     """The contracts of ``tools`` (default: all six), in catalog order."""
     wanted = set(tools) if tools is not None else set(ALL_TOOLS)
     return [tool_contract(t, contracts) for t in ALL_TOOLS if t in wanted]

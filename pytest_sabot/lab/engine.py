@@ -19,7 +19,6 @@ from pytest_sabot.lab.agent import AgentContext, AgentResult, AgentView, LabAgen
 from pytest_sabot.lab.boundary import Boundary
 from pytest_sabot.lab.catalog import build_catalog
 from pytest_sabot.lab.gate import evaluate
-from pytest_sabot.lab.recorder import Recorder
 from pytest_sabot.lab.record import (
     AgentInfo,
     Execution,
@@ -31,6 +30,7 @@ from pytest_sabot.lab.record import (
     Timings,
     write_run,
 )
+from pytest_sabot.lab.recorder import Recorder
 from pytest_sabot.lab.scenario import Scenario
 from pytest_sabot.lab.scenario_load import scenario_digest
 from pytest_sabot.lab.world.store import World
@@ -55,10 +55,12 @@ def _output(result: Any) -> str:
 
 
 def _run_agent(agent: LabAgent, context: AgentContext) -> str:
-    result = agent.run(context)
+    result: Any = agent.run(context)
     if inspect.isawaitable(result):
+        pending = result
+
         async def _wait() -> Any:
-            return await result
+            return await pending
 
         result = asyncio.run(_wait())
     return _output(result)

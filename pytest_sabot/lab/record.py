@@ -27,7 +27,7 @@ from pytest_sabot.lab.vocabulary import RUN_FILE, ExecutionStatus, FaultKind, Ga
 from pytest_sabot.lab.world.entities import WorldState
 from pytest_sabot.trace_io import write_json_atomic
 
-RUN_FORMAT_VERSION = 1
+RUN_FORMAT_VERSION: Literal[1] = 1
 Unknown = Literal["unknown"]
 
 

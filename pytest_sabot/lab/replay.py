@@ -64,7 +64,8 @@ def _recorded_error(detail: str) -> Exception:
     match = re.fullmatch(r"([A-Za-z_]\w*): (.*)", detail, flags=re.DOTALL)
     if match is None:
         return RuntimeError(detail)
-    return type(match.group(1), (Exception,), {})(match.group(2))
+    kind: type[Exception] = type(match.group(1), (Exception,), {})
+    return kind(match.group(2))
 
 
 def replay_agent(record: LabRun) -> LabAgent:

@@ -12,15 +12,22 @@ the harness.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from pytest_sabot.lab.faults import FaultEntry
-from pytest_sabot.lab.vocabulary import ALL_TOOLS, IdempotencySupport, Priority, ToolName
+from pytest_sabot.lab.vocabulary import IdempotencySupport, Priority, ToolName
 
-SCENARIO_FORMAT_VERSION = 1
-_ID = r"^[A-Z]-\d{1,6}$"
+SCENARIO_FORMAT_VERSION: Literal[1] = 1
+
+
+def _urgent_only() -> list[Priority]:
+    return ["urgent"]
+
+
+def _every_tool() -> list[ToolName]:
+    return list(get_args(ToolName))
 
 
 class _Strict(BaseModel):
@@ -76,7 +83,7 @@ class ApprovalRule(_Strict):
     """Which tickets need approval before assignment, and when the approver grants it."""
 
     priorities: list[Priority] = Field(
-        default_factory=lambda: ["urgent"],
+        default_factory=_urgent_only,
         description="Tickets created with one of these priorities start 'pending'.",
     )
     delay_ms: int = Field(
@@ -128,7 +135,7 @@ class TaskSpec(PublicTask):
     """The public task plus the tools the agent may use."""
 
     capabilities: list[ToolName] = Field(
-        default_factory=lambda: list(ALL_TOOLS),
+        default_factory=_every_tool,
         description="Tools the agent may call; a call to any other is refused (forbidden).",
     )
 
