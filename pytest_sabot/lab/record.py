@@ -147,7 +147,7 @@ class LabRun(_Strict):
     scenario: Scenario = Field(description="The scenario as it ran.")
     scenario_source: str | None = Field(None, description="The file it came from, if any.")
     scenario_digest: str = Field(description="sha256 of the scenario's canonical JSON.")
-    agent: AgentInfo = Field(description="Which agent ran.")
+    agent: AgentInfo = Field(description="The agent that ran: name, kind, fixture flag.")
     agent_view: AgentView = Field(description="Exactly what the agent was given.")
     world_initial: WorldState = Field(description="The world when the run started.")
     world_final: WorldState = Field(description="The world when the run ended.")
