@@ -4,6 +4,7 @@ required fault that never activated can never pass."""
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import Any
 
@@ -89,10 +90,8 @@ def test_LG3_an_unfinished_run_without_violations_is_inconclusive() -> None:
 def test_LG3_budget_exhaustion_is_inconclusive_even_when_the_agent_swallows_it() -> None:
     def body(ctx: AgentContext) -> None:
         for _ in range(100):
-            try:
+            with contextlib.suppress(Exception):  # the agent swallows the limit
                 ctx.call_tool("get_customer", {"customer_id": ctx.task.customer_id})
-            except Exception:
-                pass
 
     s = scenario("lost-create-response", _calm)
     record = run(s, body)
