@@ -175,8 +175,7 @@ DESCRIPTIONS: dict[str, str] = {
     "creating twice makes two tickets.",
     "assign_ticket": "Assign a ticket. expected_version must equal the ticket's current "
     "version, otherwise the call is refused with version_conflict and nothing changes. "
-    "Assignment is allowed before approval, but tickets needing approval must be approved "
-    "first.",
+    "A ticket whose approval is 'pending' must not be assigned before it is 'approved'.",
     "notify_customer": "Queue a message to a customer about a ticket.",
 }
 

@@ -200,11 +200,11 @@ def write(state: WorldState, tool: str, arguments: dict[str, Any], now_ms: int,
     if isinstance(args, str):
         return Outcome(failure(tool, "invalid_arguments", args), state)
     key: str | None = getattr(args, KEY, None)
-    print_ = fingerprint(args.model_dump(mode="json"))
+    digest = fingerprint(args.model_dump(mode="json"))
     if key is not None:
         known = state.operations.get(f"{tool}:{key}")
         if known is not None:
-            if known.fingerprint != print_:
+            if known.fingerprint != digest:
                 return Outcome(failure(tool, "idempotency_key_reuse",
                                        f"operation_key {key!r} was used with other arguments"),
                                state)
@@ -218,7 +218,7 @@ def write(state: WorldState, tool: str, arguments: dict[str, Any], now_ms: int,
         outcome = _notify(state, args, now_ms)
     if key is None or not outcome.changes or outcome.response.result is None:
         return outcome
-    record = OperationRecord(tool=tool, operation_key=key, fingerprint=print_,
+    record = OperationRecord(tool=tool, operation_key=key, fingerprint=digest,
                              result=outcome.response.result)
     state = outcome.state.model_copy(
         update={"operations": {**outcome.state.operations, f"{tool}:{key}": record}}
