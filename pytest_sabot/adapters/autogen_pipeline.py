@@ -71,7 +71,7 @@ from pytest_sabot.adapters._autogen_logging import (
     TraceLoggerCapture,
 )
 from pytest_sabot.harness.context import RunContext, ToolHandle
-from pytest_sabot.harness.run import strip_flags_head
+from pytest_sabot.harness.pipeline_context import strip_flags_head
 from pytest_sabot.verdict_token import routing_verdict
 
 __all__ = [

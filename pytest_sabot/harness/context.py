@@ -2,7 +2,9 @@
 
 This module is the contract between the harness (tasks, tools, operators, trace, gateway)
 and the adapters (LangGraph, CrewAI, AutoGen). Adapters know frameworks and nothing of
-scoring; the harness knows seams and nothing of frameworks.
+scoring; the harness knows seams and nothing of frameworks. The object an adapter receives
+is a ``pytest_sabot.harness.pipeline_context.PipelineContext``: nothing reachable from it
+holds the task's private spec, a ground-truth note or the pass criterion (SPEC.md I39).
 
 Pipeline shape for every framework (section 8): load -> worker -> review -> (revise | emit),
 with exactly one revise loop. The stage protocol an adapter follows:
