@@ -15,15 +15,19 @@ LangChain ``StructuredTool`` objects whose body is the harness's ``ToolHandle.in
 every call is recorded by the harness and passes through its operator seams.
 
 The reviewer's reply is recorded verbatim as a ``review`` event; its verdict token is parsed
-here only to route (REJECT with the revise pass unused -> revise; otherwise onward). The
-guardrail config adds a deterministic ``validate`` node in front of ``emit`` that checks
-only the published output contract (the fairness rule): a failure with the revise pass
-still unused routes ``Command(goto="revise")``; a failure with it used up (the second
-validator failure, or a first one after the reviewer already spent the revise pass) calls
+here only to route (REJECT with the reviewer's revise pass unused -> revise; otherwise
+onward). The guardrail config adds a deterministic ``validate`` node in front of ``emit``
+that checks only the published output contract (the fairness rule). Its count is its own
+(section 8: "first failure routes Command(goto="revise"), a second calls interrupt()";
+SPEC.md I32): the validator's first failure routes ``Command(goto="revise")`` whether or not
+the reviewer has already spent its revise pass, and its second failure calls
 ``langgraph.types.interrupt(reason)``, which this module observes through the
 ``__interrupt__`` key of the ``.invoke()`` result and records as an escalation that ends the
-run with the task failed. In the guardrail config every path to ``emit`` passes
-``validate``, including a reviewer REJECT that has no revise pass left.
+run with the task failed. Each check counts only its own: a reviewer REJECT sends the
+worker back once whether or not the validator already did, and the other way round. So a
+run has at most two revise passes (rounds 1 and 2), one per check. In
+the guardrail config every path to ``emit`` passes ``validate``, including a reviewer REJECT
+that has no revise pass left.
 
 Trace events written here (every other event comes from the harness):
 
@@ -67,8 +71,9 @@ __all__ = [
 
 # A worker pass may call its model at most this many times (tool turns plus the reply).
 MAX_WORKER_MODEL_CALLS = 8
-# The longest legal path is load, worker, review, validate, revise, review, validate, emit
-# (8 steps); the limit leaves headroom but stops any accidental cycle.
+# The longest legal path is load, worker, review, revise, review, validate, revise, review,
+# validate, emit (10 steps); the limit is never reached on a legal path and stops an
+# accidental cycle after 20 steps instead of LangGraph's default 10007 (SPEC.md S8.12).
 RECURSION_LIMIT = 20
 
 Route = Literal["revise", "emit", "validate"]
@@ -82,14 +87,14 @@ parse_verdict = routing_verdict
 class PipelineState(TypedDict, total=False):
     """The graph state: the current draft and the routing bookkeeping."""
 
-    round: int  # 0 for the first pass, 1 once the revise pass ran
+    round: int  # 0 for the first pass, then 1 (and 2) for each revise pass that ran
     system: str  # the worker's first-pass messages, as the load node read them
     user: str
     draft: str  # the worker's reply as written
     delivered: str  # the draft as the reviewer received it (after the handoff channel)
     review: str  # the reviewer's full reply
     feedback: str  # the reason the worker is re-invoked with
-    revised: bool  # the one revise pass has been used
+    revised: bool  # the reviewer's one revise pass has been used
     contract_failures: int  # validate passes that failed so far (guardrail config)
     next: Route  # where the review node routes
 
@@ -226,14 +231,10 @@ class _Pipeline:
 
     def revise(self, state: PipelineState) -> PipelineState:
         reason = state.get("feedback", "")
+        round_ = state.get("round", 0) + 1
         self.ctx.trace.emit("retry", "worker", reason, source="revise", reason=reason)
-        draft = self._work(self.ctx.worker_prompt(1, reason), 1, "revise")
-        return {
-            "round": 1,
-            "revised": True,
-            "draft": draft,
-            "delivered": self._deliver(draft),
-        }
+        draft = self._work(self.ctx.worker_prompt(round_, reason), round_, "revise")
+        return {"round": round_, "draft": draft, "delivered": self._deliver(draft)}
 
     def review(self, state: PipelineState) -> PipelineState:
         from langchain_core.messages import HumanMessage, SystemMessage
@@ -249,7 +250,8 @@ class _Pipeline:
         verdict = parse_verdict(text)
         onward: Route = "validate" if self.ctx.cell.config == "guardrail" else "emit"
         if verdict.decision == "reject" and not state.get("revised", False):
-            return {"review": text, "next": "revise", "feedback": verdict.reason}
+            # The reviewer's one revise pass, counted apart from the validator's (I32).
+            return {"review": text, "next": "revise", "feedback": verdict.reason, "revised": True}
         return {"review": text, "next": onward}
 
     def validate(self, state: PipelineState) -> Any:
@@ -271,7 +273,7 @@ class _Pipeline:
         )
         if not failures:
             return Command(goto="emit")
-        if not state.get("revised", False):
+        if failed_before == 0:  # the validator's own first failure (SPEC.md I32)
             self.ctx.trace.emit(
                 "route", "validator", reason, goto="revise", source="validator", reason=reason
             )

@@ -206,19 +206,60 @@ def test_S5_second_validator_failure_interrupts_and_records_the_task_failed(
     assert ctx.emitted == []
 
 
-def test_S5_validator_after_the_reviewer_used_the_revise_pass_escalates_on_failure(
+def test_I32_validator_first_failure_routes_revise_after_the_reviewer_used_its_pass(
     server: ScriptedServer, tmp_path: Path
 ) -> None:
+    """Section 8: the validator's first failure routes to revise, whatever the reviewer
+    did before; only its own second failure interrupts."""
     server.scripts = {
-        "worker": [*tool_then(GOOD), {"content": "R-7 is 47.1"}],
-        "reviewer": [REJECT, APPROVE],
+        "worker": [*tool_then(GOOD), {"content": "R-7 is 47.1"}, {"content": "RESULT: R-7 = 47.1"}],
+        "reviewer": [REJECT, APPROVE, APPROVE],
     }
     ctx = make_context(server, tmp_path, config="guardrail")
     run(ctx)
-    assert len(events(ctx, "retry")) == 1
-    assert events(ctx, "route") == []
+    assert [e.data.source for e in events(ctx, "retry")] == ["revise", "revise"]
+    (route,) = events(ctx, "route")
+    assert (route.data.goto, route.data.source) == ("revise", "validator")
+    assert [e.data.success for e in events(ctx, "guardrail")] == [False, True]
+    assert events(ctx, "interrupt") == []
+    assert [r for r, _ in ctx.worker_prompts] == [0, 1, 2]
+    assert ctx.worker_prompts[2][1] == "no line starts with 'RESULT:'"
+    assert [e.data.round for e in events(ctx, "review")] == [0, 1, 2]
+    assert ctx.emitted == ["RESULT: R-7 = 47.1"]
+
+
+def test_I32_the_validators_second_failure_interrupts_after_the_reviewer_used_its_pass(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    server.scripts = {
+        "worker": [*tool_then(GOOD), {"content": "R-7 is 47.1"}, {"content": "47.1"}],
+        "reviewer": [REJECT, APPROVE, APPROVE],
+    }
+    ctx = make_context(server, tmp_path, config="guardrail")
+    run(ctx)
+    assert [e.data.success for e in events(ctx, "guardrail")] == [False, False]
+    assert len(events(ctx, "route")) == 1
     assert len(events(ctx, "interrupt")) == 1
+    assert events(ctx, "run_end")[0].data.status == "task_failed"
     assert ctx.emitted == []
+
+
+def test_I32_the_reviewers_revise_pass_is_its_own_after_a_validator_revise(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    server.scripts = {
+        "worker": [*tool_then(NO_CONTRACT), {"content": "RESULT: R-7 = 74.1"},
+                   {"content": "RESULT: R-7 = 47.1"}],
+        "reviewer": [APPROVE, REJECT, APPROVE],
+    }
+    ctx = make_context(server, tmp_path, config="guardrail")
+    run(ctx)
+    assert [e.data.reason for e in events(ctx, "retry")] == [
+        "no line starts with 'RESULT:'",
+        "47.1 is not R-7's value",
+    ]
+    assert [e.data.success for e in events(ctx, "guardrail")] == [False, True]
+    assert ctx.emitted == ["RESULT: R-7 = 47.1"]
 
 
 # --------------------------------------------------------------------------- section 8
