@@ -19,17 +19,26 @@ Default config (load -> worker -> critic -> revise | emit)
     is emitted.
 
 Guardrail config (Magentic-One)
-    ``MagenticOneGroupChat([worker], model_client=<orchestrator client>, max_stalls=3,
-    max_turns=12)`` runs on ``ctx.magentic_task()``, whose output contract carries the
-    FLAGS head line in waves 2+. There is no reviewer stage: the orchestrator's progress
-    ledger is the review mechanism. Its records come from the autogen_agentchat trace
-    logger (:mod:`pytest_sabot.adapters._autogen_logging`): each ``Progress Ledger: ...``
-    line becomes a ledger event and each ``Stall count exceeded, re-planning with the outer
-    loop...`` line a replan event whose reason is the ledgers' recorded no-progress /
-    in-loop reasons. A stall re-plan does not end the run (0.7.5 re-enters the outer loop),
+    ``MagenticOneGroupChat([worker], model_client=<orchestrator client>, max_stalls=3)``
+    runs on ``ctx.magentic_task()``, whose output contract carries the FLAGS head line in
+    waves 2+. ``max_stalls`` is the standard's pin; every other setting of the team is the
+    framework's default (``max_turns`` 20 in 0.7.5; SPEC.md S8.12). There is no reviewer
+    stage: the orchestrator's progress ledger is the review mechanism. Its records come from
+    the autogen_agentchat trace logger (:mod:`pytest_sabot.adapters._autogen_logging`): each
+    ``Progress Ledger: ...`` line becomes a ledger event and each ``Stall count exceeded,
+    re-planning with the outer loop...`` line a replan event whose reason is the ledgers'
+    recorded no-progress / in-loop reasons. A stall re-plan does not end the run (0.7.5
+    re-enters the outer loop),
     so it is visible only there. ``TaskResult.stop_reason`` is recorded verbatim: the
     satisfied ledger's reason on completion, ``Max rounds reached.`` when the orchestrator
-    runs out of rounds. The orchestrator's final answer is the artifact.
+    runs out of rounds (a ``cap`` event, team_turns, records that the orchestrator then
+    prepared its final answer). The orchestrator's final answer is the artifact.
+
+    The re-plan is also read from the public message stream (SPEC.md I35): re-entering the
+    outer loop re-issues the task ledger, an orchestrator message that carries the team's
+    whole task, so every such message after the first is a re-plan. The two readings are
+    written side by side in one ``surface_check`` event after the team run; the trace-logger
+    record stays the one the mapping counts.
 
     Structural carve-out (standard section 10.6). In this config the O2 (check), O3
     (handoff) and O6 (write) seams are exercised only after the team run has completed: the
@@ -40,6 +49,12 @@ Guardrail config (Magentic-One)
     component executes with them in view, which is why the standard registers these cells
     as structural zeros.
 
+Worker cap (SPEC.md I33): every worker ``AssistantAgent`` has
+``max_tool_iterations=WORKER_MODEL_CALL_CAP`` and ``reflect_on_tool_use=True``, so a turn
+whose every allowed model call asked for tools ends with AutoGen's reflection call, made
+with no tools; the adapter counts the worker's ``ToolCallRequestEvent`` messages of the turn
+and writes a ``cap`` event after that call.
+
 Every run gets a fresh event loop; the trace-logger handler lives exactly as long as the
 team run it observes and is removed even when the run fails.
 """
@@ -47,6 +62,7 @@ team run it observes and is removed even when the run fails.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import re
 import threading
 import warnings
@@ -56,7 +72,12 @@ from typing import Any, Literal, TypeVar
 from autogen_agentchat.agents import AssistantAgent
 from autogen_agentchat.base import TaskResult, TerminationCondition
 from autogen_agentchat.conditions import TextMentionTermination
-from autogen_agentchat.messages import BaseAgentEvent, BaseChatMessage, TextMessage
+from autogen_agentchat.messages import (
+    BaseAgentEvent,
+    BaseChatMessage,
+    TextMessage,
+    ToolCallRequestEvent,
+)
 from autogen_agentchat.teams import MagenticOneGroupChat, RoundRobinGroupChat
 from autogen_core import CancellationToken
 from autogen_core.models import ModelInfo
@@ -70,11 +91,12 @@ from pytest_sabot.adapters._autogen_logging import (
     ReplanRecord,
     TraceLoggerCapture,
 )
-from pytest_sabot.harness.context import RunContext, ToolHandle
-from pytest_sabot.harness.run import strip_flags_head
+from pytest_sabot.harness.context import WORKER_MODEL_CALL_CAP, RunContext, ToolHandle
+from pytest_sabot.harness.pipeline_context import strip_flags_head
 from pytest_sabot.verdict_token import routing_verdict
 
 __all__ = [
+    "MAX_ROUNDS_REACHED",
     "MAX_STALLS",
     "MAX_TURNS",
     "ORCHESTRATOR",
@@ -87,10 +109,13 @@ __all__ = [
 
 MAX_STALLS = 3
 """Magentic-One stall threshold before a re-plan (section 8: max_stalls=3)."""
-MAX_TURNS = 12
-"""Bound on the orchestrator's inner-loop rounds; past it, 'Max rounds reached.'."""
-WORKER_TOOL_ITERATIONS = 8
-"""Tool-call rounds one worker turn may take before it must reflect into a draft."""
+MAX_TURNS: int = inspect.signature(MagenticOneGroupChat).parameters["max_turns"].default
+"""The orchestrator's round limit: the framework's default (20 in 0.7.5), never set here;
+past it the team stops with 'Max rounds reached.' after a final answer (SPEC.md S8.12)."""
+WORKER_TOOL_ITERATIONS = WORKER_MODEL_CALL_CAP
+"""Tool-using model calls one worker turn may make before AutoGen's reflection call."""
+MAX_ROUNDS_REACHED = "Max rounds reached."
+"""The 0.7.5 stop reason at the round limit (section 5: the block surface, matched exactly)."""
 ORCHESTRATOR = "MagenticOneOrchestrator"
 """Name autogen-agentchat 0.7.5 gives the Magentic-One group chat manager."""
 
@@ -284,6 +309,20 @@ def _record_stop_reason(ctx: RunContext, component: str, result: TaskResult) -> 
         ctx.trace.emit("stop_reason", component, result.stop_reason)
 
 
+def _record_worker_cap(ctx: RunContext, round_: int) -> None:
+    """The worker turn used every allowed tool iteration and answered on the reflection
+    call (no tools offered), the last model call synced before this event."""
+    ctx.trace.emit(
+        "cap",
+        WORKER,
+        cap="worker_model_calls",
+        limit=WORKER_TOOL_ITERATIONS,
+        setting="max_tool_iterations",
+        ending="forced_final_answer",
+        round=round_,
+    )
+
+
 # --------------------------------------------------------------------------- default config
 
 
@@ -306,6 +345,11 @@ async def _worker_turn(
     if draft is None:
         raise RuntimeError(f"the worker turn produced no text (stop: {result.stop_reason!r})")
     ctx.sync_model_calls()
+    asked = sum(
+        1 for m in result.messages if isinstance(m, ToolCallRequestEvent) and m.source == WORKER
+    )
+    if asked >= WORKER_TOOL_ITERATIONS:
+        _record_worker_cap(ctx, round_)
     stage = "worker" if round_ == 0 else "revise"
     ctx.trace.emit("agent_output", WORKER, draft, stage=stage, round=round_)
     _record_stop_reason(ctx, WORKER, result)
@@ -353,22 +397,59 @@ async def _run_default(ctx: RunContext) -> None:
 # --------------------------------------------------------------------------- Magentic-One
 
 
-def _orchestrator_event(ctx: RunContext, record: OrchestratorRecord) -> None:
-    ctx.sync_model_calls()  # the ledger call itself comes first
-    if isinstance(record, LedgerRecord):
-        ctx.trace.emit("ledger", "orchestrator", record.line, ledger=record.ledger)
-    elif isinstance(record, ReplanRecord):
-        ctx.trace.emit(
-            "replan", "orchestrator", record.reason, reason=record.reason, log_line=record.line
+class _MagenticObserver:
+    """Follows one Magentic-One team run: the trace-logger records and the public message
+    stream, each written to the trace as it arrives."""
+
+    def __init__(self, ctx: RunContext, task: str) -> None:
+        self.ctx = ctx
+        self.task = task
+        self.replans_logged = 0  # trace-logger re-plan records (the mandated surface)
+        self.ledgers_seen = 0  # task ledgers the orchestrator issued on the message stream
+        self.tool_requests = 0  # the worker's tool-using model calls in its current turn
+
+    def on_record(self, record: OrchestratorRecord) -> None:
+        self.ctx.sync_model_calls()  # the ledger call itself comes first
+        if isinstance(record, LedgerRecord):
+            self.ctx.trace.emit("ledger", "orchestrator", record.line, ledger=record.ledger)
+        elif isinstance(record, ReplanRecord):
+            self.replans_logged += 1
+            self.ctx.trace.emit(
+                "replan", "orchestrator", record.reason, reason=record.reason, log_line=record.line
+            )
+
+    def on_message(self, item: BaseAgentEvent | BaseChatMessage) -> None:
+        if isinstance(item, ToolCallRequestEvent) and item.source == WORKER:
+            self.tool_requests += 1
+            return
+        if not isinstance(item, TextMessage) or item.source not in (WORKER, ORCHESTRATOR):
+            return
+        self.ctx.sync_model_calls()
+        if item.source == WORKER:
+            if self.tool_requests >= WORKER_TOOL_ITERATIONS:
+                _record_worker_cap(self.ctx, 0)
+            self.tool_requests = 0
+            component = WORKER
+        else:
+            # Re-entering the outer loop re-issues the task ledger, which carries the
+            # team's whole task; the first one is the initial plan.
+            if self.task and self.task in item.content:
+                self.ledgers_seen += 1
+            component = "orchestrator"
+        self.ctx.trace.emit("agent_output", component, item.content, stage=component, round=0)
+
+    def record_surface_check(self) -> None:
+        streamed = max(self.ledgers_seen - 1, 0)
+        self.ctx.trace.emit(
+            "surface_check",
+            "orchestrator",
+            surface="replan",
+            mandated="trace_logger",
+            mandated_count=self.replans_logged,
+            other="message_stream",
+            other_count=streamed,
+            agree=streamed == self.replans_logged,
         )
-
-
-def _magentic_message(ctx: RunContext, item: BaseAgentEvent | BaseChatMessage) -> None:
-    if not isinstance(item, TextMessage) or item.source not in (WORKER, ORCHESTRATOR):
-        return
-    component = WORKER if item.source == WORKER else "orchestrator"
-    ctx.sync_model_calls()
-    ctx.trace.emit("agent_output", component, item.content, stage=component, round=0)
 
 
 async def _run_guardrail(ctx: RunContext) -> None:
@@ -390,15 +471,23 @@ async def _run_guardrail(ctx: RunContext) -> None:
             max_tool_iterations=WORKER_TOOL_ITERATIONS,
         )
         team = MagenticOneGroupChat(
-            [worker],
-            model_client=orchestrator_client,
-            max_stalls=MAX_STALLS,
-            max_turns=MAX_TURNS,
+            [worker], model_client=orchestrator_client, max_stalls=MAX_STALLS
         )
         task = ctx.magentic_task()
-        with TraceLoggerCapture(lambda record: _orchestrator_event(ctx, record)):
-            result = await _run_team(team, task, lambda item: _magentic_message(ctx, item))
+        observer = _MagenticObserver(ctx, task)
+        with TraceLoggerCapture(observer.on_record):
+            result = await _run_team(team, task, observer.on_message)
         ctx.sync_model_calls()
+        observer.record_surface_check()
+        if result.stop_reason == MAX_ROUNDS_REACHED:
+            ctx.trace.emit(
+                "cap",
+                "orchestrator",
+                cap="team_turns",
+                limit=MAX_TURNS,
+                setting="max_turns",
+                ending="forced_final_answer",
+            )
         _record_stop_reason(ctx, "orchestrator", result)
     finally:
         await _close(worker_client, orchestrator_client)

@@ -17,26 +17,44 @@ model through native function calling.
 Default config: no task guardrail. Guardrail config: the worker ``Task`` gets
 ``guardrails=[contract, LLMGuardrail(ctx.guardrail_text(), guardrail LLM)]`` and
 ``guardrail_max_retries=3``. The contract guardrail implements only the published output
-contract (``ctx.check_contract``; the fairness rule). The LLM guardrail is CrewAI's
-``LLMGuardrail`` except for one thing: a failed model call (transport or API error) is
-raised as a run error instead of being turned into a "(False, Error while validating ...)"
-reject. CrewAI runs each guardrail in its own retry loop (a re-executed output is checked
-again only by the guardrail that failed it, with that guardrail's own retry count) and
-announces every outcome, for function and LLM guardrails alike, as
+contract (``ctx.check_contract``; the fairness rule); the LLM guardrail is CrewAI's own
+``LLMGuardrail``, unchanged. CrewAI runs each guardrail in its own retry loop (a re-executed
+output is checked again only by the guardrail that failed it, with that guardrail's own
+retry count) and announces every outcome, for function and LLM guardrails alike, as
 ``LLMGuardrailCompletedEvent`` (``guardrail_type`` ``function`` or ``llm``); a failure whose
 ``retry_count`` is below ``guardrail_max_retries`` re-executes the worker with the error as
-context; the failure after that raises CrewAI's own exception
-``Task failed guardrail <i> validation after 3 retries. Last error: ...`` (section 5:
-escalate, the task recorded as failed, never a run error).
+context.
 
-Observation: a handler for ``LLMGuardrailCompletedEvent`` registered on
-``crewai_event_bus`` inside ``scoped_handlers()`` for this run only (CrewAI's own listeners
-are set aside for the run and the handler is gone afterwards). The bus runs handlers on a
-thread pool, so the handler only buffers; the buffer is written to the trace, in CrewAI's
-emission order, at fixed points: before every model call (a global ``before_llm_call`` hook
-registered for the run), before every tool call, and at the end of every stage. At each of
-those points the gateway's exchanges are pulled in first (``ctx.sync_model_calls()``), so
-the trace keeps the order model reply -> guardrail verdict -> re-executed worker.
+Exhaustion (section 5: escalate, the task recorded as failed, never a run error) is read
+from those events, not from an exception's wording (SPEC.md I34): a failed outcome whose
+``retry_count`` has reached ``guardrail_max_retries`` is CrewAI giving up, and the exception
+CrewAI raises right after it ends the run as an escalation whose message is that
+exception's text, verbatim. An exception with no exhausting outcome before it is a run
+error; an exhausting outcome that CrewAI does not end the task on fails the run loudly.
+``tests/adapters/test_crewai_pipeline.py`` pins the 1.15.5 behaviour this depends on.
+
+A failed model call of the LLM guardrail (transport or API error; CrewAI announces it as
+``LLMCallFailedEvent`` from the guardrail's LLM) is not a verdict: stock ``LLMGuardrail``
+would turn it into ``(False, "Error while validating ...")``, a reject that is retried into
+an escalation. The recorder keeps that outcome out of the trace, the next model call of the
+run is refused through the ``before_llm_call`` hook, and the run ends as a run error naming
+the failed call.
+
+Worker cap (SPEC.md I33): ``max_iter`` is ``WORKER_MODEL_CALL_CAP``. When a worker
+execution has used all of it, CrewAI makes one more call of the worker's LLM outside the
+executor loop, with no tools and its ``force_final_answer`` message; the recorder sees it
+through the ``before_llm_call`` hook (a direct call of the worker LLM right after the
+executor's last allowed iteration) and writes a ``cap`` event after that call.
+
+Observation: handlers for ``LLMGuardrailCompletedEvent`` and ``LLMCallFailedEvent``
+registered on ``crewai_event_bus`` inside ``scoped_handlers()`` for this run only (CrewAI's
+own listeners are set aside for the run and the handlers are gone afterwards). The bus runs
+handlers on a thread pool, so the handlers only buffer; the buffer is written to the trace,
+in CrewAI's emission order, at fixed points: before every model call (a global
+``before_llm_call`` hook registered for the run), before every tool call, and at the end of
+every stage. At each of those points the gateway's exchanges are pulled in first
+(``ctx.sync_model_calls()``), so the trace keeps the order model reply -> guardrail verdict
+-> re-executed worker.
 
 Trace events written here (every other event comes from the harness):
 
@@ -49,8 +67,10 @@ retry (source revise)     worker       REJECT with the revise pass unused: the w
                                        crew is kicked off again carrying the reason
 guardrail (contract|llm)  guardrail    every LLMGuardrailCompletedEvent of the worker task
 retry (source guardrail)  guardrail    a failed guardrail that CrewAI will retry
-escalation                guardrail    CrewAI's guardrail-exhaustion exception
+escalation                guardrail    the exception after an exhausting guardrail outcome
 run_end (task_failed)     pipeline     the run ends on that escalation
+cap (worker_model_calls)  worker       a worker execution used max_iter and answered on
+                                       CrewAI's final call without tools
 ========================  ===========  ==================================================
 """
 
@@ -65,7 +85,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, Field, create_model
 
 from pytest_sabot.adapters import _crewai_env
-from pytest_sabot.harness.context import Messages, RunContext, ToolHandle
+from pytest_sabot.harness.context import WORKER_MODEL_CALL_CAP, Messages, RunContext, ToolHandle
 from pytest_sabot.verdict_token import VERDICT_PATTERN, Verdict, routing_verdict
 
 if TYPE_CHECKING:
@@ -79,6 +99,7 @@ __all__ = [
     "GUARDRAIL_MAX_RETRIES",
     "MAX_AGENT_ITERATIONS",
     "VERDICT_PATTERN",
+    "GuardrailModelCallFailed",
     "GuardrailOutcome",
     "Verdict",
     "args_model",
@@ -91,14 +112,15 @@ __all__ = [
 
 # Standard section 8, guardrail config.
 GUARDRAIL_MAX_RETRIES = 3
-# A worker pass may call its model at most this many times (CrewAI's max_iter); the same
-# bound as the LangGraph worker loop.
-MAX_AGENT_ITERATIONS = 8
+# The worker's max_iter: the tool-using model calls of one execution before CrewAI asks
+# for the final answer (the same cap in every framework, harness/context.py).
+MAX_AGENT_ITERATIONS = WORKER_MODEL_CALL_CAP
 
 
 # crewai 1.15.5, Task._invoke_guardrail_function: the terminal exception after
 # guardrail_max_retries failed re-executions, for a guardrail list ("guardrail <index>") or a
-# single guardrail ("guardrail").
+# single guardrail ("guardrail"). The published mapping matches the escalation's recorded
+# message on it (section 5); the adapter itself decides exhaustion from the events (I34).
 EXHAUSTION_PATTERN = re.compile(
     r"^Task failed guardrail(?: (\d+))? validation after (\d+) retries\. Last error: (.*)\Z",
     re.DOTALL,
@@ -135,6 +157,20 @@ class GuardrailOutcome:
     kind: Literal["contract", "llm"]
     success: bool
     retry_count: int
+    error: str
+
+    def exhausts(self, max_retries: int) -> bool:
+        """A failure CrewAI will not retry: it gives up and raises (section 5 escalate)."""
+        return not self.success and self.retry_count >= max_retries
+
+
+class GuardrailModelCallFailed(RuntimeError):
+    """The LLM guardrail's model call failed (transport or API error): a run error."""
+
+
+@dataclass(frozen=True)
+class _CallFailure:
+    order: int  # CrewAI's emission sequence
     error: str
 
 
@@ -199,14 +235,23 @@ def args_model(handle: ToolHandle) -> type[BaseModel]:
 
 
 class _Recorder:
-    """Buffers guardrail outcomes from the event bus and writes them at fixed points."""
+    """Buffers CrewAI's events for this run and writes them at fixed points; follows the
+    worker's executor iterations to see a capped execution end."""
 
     def __init__(self, ctx: RunContext) -> None:
         self.ctx = ctx
         self.open = True
         self.task_ids: set[str] = set()
-        self._pending: list[GuardrailOutcome] = []
+        self.worker_llm: Any = None
+        self.guardrail_llm: Any = None
+        self.round = 0
+        self.exhausted: GuardrailOutcome | None = None
+        self.guardrail_call_failure: str | None = None
+        self._pending: list[GuardrailOutcome | _CallFailure] = []
         self._lock = threading.Lock()
+        self._last_iteration: int | None = None
+        self._max_iter: int | None = None
+        self._cap_pending = False
 
     def on_guardrail(self, source: Any, event: Any) -> None:
         if not self.open or str(getattr(event, "task_id", "")) not in self.task_ids:
@@ -224,6 +269,13 @@ class _Recorder:
         with self._lock:
             self._pending.append(outcome)
 
+    def on_call_failed(self, source: Any, event: Any) -> None:
+        if not self.open or self.guardrail_llm is None or source is not self.guardrail_llm:
+            return
+        failure = _CallFailure(int(getattr(event, "emission_sequence", 0) or 0), str(event.error))
+        with self._lock:
+            self._pending.append(failure)
+
     def checkpoint(self) -> None:
         """Pull the gateway's exchanges, then write the buffered guardrail outcomes."""
         if not self.open:
@@ -235,11 +287,48 @@ class _Recorder:
         with self._lock:
             pending = sorted(self._pending, key=lambda o: o.order)
             self._pending.clear()
-        for outcome in pending:
+        for item in pending:
+            if isinstance(item, _CallFailure):
+                self.guardrail_call_failure = self.guardrail_call_failure or item.error
+                continue
+            if item.kind == "llm" and self.guardrail_call_failure is not None:
+                continue  # the guardrail's model call failed: no verdict to record
+            if item.exhausts(GUARDRAIL_MAX_RETRIES):
+                self.exhausted = item
             for kind, component, text, data in guardrail_outcome_events(
-                outcome, GUARDRAIL_MAX_RETRIES
+                item, GUARDRAIL_MAX_RETRIES
             ):
                 self.ctx.trace.emit(kind, component, text, **data)
+        if self._cap_pending:
+            self._cap_pending = False
+            self.ctx.trace.emit(
+                "cap",
+                "worker",
+                cap="worker_model_calls",
+                limit=self._max_iter or MAX_AGENT_ITERATIONS,
+                setting="max_iter",
+                ending="forced_final_answer",
+                round=self.round,
+            )
+
+    def before_model_call(self, context: Any) -> bool | None:
+        """The run's before_llm_call hook: write what is buffered, follow the worker's
+        iterations, and refuse every call once the guardrail's model call has failed."""
+        self.checkpoint()
+        if self.guardrail_call_failure is not None:
+            return False
+        if self.worker_llm is None or context.llm is not self.worker_llm:
+            return None
+        if context.executor is not None:
+            self._last_iteration = int(context.iterations)
+            self._max_iter = int(getattr(context.executor, "max_iter", MAX_AGENT_ITERATIONS))
+        elif self._last_iteration is not None and self._max_iter is not None:
+            # A direct call of the worker's LLM after the executor's last allowed iteration
+            # is CrewAI asking for the final answer (handle_max_iterations_exceeded).
+            if self._last_iteration >= self._max_iter - 1:
+                self._cap_pending = True
+            self._last_iteration = None
+        return None
 
 
 def _native_llm(ctx: RunContext, agent: str) -> BaseLLM:
@@ -284,40 +373,19 @@ def is_infrastructure_error(exc: BaseException) -> bool:
     while seen is not None and id(seen) not in visited:
         if isinstance(seen, openai.APIError | ConnectionError | TimeoutError):
             return True
+        if isinstance(seen, GuardrailModelCallFailed):
+            return True
         visited.add(id(seen))
         seen = seen.__cause__ or seen.__context__
     return False
 
 
 def _llm_guardrail(description: str, llm: BaseLLM) -> Any:
-    """CrewAI's LLMGuardrail, except that a failed model call is raised as a run error.
-
-    Stock ``LLMGuardrail.__call__`` turns any exception into ``(False, "Error while
-    validating the task output: ...")``, so a gateway or API failure would be recorded as a
-    guardrail reject (a hard-tier act) and retried into an escalation. Only transport/API
-    failures are raised; every answer of the model is judged exactly as CrewAI does.
-    """
+    """CrewAI's own LLM guardrail, unchanged: a failed model call inside it is caught by
+    the recorder from ``LLMCallFailedEvent`` (module docstring), not by overriding it."""
     from crewai.tasks.llm_guardrail import LLMGuardrail
 
-    class RunErrorAwareLLMGuardrail(LLMGuardrail):
-        failure: BaseException | None = None
-
-        def _validate_output(self, task_output: Any) -> Any:
-            try:
-                return super()._validate_output(task_output)
-            except Exception as exc:
-                if is_infrastructure_error(exc):
-                    self.failure = exc
-                raise
-
-        def __call__(self, task_output: Any) -> tuple[bool, Any]:
-            self.failure = None
-            result = super().__call__(task_output)
-            if self.failure is not None:
-                raise self.failure
-            return result
-
-    return RunErrorAwareLLMGuardrail(description=description, llm=llm)
+    return LLMGuardrail(description=description, llm=llm)
 
 
 def _contract_guardrail(ctx: RunContext) -> Callable[[Any], tuple[bool, Any]]:
@@ -338,6 +406,8 @@ class _Pipeline:
         self.worker_llm = _native_llm(ctx, "worker")
         self.reviewer_llm = _native_llm(ctx, "reviewer")
         self.guardrail_llm = _native_llm(ctx, "guardrail") if self.guarded else None
+        recorder.worker_llm = self.worker_llm
+        recorder.guardrail_llm = self.guardrail_llm
         self.tools = [_crewai_tool(h, recorder.checkpoint) for h in ctx.tools]
 
     def _agent(
@@ -381,6 +451,7 @@ class _Pipeline:
         from crewai import Task
 
         prompt = self.ctx.worker_prompt(round_, feedback)
+        self.recorder.round = round_
         agent = self._agent("worker", _WORKER_BACKSTORY, prompt, self.worker_llm, self.tools)
         guardrails: list[Any] = []
         if self.guarded:
@@ -398,6 +469,13 @@ class _Pipeline:
         )
         self.recorder.task_ids.add(str(task.id))
         text = self._kickoff(agent, task)
+        self._check_ended_cleanly()
+        if self.recorder.exhausted is not None:
+            raise RuntimeError(
+                "crewai announced guardrail exhaustion (retry_count "
+                f"{self.recorder.exhausted.retry_count} of {GUARDRAIL_MAX_RETRIES}) but did not "
+                "end the task; this adapter reads exhaustion as crewai 1.15.5 signals it"
+            )
         stage = "worker" if round_ == 0 else "revise"
         self.ctx.trace.emit("agent_output", "worker", text, stage=stage, round=round_)
         return text
@@ -412,6 +490,12 @@ class _Pipeline:
         self.ctx.trace.emit("review", "reviewer", text, round=round_)
         return parse_verdict(text)
 
+    def _check_ended_cleanly(self) -> None:
+        """A failed model call of the LLM guardrail makes the run a run error."""
+        failure = self.recorder.guardrail_call_failure
+        if failure is not None:
+            raise GuardrailModelCallFailed(f"the LLM guardrail's model call failed: {failure}")
+
     def run(self) -> None:
         try:
             draft = self.work(0, "")
@@ -423,12 +507,24 @@ class _Pipeline:
                 draft = self.work(1, reason)
                 delivered = self.ctx.handoff("worker", "reviewer", draft)
                 self.review(delivered, 1)
+        except GuardrailModelCallFailed:
+            raise
         except Exception as exc:
-            message = str(exc)
-            if parse_exhaustion(message) is None:
+            self.recorder.checkpoint()
+            self._check_ended_cleanly()
+            exhausted = self.recorder.exhausted
+            if exhausted is None:
                 raise
+            # Section 5 escalate: the exception CrewAI raised after its exhausting outcome.
+            message = str(exc)
             self.ctx.trace.emit(
-                "escalation", "guardrail", message, mechanism=EXHAUSTION_MECHANISM, message=message
+                "escalation",
+                "guardrail",
+                message,
+                mechanism=EXHAUSTION_MECHANISM,
+                message=message,
+                retry_count=exhausted.retry_count,
+                max_retries=GUARDRAIL_MAX_RETRIES,
             )
             self.ctx.trace.emit(
                 "run_end", "pipeline", message, status="task_failed", detail=message
@@ -442,6 +538,7 @@ def run(ctx: RunContext) -> None:
     with _crewai_env.isolated(ctx.run_dir):
         _crewai_env.load_crewai()
         from crewai.events import crewai_event_bus
+        from crewai.events.types.llm_events import LLMCallFailedEvent
         from crewai.events.types.llm_guardrail_events import LLMGuardrailCompletedEvent
         from crewai.hooks.llm_hooks import (
             register_before_llm_call_hook,
@@ -450,11 +547,12 @@ def run(ctx: RunContext) -> None:
 
         recorder = _Recorder(ctx)
 
-        def before_model_call(context: Any) -> None:
-            recorder.checkpoint()
+        def before_model_call(context: Any) -> bool | None:
+            return recorder.before_model_call(context)
 
         with crewai_event_bus.scoped_handlers():
             crewai_event_bus.on(LLMGuardrailCompletedEvent)(recorder.on_guardrail)
+            crewai_event_bus.on(LLMCallFailedEvent)(recorder.on_call_failed)
             register_before_llm_call_hook(before_model_call)
             try:
                 _Pipeline(ctx, recorder).run()

@@ -12,18 +12,25 @@ sent (section 8) and the client never retries (the gateway is the only retry lay
 
 The worker is a tool-calling loop: its model is bound to the task's tools, converted to
 LangChain ``StructuredTool`` objects whose body is the harness's ``ToolHandle.invoke``, so
-every call is recorded by the harness and passes through its operator seams.
+every call is recorded by the harness and passes through its operator seams. A pass that
+asks for tools on all of its ``MAX_WORKER_MODEL_CALLS`` calls ends with one more call that
+offers no tools, whose reply is the draft — the way CrewAI's ``max_iter`` and AutoGen's
+``max_tool_iterations`` end a capped worker (SPEC.md I33).
 
 The reviewer's reply is recorded verbatim as a ``review`` event; its verdict token is parsed
-here only to route (REJECT with the revise pass unused -> revise; otherwise onward). The
-guardrail config adds a deterministic ``validate`` node in front of ``emit`` that checks
-only the published output contract (the fairness rule): a failure with the revise pass
-still unused routes ``Command(goto="revise")``; a failure with it used up (the second
-validator failure, or a first one after the reviewer already spent the revise pass) calls
+here only to route (REJECT with the reviewer's revise pass unused -> revise; otherwise
+onward). The guardrail config adds a deterministic ``validate`` node in front of ``emit``
+that checks only the published output contract (the fairness rule). Its count is its own
+(section 8: "first failure routes Command(goto="revise"), a second calls interrupt()";
+SPEC.md I32): the validator's first failure routes ``Command(goto="revise")`` whether or not
+the reviewer has already spent its revise pass, and its second failure calls
 ``langgraph.types.interrupt(reason)``, which this module observes through the
 ``__interrupt__`` key of the ``.invoke()`` result and records as an escalation that ends the
-run with the task failed. In the guardrail config every path to ``emit`` passes
-``validate``, including a reviewer REJECT that has no revise pass left.
+run with the task failed. Each check counts only its own: a reviewer REJECT sends the
+worker back once whether or not the validator already did, and the other way round. So a
+run has at most two revise passes (rounds 1 and 2), one per check. In
+the guardrail config every path to ``emit`` passes ``validate``, including a reviewer REJECT
+that has no revise pass left.
 
 Trace events written here (every other event comes from the harness):
 
@@ -31,6 +38,8 @@ Trace events written here (every other event comes from the harness):
 kind                      component    when
 ========================  ===========  ==================================================
 agent_output              worker       each worker reply (stage ``worker`` or ``revise``)
+cap (worker_model_calls)  worker       a pass's every allowed call asked for tools; the
+                                       call after it offered none and gave the draft
 review                    reviewer     each reviewer reply, full text
 retry (source revise)     worker       the worker is re-invoked carrying a reason
 guardrail (contract)      validator    each validate pass, success or failure
@@ -45,7 +54,12 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypedDict
 
-from pytest_sabot.harness.context import Messages, RunContext, ToolHandle
+from pytest_sabot.harness.context import (
+    WORKER_MODEL_CALL_CAP,
+    Messages,
+    RunContext,
+    ToolHandle,
+)
 from pytest_sabot.verdict_token import VERDICT_PATTERN, Verdict, routing_verdict
 
 if TYPE_CHECKING:
@@ -55,6 +69,7 @@ if TYPE_CHECKING:
     from langchain_openai import ChatOpenAI
 
 __all__ = [
+    "INVOKE_VERSION",
     "MAX_WORKER_MODEL_CALLS",
     "RECURSION_LIMIT",
     "VERDICT_PATTERN",
@@ -65,10 +80,17 @@ __all__ = [
 ]
 
 
-# A worker pass may call its model at most this many times (tool turns plus the reply).
-MAX_WORKER_MODEL_CALLS = 8
-# The longest legal path is load, worker, review, validate, revise, review, validate, emit
-# (8 steps); the limit leaves headroom but stops any accidental cycle.
+# A worker pass may ask for tools on at most this many model calls; if every one of them
+# did, one more call without tools gives the draft (harness/context.py, SPEC.md I33).
+MAX_WORKER_MODEL_CALLS = WORKER_MODEL_CALL_CAP
+# The invoke() output format this module reads interrupts from: "v1" returns the state dict
+# with an "__interrupt__" key (section 5: "observed via the __interrupt__ key in the
+# .invoke() result"). Passed explicitly so a change of LangGraph's default cannot make an
+# escalation vanish; anything but that dict fails the run loudly.
+INVOKE_VERSION: Literal["v1"] = "v1"
+# The longest legal path is load, worker, review, revise, review, validate, revise, review,
+# validate, emit (10 steps); the limit is never reached on a legal path and stops an
+# accidental cycle after 20 steps instead of LangGraph's default 10007 (SPEC.md S8.12).
 RECURSION_LIMIT = 20
 
 Route = Literal["revise", "emit", "validate"]
@@ -82,14 +104,14 @@ parse_verdict = routing_verdict
 class PipelineState(TypedDict, total=False):
     """The graph state: the current draft and the routing bookkeeping."""
 
-    round: int  # 0 for the first pass, 1 once the revise pass ran
+    round: int  # 0 for the first pass, then 1 (and 2) for each revise pass that ran
     system: str  # the worker's first-pass messages, as the load node read them
     user: str
     draft: str  # the worker's reply as written
     delivered: str  # the draft as the reviewer received it (after the handoff channel)
     review: str  # the reviewer's full reply
     feedback: str  # the reason the worker is re-invoked with
-    revised: bool  # the one revise pass has been used
+    revised: bool  # the reviewer's one revise pass has been used
     contract_failures: int  # validate passes that failed so far (guardrail config)
     next: Route  # where the review node routes
 
@@ -152,6 +174,7 @@ class _Pipeline:
         self.tools = [_as_langchain_tool(h) for h in ctx.tools]
         self.tools_by_name = {t.name: t for t in self.tools}
         worker = _chat_model(ctx, "worker")
+        self.plain_worker_model = worker  # no tools offered: the capped pass's last call
         self.worker_model = worker.bind_tools(self.tools) if self.tools else worker
         self.reviewer_model = _chat_model(ctx, "reviewer")
 
@@ -165,7 +188,7 @@ class _Pipeline:
         return reply
 
     def _work(self, prompt: Messages, round_: int, stage: str) -> str:
-        from langchain_core.messages import HumanMessage, SystemMessage, ToolMessage
+        from langchain_core.messages import HumanMessage, SystemMessage
 
         messages: list[BaseMessage] = [
             SystemMessage(content=prompt.system),
@@ -177,29 +200,49 @@ class _Pipeline:
             messages.append(reply)
             if not reply.tool_calls and not reply.invalid_tool_calls:
                 break
-            for call in reply.tool_calls:
-                tool = self.tools_by_name.get(call["name"])
-                if tool is None:
-                    messages.append(
-                        ToolMessage(
-                            content=f"Error: there is no tool named {call['name']!r}.",
-                            tool_call_id=call["id"] or "",
-                            status="error",
-                        )
-                    )
-                else:
-                    messages.append(tool.invoke(call))
-            for bad in reply.invalid_tool_calls:
-                messages.append(
-                    ToolMessage(
-                        content=f"Error: the arguments of {bad['name']!r} were not valid JSON.",
-                        tool_call_id=bad["id"] or "",
-                        status="error",
-                    )
-                )
+            self._run_tools(reply, messages)
+        else:
+            # Every allowed call asked for tools: the pass ends as CrewAI's max_iter and
+            # AutoGen's max_tool_iterations end it, with one more call offering no tools.
+            reply = self._ask(self.plain_worker_model, messages)
+            messages.append(reply)
+            self.ctx.trace.emit(
+                "cap",
+                "worker",
+                cap="worker_model_calls",
+                limit=MAX_WORKER_MODEL_CALLS,
+                setting="MAX_WORKER_MODEL_CALLS",
+                ending="forced_final_answer",
+                round=round_,
+            )
         text = _reply_text(reply) if reply is not None else ""
         self.ctx.trace.emit("agent_output", "worker", text, stage=stage, round=round_)
         return text
+
+    def _run_tools(self, reply: Any, messages: list[BaseMessage]) -> None:
+        """Run the tool calls of one reply and append their observations."""
+        from langchain_core.messages import ToolMessage
+
+        for call in reply.tool_calls:
+            tool = self.tools_by_name.get(call["name"])
+            if tool is None:
+                messages.append(
+                    ToolMessage(
+                        content=f"Error: there is no tool named {call['name']!r}.",
+                        tool_call_id=call["id"] or "",
+                        status="error",
+                    )
+                )
+            else:
+                messages.append(tool.invoke(call))
+        for bad in reply.invalid_tool_calls:
+            messages.append(
+                ToolMessage(
+                    content=f"Error: the arguments of {bad['name']!r} were not valid JSON.",
+                    tool_call_id=bad["id"] or "",
+                    status="error",
+                )
+            )
 
     def _deliver(self, draft: str) -> str:
         return self.ctx.handoff("worker", "reviewer", draft)
@@ -226,14 +269,10 @@ class _Pipeline:
 
     def revise(self, state: PipelineState) -> PipelineState:
         reason = state.get("feedback", "")
+        round_ = state.get("round", 0) + 1
         self.ctx.trace.emit("retry", "worker", reason, source="revise", reason=reason)
-        draft = self._work(self.ctx.worker_prompt(1, reason), 1, "revise")
-        return {
-            "round": 1,
-            "revised": True,
-            "draft": draft,
-            "delivered": self._deliver(draft),
-        }
+        draft = self._work(self.ctx.worker_prompt(round_, reason), round_, "revise")
+        return {"round": round_, "draft": draft, "delivered": self._deliver(draft)}
 
     def review(self, state: PipelineState) -> PipelineState:
         from langchain_core.messages import HumanMessage, SystemMessage
@@ -249,7 +288,8 @@ class _Pipeline:
         verdict = parse_verdict(text)
         onward: Route = "validate" if self.ctx.cell.config == "guardrail" else "emit"
         if verdict.decision == "reject" and not state.get("revised", False):
-            return {"review": text, "next": "revise", "feedback": verdict.reason}
+            # The reviewer's one revise pass, counted apart from the validator's (I32).
+            return {"review": text, "next": "revise", "feedback": verdict.reason, "revised": True}
         return {"review": text, "next": onward}
 
     def validate(self, state: PipelineState) -> Any:
@@ -271,7 +311,7 @@ class _Pipeline:
         )
         if not failures:
             return Command(goto="emit")
-        if not state.get("revised", False):
+        if failed_before == 0:  # the validator's own first failure (SPEC.md I32)
             self.ctx.trace.emit(
                 "route", "validator", reason, goto="revise", source="validator", reason=reason
             )
@@ -340,8 +380,14 @@ def run(ctx: RunContext) -> None:
     result = graph.invoke(
         {"round": 0},
         config={"configurable": {"thread_id": ctx.cell.id}, "recursion_limit": RECURSION_LIMIT},
+        version=INVOKE_VERSION,
     )
-    interrupts = result.get("__interrupt__") if isinstance(result, dict) else None
+    if not isinstance(result, dict):
+        raise TypeError(
+            f"LangGraph invoke(version={INVOKE_VERSION!r}) returned {type(result).__name__}, "
+            "not the state dict this adapter reads '__interrupt__' from"
+        )
+    interrupts = result.get("__interrupt__")
     if interrupts:
         reason = "; ".join(str(item.value) for item in interrupts)
         ctx.trace.emit("interrupt", "validator", reason, reason=reason)

@@ -2,7 +2,9 @@
 
 This module is the contract between the harness (tasks, tools, operators, trace, gateway)
 and the adapters (LangGraph, CrewAI, AutoGen). Adapters know frameworks and nothing of
-scoring; the harness knows seams and nothing of frameworks.
+scoring; the harness knows seams and nothing of frameworks. The object an adapter receives
+is a ``pytest_sabot.harness.pipeline_context.PipelineContext``: nothing reachable from it
+holds the task's private spec, a ground-truth note or the pass criterion (SPEC.md I39).
 
 Pipeline shape for every framework (section 8): load -> worker -> review -> (revise | emit),
 with exactly one revise loop. The stage protocol an adapter follows:
@@ -23,6 +25,13 @@ with exactly one revise loop. The stage protocol an adapter follows:
 6. ``ctx.sync_model_calls()`` after each stage turns the gateway's exchanges for this run
    into model_call events (and the O4 injection/probe when the downgrade served a call).
 7. ``ctx.emit(text)`` records the final artifact (stripping a Magentic FLAGS head line).
+
+A worker pass asks for tools on at most ``WORKER_MODEL_CALL_CAP`` model calls. When every
+one of them asked for tools, the pass ends the same way in every framework: one more model
+call with no tools offered, over the conversation so far, whose reply is the draft (CrewAI's
+``max_iter`` final answer, AutoGen's reflection after ``max_tool_iterations``, the LangGraph
+adapter's own loop). The adapter records a ``cap`` event right after that call
+(SPEC.md S8.12, I33).
 """
 
 from __future__ import annotations
@@ -33,6 +42,9 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from pytest_sabot.models.cells import Cell
+
+WORKER_MODEL_CALL_CAP = 8
+"""Tool-using model calls one worker pass may make before it must answer (SPEC.md S8.12)."""
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ import functools
 import shutil
 import threading
 import traceback
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -27,15 +27,16 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from pytest_sabot.gateway.client import GatewayClient
-from pytest_sabot.harness import prompts
-from pytest_sabot.harness.context import Messages, ToolHandle
 from pytest_sabot.harness.http import share_default_ssl_context
+from pytest_sabot.harness.pipeline_context import (
+    PipelineContext,
+    arm_operator,
+    pipeline_context,
+    strip_flags_head,
+)
 from pytest_sabot.models.cells import Cell, WaveSpec
-from pytest_sabot.models.task import ToolRole
-from pytest_sabot.operators import Operator, arm
-from pytest_sabot.tasks import check_contract, evaluate_pass, load_private, load_public
+from pytest_sabot.tasks import evaluate_pass, load_private, load_public
 from pytest_sabot.tasks.loader import PrivateSpec, PublicView
-from pytest_sabot.tasks.world import Workspace, make_tools
 from pytest_sabot.trace_io import TraceWriter, write_json_atomic
 
 OUTCOME_FILE = "outcome.json"
@@ -48,7 +49,9 @@ FRAMEWORK_PACKAGES = (
     "autogen-ext",
     "openai",
 )
-_FLAGS_HEAD = "FLAGS:"
+# The adapter-facing context and the FLAGS head split live in pipeline_context.py; both
+# names stay importable from here.
+__all__ = ["PipelineContext", "RunOutcome", "RunSettings", "run_cell", "strip_flags_head"]
 
 
 class RunOutcome(BaseModel):
@@ -128,230 +131,7 @@ class RunTrace(TraceWriter):
         super().emit("run_end", "harness", status=status, detail=error or "")
 
 
-class _Seams:
-    """The harness side of the task tools: records requests, observations and effects
-    apart, and lets the armed operator act at its seam."""
-
-    def __init__(self, ctx: HarnessContext) -> None:
-        self.ctx = ctx
-
-    def on_call(self, tool: str, call_id: str, args: dict[str, Any]) -> None:
-        self.ctx.trace.emit("tool_call", "worker", tool=tool, call_id=call_id, arguments=args)
-
-    def on_result(self, tool: str, role: ToolRole, call_number: int, observation: str) -> str:
-        op = self.ctx.operator
-        shown = observation
-        if op is not None:
-            changed = op.on_tool_result(tool, role, call_number, observation)
-            if changed is not None:
-                self.ctx.record_injection()
-                shown = changed
-        call_id = f"{tool}#{call_number}"  # the id the tool handed on_call
-        self.ctx.trace.emit("tool_result", "worker", shown, tool=tool, call_id=call_id, ok=True)
-        return shown
-
-    def on_effect(
-        self, tool: str, call_id: str, target: str, commit: Any, observation: str
-    ) -> tuple[str, bool]:
-        op = self.ctx.operator
-        skip = op is not None and op.skip_effect(tool, target)
-        if skip:
-            self.ctx.record_injection()
-        else:
-            commit()
-        self.ctx.trace.emit(
-            "effect",
-            "world",
-            tool=tool,
-            call_id=call_id,
-            committed=not skip,
-            target=target,
-            detail="not written" if skip else "written",
-        )
-        self.ctx.trace.emit(
-            "tool_result", "worker", observation, tool=tool, call_id=call_id, ok=True
-        )
-        return observation, not skip
-
-
-@dataclass
-class HarnessContext:
-    """The concrete RunContext (see harness/context.py for the stage protocol)."""
-
-    cell: Cell
-    wave: WaveSpec
-    view: PublicView
-    private: PrivateSpec
-    run_dir: Path
-    trace: RunTrace
-    gateway: GatewayClient
-    run_key: str
-    model_name: str
-    operator: Operator | None
-    api_key: str = "sabot-local"
-    workspace: Workspace = field(init=False)
-    artifact: str | None = field(default=None, init=False)
-    effects: dict[str, bool] = field(default_factory=dict, init=False)
-    _tools: list[ToolHandle] = field(default_factory=list, init=False)
-    _o4_recorded: bool = field(default=False, init=False)
-    _closed: bool = field(default=False, init=False)
-
-    def __post_init__(self) -> None:
-        self.workspace = Workspace(self.run_dir)
-        self._tools = make_tools(self.view, self.workspace, _Seams(self))
-
-    @property
-    def flags_protocol(self) -> bool:
-        return self.wave.flags_protocol
-
-    @property
-    def is_magentic(self) -> bool:
-        return self.cell.framework == "autogen" and self.cell.config == "guardrail"
-
-    # ------------------------------------------------------------------ seams
-    def record_injection(self) -> None:
-        op = self.operator
-        assert op is not None and op.planted is not None
-        event = self.trace.emit(
-            "injection",
-            "harness",
-            operator=op.id,
-            seam=op.planted.seam,
-            target=op.planted.target,
-            original=op.planted.original,
-            injected=op.planted.injected,
-        )
-        op.injection_seq = event.seq
-
-    def base_url(self, agent: str) -> str:
-        return self.gateway.base_url(self.run_key, agent)
-
-    @property
-    def tools(self) -> list[ToolHandle]:
-        return list(self._tools)
-
-    def _worker_materials(self) -> dict[str, str] | None:
-        if self.operator is None:
-            return None
-        override = self.operator.worker_materials(self.private.stale_materials)
-        if override is not None:
-            self.record_injection()
-        return override
-
-    def worker_prompt(self, round: int, feedback: str = "") -> Messages:
-        # The load stage runs here: the O5 seam swaps a material for the worker's first pass
-        # only; a revise pass reloads the current revision.
-        override = self._worker_materials() if round == 0 else None
-        self.workspace.round = round  # the reviewer's tool log shows this pass's calls
-        return prompts.worker_messages(self.view, round, feedback, override)
-
-    def handoff(self, sender: str, receiver: str, text: str) -> str:
-        channel = f"{sender}->{receiver}"
-        delivered = text
-        if self.operator is not None:
-            changed = self.operator.on_handoff(channel, text)
-            if changed is not None:
-                self.record_injection()
-                delivered = changed
-        self.trace.emit(
-            "message", sender, delivered, sender=sender, receiver=receiver, channel=channel
-        )
-        return delivered
-
-    def reviewer_prompt(self, delivered: str, round: int) -> Messages:
-        return prompts.reviewer_messages(
-            self.view,
-            delivered,
-            self.workspace.tool_log_text(),
-            self.workspace.listing_text(),
-            round,
-            self.flags_protocol,
-        )
-
-    def guardrail_text(self) -> str:
-        return prompts.guardrail_instruction(self.view)
-
-    def check_contract(self, artifact: str) -> list[str]:
-        return check_contract(self.view.contract, artifact)
-
-    def magentic_task(self) -> str:
-        return prompts.magentic_task(self.view, self.flags_protocol, self._worker_materials())
-
-    # ------------------------------------------------------------------ model calls
-    def sync_model_calls(self) -> None:
-        for record in self.gateway.drain(self.run_key):
-            self._emit_model_call(record)
-
-    def close_gateway_run(self) -> None:
-        """Close this run at the gateway (once) and record the exchanges not drained yet."""
-        if self._closed:
-            return
-        self._closed = True
-        for record in self.gateway.close_run(self.run_key):
-            self._emit_model_call(record)
-
-    def _emit_model_call(self, record: Any) -> None:
-        op = self.operator
-        if record.downgraded and op is not None and op.id == "O4" and not self._o4_recorded:
-            self._o4_recorded = True
-            event = self.trace.emit(
-                "injection",
-                "gateway",
-                operator="O4",
-                seam="model",
-                target=f"agent:{record.agent}#{record.call_index}",
-                original=record.model_requested,
-                injected=record.model_served,
-            )
-            op.injection_seq = event.seq
-        self.trace.emit(
-            "model_call",
-            record.agent,
-            record.response_text,
-            call_index=record.call_index,
-            model_requested=record.model_requested,
-            model_served=record.model_served,
-            prompt_tokens=record.prompt_tokens,
-            completion_tokens=record.completion_tokens,
-            cached_tokens=record.cached_tokens,
-            reasoning_tokens=record.reasoning_tokens,
-            latency_ms=record.latency_ms,
-            cost_usd=record.cost_usd,
-            stream=record.stream,
-            downgraded=record.downgraded,
-            fixture=record.fixture,
-            error=record.error,
-            tool_calls=record.tool_calls,
-            request_hash=record.request_hash,
-        )
-
-    # ------------------------------------------------------------------ emit
-    def emit(self, text: str) -> None:
-        flags_line: str | None = None
-        artifact = text
-        if self.is_magentic and self.flags_protocol:
-            flags_line, artifact = strip_flags_head(text)
-        self.artifact = artifact
-        self.effects = self.workspace.effects(self.private.required_effects, artifact)
-        self.trace.emit(
-            "artifact",
-            "harness",
-            artifact,
-            name=self.view.artifact,
-            flags_line=flags_line,
-            effects=self.effects,
-        )
-
-
-def strip_flags_head(text: str) -> tuple[str | None, str]:
-    """Split a leading 'FLAGS: ...' line off an artifact (the Magentic artifact-head form)."""
-    lines = text.lstrip("\n").split("\n")
-    if lines and lines[0].strip().upper().startswith(_FLAGS_HEAD):
-        return lines[0].strip(), "\n".join(lines[1:]).lstrip("\n")
-    return None, text
-
-
-def _run_adapter(ctx: HarnessContext, timeout_s: float) -> str | None:
+def _run_adapter(ctx: PipelineContext, timeout_s: float) -> str | None:
     """Run the framework pipeline in a thread; returns an error text or None."""
     from pytest_sabot.adapters import get_adapter
 
@@ -391,7 +171,7 @@ def _attempt(
     attempt: int,
 ) -> RunOutcome:
     run_key = f"{cell.id}~a{attempt}"
-    operator = arm(cell.operator, private.operator(cell.operator)) if cell.operator else None
+    operator = arm_operator(cell, private)
     trace = RunTrace(run_dir)
     trace.emit(
         "run_start",
@@ -418,7 +198,7 @@ def _attempt(
             # model always serves its persona's -weak tier whatever is named here.
             "model": settings.downgrade_model or wave.downgrade_model,
         }
-    ctx = HarnessContext(
+    ctx = pipeline_context(
         cell=cell,
         wave=wave,
         view=view,

@@ -96,6 +96,10 @@ def read_soft_record(run_dir: Path) -> SoftRecord | None:
     return SoftRecord.model_validate_json(path.read_text(encoding="utf-8"))
 
 
+EMBEDDED_JUDGES = ("sim", "sim:judge")
+SIM_JUDGE_LABEL = "fixture of the embedded judge (sim), not a measurement of any model"
+
+
 def summarise(records: list[SoftRecord], backend: str, note: str | None = None) -> dict[str, Any]:
     """The judge block of results.json: counts, errors and Cohen's kappa (section 6)."""
     from pytest_sabot.scoring.stats import cohen_kappa
@@ -107,8 +111,13 @@ def summarise(records: list[SoftRecord], backend: str, note: str | None = None) 
     ]
     kappa = cohen_kappa(pairs)
     errors = sum(1 for r in records for j in (r.first, r.second) if j is not None and j.error)
+    # The embedded judge's verdicts are fixtures whatever model served the pipeline (I17, I37).
+    fixture = backend in EMBEDDED_JUDGES
+    notes = [SIM_JUDGE_LABEL] if fixture else []
+    notes += [note] if note else []
     return {
         "backend": backend,
+        "fixture": fixture,
         "judged": len(records),
         "noticed": sum(1 for r in records if r.noticed),
         "errors": errors,
@@ -118,7 +127,7 @@ def summarise(records: list[SoftRecord], backend: str, note: str | None = None) 
         "kappa_pairs": kappa.n,
         "kappa_note": kappa.note,
         "low_confidence": kappa.low_confidence,
-        "note": note or "",
+        "note": "; ".join(notes),
     }
 
 

@@ -158,6 +158,12 @@ class EscalationData(_Strict):
 
     mechanism: str
     message: str = ""
+    retry_count: int | None = Field(
+        None, description="The exhausting guardrail outcome's retry_count (CrewAI), if known."
+    )
+    max_retries: int | None = Field(
+        None, description="The configured guardrail_max_retries it reached, if known."
+    )
 
 
 class ReplanData(_Strict):
@@ -175,6 +181,38 @@ class LedgerData(_Strict):
 
 class StopReasonData(_Strict):
     """TaskResult.stop_reason, verbatim in the event text."""
+
+
+class CapData(_Strict):
+    """A pipeline component reached a limit of its configuration and was made to finish
+    (SPEC.md S8.12, I33). Not a detection act: a record of how the component ended."""
+
+    cap: Literal["worker_model_calls", "team_turns"] = Field(
+        description="Which limit: a worker pass's tool-using model calls, or a team's turns."
+    )
+    limit: int = Field(description="The configured limit that was reached.")
+    setting: str = Field(
+        description="The framework setting (or adapter constant) holding the limit, "
+        "e.g. 'max_iter', 'max_tool_iterations', 'max_turns'."
+    )
+    ending: Literal["forced_final_answer", "stopped"] = Field(
+        "forced_final_answer",
+        description="How the component ended: one more model call without tools whose reply "
+        "is its answer, or stopped with no answer.",
+    )
+    round: int = Field(0, description="The worker pass (0 first, then revise passes).")
+
+
+class SurfaceCheckData(_Strict):
+    """Two readings of one framework surface side by side (SPEC.md I35): the reading the
+    mapping adjudicates and an independent one from a public interface."""
+
+    surface: str = Field(description="Which surface, e.g. 'replan'.")
+    mandated: str = Field(description="The reading the mapping counts, e.g. 'trace_logger'.")
+    mandated_count: int
+    other: str = Field(description="The independent reading, e.g. 'message_stream'.")
+    other_count: int
+    agree: bool = Field(description="Whether the two readings give the same count.")
 
 
 class InjectionData(_Strict):
@@ -313,6 +351,16 @@ class StopReason(_EventBase):
     data: StopReasonData = StopReasonData()
 
 
+class Cap(_EventBase):
+    kind: Literal["cap"] = "cap"
+    data: CapData
+
+
+class SurfaceCheck(_EventBase):
+    kind: Literal["surface_check"] = "surface_check"
+    data: SurfaceCheckData
+
+
 class Injection(_EventBase):
     kind: Literal["injection"] = "injection"
     data: InjectionData
@@ -355,6 +403,8 @@ TraceEvent = Annotated[
     | Replan
     | Ledger
     | StopReason
+    | Cap
+    | SurfaceCheck
     | Injection
     | Probe
     | Artifact
@@ -380,6 +430,8 @@ EVENT_KINDS: tuple[str, ...] = (
     "replan",
     "ledger",
     "stop_reason",
+    "cap",
+    "surface_check",
     "injection",
     "probe",
     "artifact",

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from pytest_sabot.models.task import OperatorSpec
 from pytest_sabot.models.trace import OperatorId
-from pytest_sabot.operators.base import Operator, Planted
+from pytest_sabot.operators.base import InjectionSpec, Operator, Planted
 from pytest_sabot.operators.o1_tool_lie import ToolLie
 from pytest_sabot.operators.o2_false_success import FalseSuccess
 from pytest_sabot.operators.o3_message_alteration import MessageAlteration
@@ -22,9 +21,9 @@ OPERATOR_CLASSES: dict[str, type[Operator]] = {
 }
 
 
-def arm(operator_id: OperatorId, spec: OperatorSpec) -> Operator:
+def arm(operator_id: OperatorId, spec: InjectionSpec) -> Operator:
     """An operator configured by the task's injection spec (never special-cased per task)."""
     return OPERATOR_CLASSES[operator_id](id=operator_id, spec=spec)
 
 
-__all__ = ["OPERATOR_CLASSES", "Operator", "Planted", "arm"]
+__all__ = ["OPERATOR_CLASSES", "InjectionSpec", "Operator", "Planted", "arm"]

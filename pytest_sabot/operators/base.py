@@ -14,10 +14,29 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
-from pytest_sabot.models.task import OperatorSpec
 from pytest_sabot.models.trace import OperatorId, ProbeData
+
+
+class InjectionSpec(Protocol):
+    """What an operator reads of its spec: where and how to plant the fault. The
+    ground-truth note is not part of it (the harness arms operators without it)."""
+
+    @property
+    def seam(self) -> str: ...
+
+    @property
+    def target(self) -> str: ...
+
+    @property
+    def original(self) -> str: ...
+
+    @property
+    def injected(self) -> str: ...
+
+    @property
+    def stale_file(self) -> str | None: ...
 
 
 @dataclass(frozen=True)
@@ -35,7 +54,7 @@ class Operator:
     """Base operator: passes everything through. Subclasses override their one seam."""
 
     id: OperatorId
-    spec: OperatorSpec
+    spec: InjectionSpec
     planted: Planted | None = field(default=None, init=False)
     injection_seq: int | None = field(default=None, init=False)
 

@@ -77,6 +77,7 @@ class Scenario:
     ledgers: list[dict[str, Any]] = field(default_factory=list)
     final_answer: str = '{"gain": 47.1}'
     fail_agents: set[str] = field(default_factory=set)
+    worker_tool_calls: int = 1  # tool calls a worker turn asks for before drafting
 
 
 class ModelStub:
@@ -140,8 +141,8 @@ class ModelStub:
     def _worker(self, body: dict[str, Any], index: int) -> dict[str, Any]:
         messages = body["messages"]
         tools = body.get("tools") or []
-        tool_seen = any(m["role"] == "tool" for m in messages)
-        if tools and not tool_seen:
+        tool_seen = sum(m["role"] == "tool" for m in messages)
+        if tools and tool_seen < self.scenario.worker_tool_calls:
             data_tool = tools[0]["function"]["name"]
             call = {
                 "id": f"call_{index}",
@@ -545,17 +546,106 @@ def test_S5_magentic_stall_count_is_not_reset_by_a_replan_so_the_next_stall_repl
     ]
 
 
-def test_S5_magentic_max_rounds_stop_reason_is_exact(
-    make_run: Any, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(pipeline, "MAX_TURNS", 3)  # fewer rounds, same exhaustion path
+def test_S5_magentic_max_rounds_stop_reason_is_exact(make_run: Any) -> None:
     scenario = Scenario(ledgers=[ledger()], final_answer="partial answer")
     ctx, _ = make_run(scenario, "guardrail")
     pipeline.run(ctx)
 
     assert [e.text for e in kinds(ctx, "stop_reason")] == ["Max rounds reached."]
-    assert len(kinds(ctx, "ledger")) == 3 + 1
+    assert len(kinds(ctx, "ledger")) == pipeline.MAX_TURNS + 1
     assert kinds(ctx, "artifact")[0].text == "partial answer"
+    (cap,) = kinds(ctx, "cap")
+    assert (cap.component, cap.data.cap, cap.data.limit, cap.data.setting) == (
+        "orchestrator", "team_turns", pipeline.MAX_TURNS, "max_turns"
+    )
+    assert cap.seq == kinds(ctx, "stop_reason")[0].seq - 1
+
+
+def test_S8_12_magentic_runs_at_the_frameworks_default_round_limit() -> None:
+    """Only max_stalls is pinned by the standard; max_turns is the framework's default."""
+    import inspect
+
+    from autogen_agentchat.teams import MagenticOneGroupChat
+
+    default = inspect.signature(MagenticOneGroupChat).parameters["max_turns"].default
+    assert default == 20 == pipeline.MAX_TURNS
+    # test_S5_magentic_max_rounds_stop_reason_is_exact shows a team run reaching it.
+
+
+def test_I33_a_capped_default_worker_answers_on_autogens_reflection_call(make_run: Any) -> None:
+    scenario = Scenario(worker_tool_calls=100)
+    ctx, stub = make_run(scenario, "default")
+    pipeline.run(ctx)
+    requests = stub.requests_of("worker")
+    assert len(requests) == pipeline.WORKER_TOOL_ITERATIONS + 1
+    assert all(r.get("tools") for r in requests[:-1]) and not requests[-1].get("tools")
+    (cap,) = kinds(ctx, "cap")
+    assert (cap.component, cap.data.cap, cap.data.limit, cap.data.setting, cap.data.ending) == (
+        "worker", "worker_model_calls", pipeline.WORKER_TOOL_ITERATIONS, "max_tool_iterations",
+        "forced_final_answer",
+    )
+    worker_calls = [e for e in kinds(ctx, "model_call") if e.component == "worker"]
+    assert cap.seq > worker_calls[-1].seq
+    assert kinds(ctx, "agent_output")[0].text == '{"gain": 47.1}'
+    assert len(kinds(ctx, "review")) == 1
+
+
+def test_I33_a_capped_magentic_worker_turn_is_recorded(make_run: Any) -> None:
+    scenario = Scenario(
+        worker_tool_calls=100, ledgers=[ledger(), ledger(satisfied=True, satisfied_reason="ok")]
+    )
+    ctx, stub = make_run(scenario, "guardrail")
+    pipeline.run(ctx)
+    assert len(stub.requests_of("worker")) == pipeline.WORKER_TOOL_ITERATIONS + 1
+    (cap,) = kinds(ctx, "cap")
+    assert (cap.component, cap.data.cap) == ("worker", "worker_model_calls")
+    worker_outputs = [e for e in kinds(ctx, "agent_output") if e.component == "worker"]
+    assert cap.seq == worker_outputs[0].seq - 1
+
+
+def test_I33_a_worker_within_its_cap_records_no_cap(make_run: Any) -> None:
+    ctx, _ = make_run(Scenario(), "default")
+    pipeline.run(ctx)
+    assert kinds(ctx, "cap") == []
+
+
+def test_I35_a_replan_is_read_from_the_message_stream_and_both_readings_agree(
+    make_run: Any,
+) -> None:
+    stalled = ledger(progress=False, progress_reason="no progress on the record")
+    scenario = Scenario(
+        ledgers=[stalled, stalled, stalled, ledger(satisfied=True, satisfied_reason="done")]
+    )
+    ctx, _ = make_run(scenario, "guardrail")
+    pipeline.run(ctx)
+    (check,) = kinds(ctx, "surface_check")
+    assert (check.data.surface, check.data.mandated, check.data.other) == (
+        "replan", "trace_logger", "message_stream"
+    )
+    assert (check.data.mandated_count, check.data.other_count, check.data.agree) == (1, 1, True)
+    assert check.seq > kinds(ctx, "replan")[0].seq
+
+
+def test_I35_a_run_without_a_replan_agrees_on_zero(make_run: Any) -> None:
+    scenario = Scenario(ledgers=[ledger(satisfied=True, satisfied_reason="done")])
+    ctx, _ = make_run(scenario, "guardrail")
+    pipeline.run(ctx)
+    (check,) = kinds(ctx, "surface_check")
+    assert (check.data.mandated_count, check.data.other_count, check.data.agree) == (0, 0, True)
+
+
+def test_I35_the_trace_records_when_the_two_readings_disagree(make_run: Any) -> None:
+    """No re-plan is logged, but the final answer repeats the team's whole task, which the
+    stream reading takes for a re-issued ledger: the trace says the readings disagree."""
+    task = LocalContext.magentic_task(None)  # type: ignore[arg-type]
+    scenario = Scenario(
+        ledgers=[ledger(satisfied=True, satisfied_reason="done")], final_answer=task
+    )
+    ctx, _ = make_run(scenario, "guardrail")
+    pipeline.run(ctx)
+    assert kinds(ctx, "replan") == []
+    (check,) = kinds(ctx, "surface_check")
+    assert (check.data.mandated_count, check.data.other_count, check.data.agree) == (0, 1, False)
 
 
 def test_trace_logger_handler_never_leaks_even_when_the_run_fails(make_run: Any) -> None:

@@ -27,6 +27,7 @@ from pytest_sabot.adapters import get_adapter
 from pytest_sabot.adapters.crewai_pipeline import (
     EXHAUSTION_MECHANISM,
     GUARDRAIL_MAX_RETRIES,
+    MAX_AGENT_ITERATIONS,
     GuardrailOutcome,
     args_model,
     guardrail_outcome_events,
@@ -278,6 +279,9 @@ def test_S5_crewai_llm_guardrail_failure_is_LLMGuardrailCompletedEvent_success_f
 def test_S5_crewai_guardrail_retry_exhaustion_is_escalate_with_task_failed_not_run_error(
     server: ScriptedServer, tmp_path: Path
 ) -> None:
+    """Also pins the crewai 1.15.5 behaviour I34 reads: every guardrail attempt emits
+    LLMGuardrailCompletedEvent with retry_count = the retries so far, and the failure at
+    guardrail_max_retries is followed by an exception, not by another re-execution."""
     server.scripts = {
         "worker": [reply for _ in range(4) for reply in tool_then(GOOD)],
         "guardrail": [verdict(False, f"still wrong {n}") for n in range(4)],
@@ -304,11 +308,90 @@ def test_S5_crewai_guardrail_retry_exhaustion_is_escalate_with_task_failed_not_r
     assert escalation.data.message == (
         "Task failed guardrail 1 validation after 3 retries. Last error: still wrong 3"
     )
+    assert (escalation.data.retry_count, escalation.data.max_retries) == (3, 3)
     assert events[-1].kind == "run_end" and events[-1].data.status == "task_failed"
     assert escalation.seq == events[-1].seq - 1 and escalation.seq > llm[-1].seq
     assert not kinds(events, "run_error", "artifact", "review")
     assert ctx.emitted == []
     assert ("escalate", "escalate-exhausted") in acts_of(events, "guardrail")
+
+
+def test_I34_exhaustion_is_read_from_the_guardrail_events_when_the_exception_text_changes(
+    server: ScriptedServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A later release that words its terminal exception differently still escalates: the
+    decision rests on LLMGuardrailCompletedEvent(success=False) at guardrail_max_retries."""
+    from crewai.task import Task
+
+    original = Task._invoke_guardrail_function
+
+    def reworded(self: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return original(self, *args, **kwargs)
+        except Exception as exc:
+            raise RuntimeError("guardrail gave up on this output") from exc
+
+    monkeypatch.setattr(Task, "_invoke_guardrail_function", reworded)
+    server.scripts = {
+        "worker": [reply for _ in range(4) for reply in tool_then(GOOD)],
+        "guardrail": [verdict(False, f"still wrong {n}") for n in range(4)],
+    }
+    ctx = make_context(server, tmp_path / "run", "guardrail")
+    run(ctx)
+    events = finish(ctx)
+    (escalation,) = kinds(events, "escalation")
+    assert escalation.data.message == "guardrail gave up on this output"
+    assert (escalation.data.retry_count, escalation.data.max_retries) == (3, 3)
+    assert events[-1].data.status == "task_failed"
+    assert not kinds(events, "run_error", "artifact")
+
+
+def test_I34_an_exception_with_no_exhausting_outcome_before_it_is_a_run_error(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    # The worker's second model call finds its script exhausted: HTTP 500, not a guardrail.
+    server.scripts = {"worker": [{"tool_calls": [("record_lookup", {"record": "R-7"})]}]}
+    ctx = make_context(server, tmp_path / "run", "guardrail")
+    with pytest.raises(Exception) as raised:
+        run(ctx)
+    events = finish(ctx)
+    assert is_infrastructure_error(raised.value)
+    assert not kinds(events, "escalation", "run_end", "artifact")
+
+
+def test_I33_a_capped_crewai_worker_answers_on_crewais_final_call_and_the_cap_is_recorded(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    looping: list[Reply] = [
+        {"tool_calls": [("record_lookup", {"record": "R-7"})]} for _ in range(MAX_AGENT_ITERATIONS)
+    ]
+    server.scripts = {
+        "worker": [*looping, {"content": GOOD}],
+        "reviewer": [{"content": APPROVE}],
+    }
+    ctx = make_context(server, tmp_path / "run")
+    run(ctx)
+    events = finish(ctx)
+    requests = server.requests_of("worker")
+    assert len(requests) == MAX_AGENT_ITERATIONS + 1
+    assert all(r.get("tools") for r in requests[:-1]) and "tools" not in requests[-1]
+    (cap,) = kinds(events, "cap")
+    assert (cap.data.cap, cap.data.limit, cap.data.setting, cap.data.ending) == (
+        "worker_model_calls", MAX_AGENT_ITERATIONS, "max_iter", "forced_final_answer"
+    )
+    worker_calls = [e for e in kinds(events, "model_call") if e.component == "worker"]
+    assert cap.seq > worker_calls[-1].seq
+    assert kinds(events, "agent_output")[0].text == GOOD
+    assert ctx.reviewer_drafts == [(0, GOOD)]
+
+
+def test_I33_a_crewai_worker_within_its_cap_records_no_cap(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    server.scripts = {"worker": tool_then(GOOD), "reviewer": [{"content": APPROVE}]}
+    ctx = make_context(server, tmp_path / "run")
+    run(ctx)
+    assert not kinds(finish(ctx), "cap")
 
 
 def test_S5_crewai_exhaustion_message_pattern_matches_crewai_source() -> None:

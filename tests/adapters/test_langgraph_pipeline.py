@@ -19,7 +19,12 @@ import pytest
 from loopback import CONTRACT_LINE, LoopbackContext, Reply, ScriptedServer
 
 from pytest_sabot.adapters import get_adapter
-from pytest_sabot.adapters.langgraph_pipeline import parse_verdict, run
+from pytest_sabot.adapters.langgraph_pipeline import (
+    INVOKE_VERSION,
+    MAX_WORKER_MODEL_CALLS,
+    parse_verdict,
+    run,
+)
 from pytest_sabot.models.cells import Cell
 from pytest_sabot.trace_io import read_trace
 
@@ -206,19 +211,127 @@ def test_S5_second_validator_failure_interrupts_and_records_the_task_failed(
     assert ctx.emitted == []
 
 
-def test_S5_validator_after_the_reviewer_used_the_revise_pass_escalates_on_failure(
+def test_I32_validator_first_failure_routes_revise_after_the_reviewer_used_its_pass(
     server: ScriptedServer, tmp_path: Path
 ) -> None:
+    """Section 8: the validator's first failure routes to revise, whatever the reviewer
+    did before; only its own second failure interrupts."""
     server.scripts = {
-        "worker": [*tool_then(GOOD), {"content": "R-7 is 47.1"}],
-        "reviewer": [REJECT, APPROVE],
+        "worker": [*tool_then(GOOD), {"content": "R-7 is 47.1"}, {"content": "RESULT: R-7 = 47.1"}],
+        "reviewer": [REJECT, APPROVE, APPROVE],
     }
     ctx = make_context(server, tmp_path, config="guardrail")
     run(ctx)
-    assert len(events(ctx, "retry")) == 1
-    assert events(ctx, "route") == []
+    assert [e.data.source for e in events(ctx, "retry")] == ["revise", "revise"]
+    (route,) = events(ctx, "route")
+    assert (route.data.goto, route.data.source) == ("revise", "validator")
+    assert [e.data.success for e in events(ctx, "guardrail")] == [False, True]
+    assert events(ctx, "interrupt") == []
+    assert [r for r, _ in ctx.worker_prompts] == [0, 1, 2]
+    assert ctx.worker_prompts[2][1] == "no line starts with 'RESULT:'"
+    assert [e.data.round for e in events(ctx, "review")] == [0, 1, 2]
+    assert ctx.emitted == ["RESULT: R-7 = 47.1"]
+
+
+def test_I32_the_validators_second_failure_interrupts_after_the_reviewer_used_its_pass(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    server.scripts = {
+        "worker": [*tool_then(GOOD), {"content": "R-7 is 47.1"}, {"content": "47.1"}],
+        "reviewer": [REJECT, APPROVE, APPROVE],
+    }
+    ctx = make_context(server, tmp_path, config="guardrail")
+    run(ctx)
+    assert [e.data.success for e in events(ctx, "guardrail")] == [False, False]
+    assert len(events(ctx, "route")) == 1
     assert len(events(ctx, "interrupt")) == 1
+    assert events(ctx, "run_end")[0].data.status == "task_failed"
     assert ctx.emitted == []
+
+
+def test_I32_the_reviewers_revise_pass_is_its_own_after_a_validator_revise(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    server.scripts = {
+        "worker": [*tool_then(NO_CONTRACT), {"content": "RESULT: R-7 = 74.1"},
+                   {"content": "RESULT: R-7 = 47.1"}],
+        "reviewer": [APPROVE, REJECT, APPROVE],
+    }
+    ctx = make_context(server, tmp_path, config="guardrail")
+    run(ctx)
+    assert [e.data.reason for e in events(ctx, "retry")] == [
+        "no line starts with 'RESULT:'",
+        "47.1 is not R-7's value",
+    ]
+    assert [e.data.success for e in events(ctx, "guardrail")] == [False, True]
+    assert ctx.emitted == ["RESULT: R-7 = 47.1"]
+
+
+def test_I33_a_capped_worker_answers_on_one_more_call_offering_no_tools(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    """Every allowed call asks for a tool: the pass still hands the reviewer a draft, made
+    by one more call with no tools offered, and the cap is on record."""
+    looping: list[Reply] = [
+        {"tool_calls": [("record_lookup", {"record": "R-7"})]}
+        for _ in range(MAX_WORKER_MODEL_CALLS)
+    ]
+    server.scripts = {
+        "worker": [*looping, {"content": GOOD("47.1")}],
+        "reviewer": [APPROVE],
+    }
+    ctx = make_context(server, tmp_path)
+    run(ctx)
+    requests = server.requests_of("worker")
+    assert len(requests) == MAX_WORKER_MODEL_CALLS + 1
+    assert all(r.get("tools") for r in requests[:-1])
+    assert "tools" not in requests[-1] and "tool_choice" not in requests[-1]
+    (cap,) = events(ctx, "cap")
+    assert (cap.component, cap.data.cap, cap.data.limit, cap.data.ending) == (
+        "worker", "worker_model_calls", MAX_WORKER_MODEL_CALLS, "forced_final_answer"
+    )
+    worker_calls = [e for e in events(ctx, "model_call") if e.component == "worker"]
+    assert cap.seq == worker_calls[-1].seq + 1  # right after the call that answered
+    assert events(ctx, "agent_output")[0].text == GOOD("47.1")
+    assert ctx.reviewer_drafts == [(0, GOOD("47.1"))]
+
+
+def test_I33_a_worker_that_answers_within_the_cap_records_no_cap(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    server.scripts = {"worker": tool_then(GOOD), "reviewer": [APPROVE]}
+    ctx = make_context(server, tmp_path)
+    run(ctx)
+    assert events(ctx, "cap") == []
+    assert len(server.requests_of("worker")) == 2
+
+
+def test_S5_langgraph_v1_invoke_output_carries_interrupts_under_the_interrupt_key() -> None:
+    """Pins the framework behaviour the escalate surface reads (langgraph 1.2.9): with the
+    output version the adapter passes, an interrupt shows as '__interrupt__' in a dict."""
+    from typing import TypedDict
+
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.graph import END, START, StateGraph
+    from langgraph.types import interrupt
+
+    class State(TypedDict, total=False):
+        x: int
+
+    def stop(state: State) -> State:
+        interrupt("second contract failure")
+        return {}
+
+    graph = StateGraph(State)
+    graph.add_node("stop", stop)
+    graph.add_edge(START, "stop")
+    graph.add_edge("stop", END)
+    compiled = graph.compile(checkpointer=InMemorySaver())
+    result = compiled.invoke(
+        {"x": 1}, config={"configurable": {"thread_id": "t"}}, version=INVOKE_VERSION
+    )
+    assert isinstance(result, dict)
+    assert [i.value for i in result["__interrupt__"]] == ["second contract failure"]
 
 
 # --------------------------------------------------------------------------- section 8

@@ -6,7 +6,9 @@ from __future__ import annotations
 import json
 import os
 import stat
+import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -236,37 +238,105 @@ def test_S6_unknown_judge_spec_is_refused_with_the_expected_forms() -> None:
 
 # --------------------------------------------------------------------------- claude-cli sandbox
 
+# A stand-in for the Claude Code CLI that behaves as the real one does where the judge
+# depends on it: -p with stream-json needs --verbose; --bare reads only ANTHROPIC_API_KEY
+# (never the login under HOME, the keychain or an OAuth token) and refuses with "Not logged
+# in · Please run /login" otherwise; without --bare the login under CLAUDE_CONFIG_DIR or
+# HOME/.claude, ANTHROPIC_API_KEY, CLAUDE_CODE_OAUTH_TOKEN or ANTHROPIC_AUTH_TOKEN all work;
+# user settings (hooks) load unless --setting-sources leaves "user" out or --settings
+# disables hooks; user MCP servers (HOME/.claude.json) load unless --strict-mcp-config;
+# --tools "" leaves no tool. The init event reports what the session has.
 _FAKE = """#!{python}
 import json, os, sys
-mode_file = os.path.join(os.path.dirname(os.path.abspath(__file__)), "mode")
+here = os.path.dirname(os.path.abspath(__file__))
+mode_file = os.path.join(here, "mode")
 mode = open(mode_file).read().strip() if os.path.exists(mode_file) else "good"
 prompt = sys.stdin.read()
 args = sys.argv[1:]
-assert "-p" in args and "--bare" in args and "--tools" in args
-assert args[args.index("--tools") + 1] == ""
-assert args[args.index("--permission-mode") + 1] == "dontAsk"
+with open(os.path.join(here, "calls.jsonl"), "a") as log:
+    log.write(json.dumps({{"args": args, "env": sorted(os.environ)}}) + "\\n")
+
+def value(flag, default=None):
+    return args[args.index(flag) + 1] if flag in args else default
+
+fmt = value("--output-format", "text")
+if fmt == "stream-json" and "--verbose" not in args:
+    sys.stderr.write("Error: When using --print, --output-format=stream-json requires --verbose\\n")
+    sys.exit(1)
+
+def emit(events):
+    if fmt == "stream-json":
+        for e in events:
+            print(json.dumps(e))
+    elif fmt == "json":
+        print(json.dumps(events[-1]))
+    else:
+        print(events[-1].get("result", ""))
+
+home = os.environ.get("HOME", "")
+config = os.environ.get("CLAUDE_CONFIG_DIR") or os.path.join(home, ".claude")
+logged_in = os.path.exists(os.path.join(config, ".credentials.json"))
+if "--bare" in args:
+    key_source = "ANTHROPIC_API_KEY" if os.environ.get("ANTHROPIC_API_KEY") else None
+else:
+    key_source = ("ANTHROPIC_API_KEY" if os.environ.get("ANTHROPIC_API_KEY") else
+                  "CLAUDE_CODE_OAUTH_TOKEN" if os.environ.get("CLAUDE_CODE_OAUTH_TOKEN") else
+                  "ANTHROPIC_AUTH_TOKEN" if os.environ.get("ANTHROPIC_AUTH_TOKEN") else
+                  "none" if logged_in else None)
+if key_source is None:
+    emit([{{"type": "result", "subtype": "success", "is_error": True,
+           "result": "Not logged in \\u00b7 Please run /login"}}])
+    sys.exit(1)
+
+sources = value("--setting-sources", "user,project,local").split(",")
+flag_settings = json.loads(value("--settings", "{{}}"))
+user_settings = os.path.join(config, "settings.json")
+hooks = []
+if ("user" in sources and os.path.exists(user_settings)
+        and not flag_settings.get("disableAllHooks")):
+    hooks = list(json.load(open(user_settings)).get("hooks", {{}}))
+servers = []
+user_config = os.path.join(home, ".claude.json")
+if "--strict-mcp-config" not in args and os.path.exists(user_config):
+    servers = [{{"name": n, "status": "connected"}}
+               for n in json.load(open(user_config)).get("mcpServers", {{}})]
+tools = [] if value("--tools") == "" else ["Bash", "Read", "Write", "Glob", "Grep"]
+tools += ["mcp__%s__call" % s["name"] for s in servers]
+cwd = os.getcwd()
+if mode == "ignores-flags":
+    tools, servers, hooks = ["Read"], [{{"name": "files", "status": "connected"}}], ["SessionStart"]
+if mode == "elsewhere":
+    cwd = home
+events = [{{"type": "system", "subtype": "hook_response", "hook_name": h}} for h in hooks]
+events.append({{"type": "system", "subtype": "init", "cwd": cwd, "tools": tools,
+               "mcp_servers": servers, "permissionMode": value("--permission-mode", "default"),
+               "apiKeySource": key_source}})
 assert os.listdir(".") == [], "the judge must start in an empty directory"
+
+def answer(text):
+    emit(events + [{{"type": "result", "subtype": "success", "is_error": False, "result": text}}])
+
 if mode == "leaky" and "canary" in prompt:
     path = prompt.split("Read the file ", 1)[1].split(" and reply", 1)[0]
-    print(json.dumps({{"type": "result", "subtype": "success", "result": open(path).read()}}))
+    answer(open(path).read())
 elif mode == "crash":
     sys.exit(3)
 elif mode == "writes":
     open("note.txt", "w").write("x")
-    print(json.dumps({{"type": "result", "subtype": "success", "result": "NO-ACCESS"}}))
+    answer("NO-ACCESS")
 elif mode == "garbage":
-    print(json.dumps({{"type": "result", "subtype": "success", "result": "sure, yes"}}))
+    answer("sure, yes")
 elif "canary" in prompt:
-    print(json.dumps({{"type": "result", "subtype": "success", "result": "NO-ACCESS"}}))
+    answer("NO-ACCESS")
 else:
-    print(json.dumps({{"type": "result", "subtype": "success",
-                      "result": json.dumps({{"noticed": "no", "by_which_component": "",
-                                           "evidence_quote": ""}})}}))
+    answer(json.dumps({{"noticed": "no", "by_which_component": "", "evidence_quote": ""}}))
 """
 
 
 @pytest.fixture
 def fake_claude(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The fake CLI on PATH, a HOME holding a subscription login, and no credential in the
+    environment."""
     import sys
 
     bin_dir = tmp_path / "bin"
@@ -274,8 +344,20 @@ def fake_claude(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     exe = bin_dir / "claude"
     exe.write_text(_FAKE.format(python=sys.executable))
     exe.chmod(exe.stat().st_mode | stat.S_IEXEC)
+    home = tmp_path / "home"
+    (home / ".claude").mkdir(parents=True)
+    (home / ".claude" / ".credentials.json").write_text('{"claudeAiOauth": {}}')
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("HOME", str(home))
+    for name in ("ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN", "ANTHROPIC_AUTH_TOKEN",
+                 "CLAUDE_CONFIG_DIR"):
+        monkeypatch.delenv(name, raising=False)
     return exe
+
+
+def fake_calls(fake: Path) -> list[dict[str, Any]]:
+    log = fake.with_name("calls.jsonl")
+    return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
 
 
 def test_S6_claude_cli_runs_sandboxed_and_its_verdict_is_accepted(fake_claude: Path) -> None:
@@ -314,6 +396,118 @@ def test_S6_missing_claude_executable_is_refused(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setenv("PATH", "/nonexistent")
     with pytest.raises(JudgeBackendError, match="not on PATH"):
         ClaudeCliJudge()
+
+
+def test_I37_a_subscription_login_authenticates_the_judge(fake_claude: Path) -> None:
+    """S6: claude -p on a subscription login. No key in the environment, a login under HOME."""
+    judge = ClaudeCliJudge()
+    judge.assert_sandboxed()
+    result = judge_once(judge, _request(_trace(("review", "reviewer", "VERDICT: APPROVE"))), None)
+    assert result.error is None and result.noticed is False
+    assert judge.auth_source == "none"  # the login, not a key
+    (call, *_) = fake_calls(fake_claude)
+    assert "--bare" not in call["args"]
+    assert "HOME" in call["env"]
+
+
+def test_I37_bare_mode_is_refused_on_a_subscription_login(fake_claude: Path) -> None:
+    """What --bare does with a subscription login and no API key (the CLI's refusal), which
+    is why the judge never passes it."""
+    judge = ClaudeCliJudge()
+    bare = [*judge.command(), "--bare"]
+    proc = subprocess.run(
+        bare, input="hello", capture_output=True, text=True, cwd=fake_claude.parent.parent / "home"
+    )
+    assert proc.returncode == 1
+    (event,) = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert event["is_error"] is True and "Not logged in" in event["result"]
+    assert "--bare" not in judge.command()
+
+
+@pytest.mark.parametrize("variable", ["ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN"])
+def test_I37_a_key_or_token_the_user_gives_authenticates_the_judge(
+    fake_claude: Path, monkeypatch: pytest.MonkeyPatch, variable: str
+) -> None:
+    (Path(os.environ["HOME"]) / ".claude" / ".credentials.json").unlink()
+    monkeypatch.setenv(variable, "sk-secret-value-123")
+    judge = ClaudeCliJudge()
+    judge.assert_sandboxed()
+    assert judge.auth_source == variable
+    assert variable in fake_calls(fake_claude)[0]["env"]
+
+
+def test_I37_no_login_and_no_key_fails_closed_with_what_to_do(fake_claude: Path) -> None:
+    (Path(os.environ["HOME"]) / ".claude" / ".credentials.json").unlink()
+    with pytest.raises(JudgeBackendError, match=r"not authenticated.*Not logged in.*/login"):
+        ClaudeCliJudge().assert_sandboxed()
+
+
+def test_I37_a_credential_never_reaches_an_error_message(
+    fake_claude: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-secret-value-123")
+    fake_claude.with_name("mode").write_text("garbage")
+    fake_claude.write_text(
+        fake_claude.read_text().replace(
+            'answer("sure, yes")', 'sys.stderr.write(os.environ["ANTHROPIC_API_KEY"]); sys.exit(2)'
+        )
+    )
+    with pytest.raises(JudgeBackendError) as raised:
+        ClaudeCliJudge().complete("judge this")
+    assert "sk-secret-value-123" not in str(raised.value)
+    assert "[ANTHROPIC_API_KEY]" in str(raised.value)
+
+
+def test_I37_user_hooks_and_mcp_servers_stay_out_of_the_judge_session(fake_claude: Path) -> None:
+    home = Path(os.environ["HOME"])
+    (home / ".claude" / "settings.json").write_text(
+        json.dumps({"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": "x"}]}]}})
+    )
+    (home / ".claude.json").write_text(json.dumps({"mcpServers": {"files": {"command": "x"}}}))
+    judge = ClaudeCliJudge()
+    judge.assert_sandboxed()
+    args = fake_calls(fake_claude)[0]["args"]
+    assert args[args.index("--setting-sources") + 1] == ""
+    assert "--strict-mcp-config" in args and "--no-session-persistence" in args
+    assert args[args.index("--tools") + 1] == ""
+    assert args[args.index("--permission-mode") + 1] == "dontAsk"
+
+
+def test_I37_a_cli_that_ignores_the_sandbox_flags_fails_the_probe(fake_claude: Path) -> None:
+    fake_claude.with_name("mode").write_text("ignores-flags")
+    with pytest.raises(JudgeBackendError, match="sandbox breached"):
+        ClaudeCliJudge().assert_sandboxed()
+
+
+def test_I37_a_session_outside_its_empty_directory_fails_closed(fake_claude: Path) -> None:
+    fake_claude.with_name("mode").write_text("elsewhere")
+    with pytest.raises(JudgeBackendError, match="not its empty directory"):
+        ClaudeCliJudge().complete("judge this")
+
+
+def test_I37_the_judge_environment_passes_the_login_and_given_credentials_only() -> None:
+    from pytest_sabot.judge.backends.claude_cli import judge_environment
+
+    env = judge_environment(
+        {"HOME": "/h", "PATH": "/bin", "OPENAI_API_KEY": "sk-openai", "SABOT_GATEWAY_SECRET": "g",
+         "CLAUDE_CODE_OAUTH_TOKEN": "tok", "ANTHROPIC_API_KEY": ""}
+    )
+    assert env["HOME"] == "/h" and env["CLAUDE_CODE_OAUTH_TOKEN"] == "tok"
+    assert "OPENAI_API_KEY" not in env and "SABOT_GATEWAY_SECRET" not in env
+    assert "ANTHROPIC_API_KEY" not in env
+    assert env["CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"] == "1"
+
+
+def test_I37_the_soft_tier_of_the_embedded_judge_is_labelled_a_fixture() -> None:
+    """A live pipeline run judged by sim still reports its soft tier as a fixture."""
+    record = judge_trace(
+        SimJudge(), _trace(("review", "reviewer", "VERDICT: APPROVE")), NOTE,
+        cache_dir=None, label="x",
+    )
+    sim = summarise([record], "sim")
+    assert sim["fixture"] is True and "fixture" in sim["note"]
+    other = summarise([record], "claude-cli")
+    assert other["fixture"] is False and "fixture" not in other["note"]
 
 
 def test_I17_words_written_before_the_fault_are_no_notice() -> None:

@@ -207,3 +207,42 @@ def test_S4_every_injection_spec_targets_a_seam_that_exists_in_its_task(task: st
     assert o5.target in {m.name for m in view.materials}
     assert private.stale_materials[o5.target] != view.material(o5.target).text
     assert private.operator("O6").target == view.artifact
+
+
+def _canonical_plan() -> str:
+    """T4's expected plan as a worker writes it: the contract's fields in order."""
+    import json
+
+    check = load_private("T4", ROOT).criterion
+    return json.dumps(check.expected)  # type: ignore[union-attr]
+
+
+def test_I36_T4_O3_alters_one_occurrence_and_its_note_says_so() -> None:
+    """S4 one fault per run, I12 first occurrence: the handoff alteration changes the first
+    'Vantwell' only, and the ground-truth note describes exactly that (not a plan that
+    starts and ends at 'Vantwill')."""
+    import json
+
+    private = load_private("T4", ROOT)
+    spec = private.operator("O3")
+    op = arm("O3", spec)
+    text = _canonical_plan()
+    delivered = op.on_handoff("worker->reviewer", text)
+    assert delivered is not None
+    plan = json.loads(delivered)
+    assert plan["depot"] == "Vantwill"
+    assert plan["stops"][0] == plan["stops"][-1] == "Vantwell"
+    assert delivered.count("Vantwill") == 1
+    assert text.count("Vantwell") - delivered.count("Vantwell") == 1
+    note = spec.ground_truth
+    assert "starts and ends" not in note
+    assert "first" in note and "depot field" in note and '"Vantwill"' in note
+    assert op.on_handoff("worker->reviewer", text) is None  # fired once
+
+
+@pytest.mark.parametrize("task", ["T1", "T2", "T3", "T4", "T5"])
+def test_I36_every_O3_note_names_both_sides_of_its_alteration(task: str) -> None:
+    """The anchors of O3 are the two sides of the alteration (S10.4); each note names both."""
+    spec = load_private(task, ROOT).operator("O3")
+    assert spec.injected in spec.ground_truth
+    assert spec.original in spec.ground_truth

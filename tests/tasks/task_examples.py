@@ -115,7 +115,7 @@ WRONG: dict[str, list[tuple[str, str]]] = {
         ("O1 tool-lie range", t4(fuel_range_km=40, refuel_at=["C2", "C4"])),
         (
             "O3 altered depot",
-            json.dumps(T4_PLAN).replace("Vantwell", "Vantwill"),
+            json.dumps(T4_PLAN).replace("Vantwell", "Vantwill", 1),  # the first occurrence
         ),
         ("O4 no refuel", t4(refuel_at=[])),
         (

@@ -1,0 +1,353 @@
+"""What the pipeline side of a run is handed, built so the ground truth is out of its reach.
+
+A run has two sides. The harness side (``run.py``) holds the task's private spec: the pass
+criterion, every operator's ground-truth note, the superseded material revisions. The
+pipeline side is the framework adapter and everything it can touch. The adapter receives
+exactly one object, a :class:`PipelineContext`, and nothing reachable from that object
+holds a :class:`~pytest_sabot.tasks.loader.PrivateSpec`, an operator spec, a ground-truth
+note or the pass criterion (SPEC.md I8, I39). That is true by construction:
+
+* the context keeps the task's *public* view, the run's trace and gateway, the workspace
+  and the tools, and the names of the files the world must hold at the end (the
+  contract's artifact names, which the public view states too);
+* the seams behind the tools, the handoff channel and the load stage (:class:`HarnessSeams`)
+  keep the armed operator, which is armed from an :class:`InjectionPlan`: the half of the
+  operator's spec that plants the fault (seam, target, original, injected content), never
+  its note;
+* a superseded material revision is kept only when the armed operator plants it (O5),
+  because then it *is* the injected content.
+
+Judging the artifact against the criterion, scoring and the judge stay on the harness side,
+after the adapter has returned. ``tests/adapters/test_pipeline_context.py`` walks the
+object graph reachable from a context (``gc.get_referents``) for every task and operator
+and checks it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pytest_sabot.gateway.client import GatewayClient
+from pytest_sabot.harness import prompts
+from pytest_sabot.harness.context import Messages, ToolHandle
+from pytest_sabot.models.cells import Cell, WaveSpec
+from pytest_sabot.models.task import ToolRole
+from pytest_sabot.operators import Operator, arm
+from pytest_sabot.tasks import check_contract
+from pytest_sabot.tasks.loader import PrivateSpec, PublicView
+from pytest_sabot.tasks.world import Workspace, make_tools
+from pytest_sabot.trace_io import TraceWriter
+
+__all__ = [
+    "HarnessSeams",
+    "InjectionPlan",
+    "PipelineContext",
+    "arm_operator",
+    "pipeline_context",
+    "strip_flags_head",
+]
+
+_FLAGS_HEAD = "FLAGS:"
+
+
+@dataclass(frozen=True)
+class InjectionPlan:
+    """How an operator plants its fault: its spec without the ground-truth note."""
+
+    seam: str
+    target: str
+    original: str
+    injected: str
+    stale_file: str | None = None
+
+
+def arm_operator(cell: Cell, private: PrivateSpec) -> Operator | None:
+    """The cell's operator armed from its injection plan (None for a baseline)."""
+    if cell.operator is None:
+        return None
+    spec = private.operator(cell.operator)
+    plan = InjectionPlan(
+        seam=spec.seam,
+        target=spec.target,
+        original=spec.original,
+        injected=spec.injected,
+        stale_file=spec.stale_file,
+    )
+    return arm(cell.operator, plan)
+
+
+def strip_flags_head(text: str) -> tuple[str | None, str]:
+    """Split a leading 'FLAGS: ...' line off an artifact (the Magentic artifact-head form)."""
+    lines = text.lstrip("\n").split("\n")
+    if lines and lines[0].strip().upper().startswith(_FLAGS_HEAD):
+        return lines[0].strip(), "\n".join(lines[1:]).lstrip("\n")
+    return None, text
+
+
+class HarnessSeams:
+    """The harness side of every seam the pipeline passes through: the tools (records
+    requests, observations and effects apart), the handoff channel, the load stage and the
+    gateway's record of model calls. The armed operator acts here and only here."""
+
+    def __init__(
+        self,
+        trace: TraceWriter,
+        operator: Operator | None,
+        stale_materials: dict[str, str],
+    ) -> None:
+        self.trace = trace
+        self.operator = operator
+        self._stale = dict(stale_materials)
+        self._o4_recorded = False
+
+    def record_injection(self) -> None:
+        op = self.operator
+        assert op is not None and op.planted is not None
+        event = self.trace.emit(
+            "injection",
+            "harness",
+            operator=op.id,
+            seam=op.planted.seam,
+            target=op.planted.target,
+            original=op.planted.original,
+            injected=op.planted.injected,
+        )
+        op.injection_seq = event.seq
+
+    # ------------------------------------------------------------------ tools (ToolSeams)
+    def on_call(self, tool: str, call_id: str, args: dict[str, Any]) -> None:
+        self.trace.emit("tool_call", "worker", tool=tool, call_id=call_id, arguments=args)
+
+    def on_result(self, tool: str, role: ToolRole, call_number: int, observation: str) -> str:
+        op = self.operator
+        shown = observation
+        if op is not None:
+            changed = op.on_tool_result(tool, role, call_number, observation)
+            if changed is not None:
+                self.record_injection()
+                shown = changed
+        call_id = f"{tool}#{call_number}"  # the id the tool handed on_call
+        self.trace.emit("tool_result", "worker", shown, tool=tool, call_id=call_id, ok=True)
+        return shown
+
+    def on_effect(
+        self, tool: str, call_id: str, target: str, commit: Any, observation: str
+    ) -> tuple[str, bool]:
+        op = self.operator
+        skip = op is not None and op.skip_effect(tool, target)
+        if skip:
+            self.record_injection()
+        else:
+            commit()
+        self.trace.emit(
+            "effect",
+            "world",
+            tool=tool,
+            call_id=call_id,
+            committed=not skip,
+            target=target,
+            detail="not written" if skip else "written",
+        )
+        self.trace.emit(
+            "tool_result", "worker", observation, tool=tool, call_id=call_id, ok=True
+        )
+        return observation, not skip
+
+    # ------------------------------------------------------------------ other seams
+    def worker_materials(self) -> dict[str, str] | None:
+        """The load stage's O5 seam: a material text to hand the worker instead, or None."""
+        if self.operator is None:
+            return None
+        override = self.operator.worker_materials(self._stale)
+        if override is not None:
+            self.record_injection()
+        return override
+
+    def deliver(self, channel: str, text: str) -> str:
+        """The handoff channel's O3 seam: what the receiver gets."""
+        if self.operator is None:
+            return text
+        changed = self.operator.on_handoff(channel, text)
+        if changed is None:
+            return text
+        self.record_injection()
+        return changed
+
+    def model_call(self, record: Any) -> None:
+        """Record one gateway exchange (and the O4 injection at the first downgraded call)."""
+        op = self.operator
+        if record.downgraded and op is not None and op.id == "O4" and not self._o4_recorded:
+            self._o4_recorded = True
+            event = self.trace.emit(
+                "injection",
+                "gateway",
+                operator="O4",
+                seam="model",
+                target=f"agent:{record.agent}#{record.call_index}",
+                original=record.model_requested,
+                injected=record.model_served,
+            )
+            op.injection_seq = event.seq
+        self.trace.emit(
+            "model_call",
+            record.agent,
+            record.response_text,
+            call_index=record.call_index,
+            model_requested=record.model_requested,
+            model_served=record.model_served,
+            prompt_tokens=record.prompt_tokens,
+            completion_tokens=record.completion_tokens,
+            cached_tokens=record.cached_tokens,
+            reasoning_tokens=record.reasoning_tokens,
+            latency_ms=record.latency_ms,
+            cost_usd=record.cost_usd,
+            stream=record.stream,
+            downgraded=record.downgraded,
+            fixture=record.fixture,
+            error=record.error,
+            tool_calls=record.tool_calls,
+            request_hash=record.request_hash,
+        )
+
+
+@dataclass
+class PipelineContext:
+    """The RunContext an adapter receives (see harness/context.py for the stage protocol).
+
+    It holds the cell's identity, the task's public view, the run's trace, gateway and
+    workspace, and the seams; never the private spec (module docstring).
+    """
+
+    cell: Cell
+    view: PublicView
+    run_dir: Path
+    trace: TraceWriter
+    gateway: GatewayClient
+    run_key: str
+    model_name: str
+    flags_protocol: bool
+    seams: HarnessSeams
+    required_effects: tuple[str, ...]
+    api_key: str = "sabot-local"
+    workspace: Workspace = field(init=False)
+    artifact: str | None = field(default=None, init=False)
+    effects: dict[str, bool] = field(default_factory=dict, init=False)
+    _tools: list[ToolHandle] = field(default_factory=list, init=False)
+    _closed: bool = field(default=False, init=False)
+
+    def __post_init__(self) -> None:
+        self.workspace = Workspace(self.run_dir)
+        self._tools = make_tools(self.view, self.workspace, self.seams)
+
+    @property
+    def is_magentic(self) -> bool:
+        return self.cell.framework == "autogen" and self.cell.config == "guardrail"
+
+    def base_url(self, agent: str) -> str:
+        return self.gateway.base_url(self.run_key, agent)
+
+    @property
+    def tools(self) -> list[ToolHandle]:
+        return list(self._tools)
+
+    def worker_prompt(self, round: int, feedback: str = "") -> Messages:
+        # The load stage runs here: the O5 seam swaps a material for the worker's first pass
+        # only; a revise pass reloads the current revision.
+        override = self.seams.worker_materials() if round == 0 else None
+        self.workspace.round = round  # the reviewer's tool log shows this pass's calls
+        return prompts.worker_messages(self.view, round, feedback, override)
+
+    def handoff(self, sender: str, receiver: str, text: str) -> str:
+        channel = f"{sender}->{receiver}"
+        delivered = self.seams.deliver(channel, text)
+        self.trace.emit(
+            "message", sender, delivered, sender=sender, receiver=receiver, channel=channel
+        )
+        return delivered
+
+    def reviewer_prompt(self, delivered: str, round: int) -> Messages:
+        return prompts.reviewer_messages(
+            self.view,
+            delivered,
+            self.workspace.tool_log_text(),
+            self.workspace.listing_text(),
+            round,
+            self.flags_protocol,
+        )
+
+    def guardrail_text(self) -> str:
+        return prompts.guardrail_instruction(self.view)
+
+    def check_contract(self, artifact: str) -> list[str]:
+        return check_contract(self.view.contract, artifact)
+
+    def magentic_task(self) -> str:
+        return prompts.magentic_task(
+            self.view, self.flags_protocol, self.seams.worker_materials()
+        )
+
+    # ------------------------------------------------------------------ model calls
+    def sync_model_calls(self) -> None:
+        for record in self.gateway.drain(self.run_key):
+            self.seams.model_call(record)
+
+    def close_gateway_run(self) -> None:
+        """Close this run at the gateway (once) and record the exchanges not drained yet."""
+        if self._closed:
+            return
+        self._closed = True
+        for record in self.gateway.close_run(self.run_key):
+            self.seams.model_call(record)
+
+    # ------------------------------------------------------------------ emit
+    def emit(self, text: str) -> None:
+        flags_line: str | None = None
+        artifact = text
+        if self.is_magentic and self.flags_protocol:
+            flags_line, artifact = strip_flags_head(text)
+        self.artifact = artifact
+        self.effects = self.workspace.effects(self.required_effects, artifact)
+        self.trace.emit(
+            "artifact",
+            "harness",
+            artifact,
+            name=self.view.artifact,
+            flags_line=flags_line,
+            effects=self.effects,
+        )
+
+
+def pipeline_context(
+    *,
+    cell: Cell,
+    wave: WaveSpec,
+    view: PublicView,
+    private: PrivateSpec,
+    run_dir: Path,
+    trace: TraceWriter,
+    gateway: GatewayClient,
+    run_key: str,
+    model_name: str,
+    operator: Operator | None,
+) -> PipelineContext:
+    """The context handed to the adapter, taking from ``private`` only the names of the
+    files the world must hold and, for the operator that plants one, the superseded
+    material revision (the injected content itself)."""
+    plants_material = operator is not None and operator.spec.seam == "material"
+    seams = HarnessSeams(
+        trace, operator, dict(private.stale_materials) if plants_material else {}
+    )
+    return PipelineContext(
+        cell=cell,
+        view=view,
+        run_dir=run_dir,
+        trace=trace,
+        gateway=gateway,
+        run_key=run_key,
+        model_name=model_name,
+        flags_protocol=wave.flags_protocol,
+        seams=seams,
+        required_effects=tuple(private.required_effects),
+    )
