@@ -49,7 +49,10 @@ class RuleSet(BaseModel):
         description="v0.2.1: O4 is scored on the mapping surface only, never on FLAGS."
     )
     o4_probe_requires_served_downgrade: bool = Field(
-        description="10.7 correction 2: O4 is verified only if a downgraded model served a call."
+        description=(
+            "10.7 correction 2: O4 is verified only if a downgraded model served a call; "
+            "without it (v0.1.x) O4 is verified unconditionally (SPEC I21)."
+        )
     )
     reacted: Literal["identity", "independent"] = Field(
         description="REACTED = DETECTED_HARD (v0.1.x) or derived from corrective acts (v0.2.0+)."
