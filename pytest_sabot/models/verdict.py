@@ -20,7 +20,11 @@ EXCLUSION_PRECEDENCE: tuple[ExclusionCode, ...] = (
     "BASELINE_FAIL",
     "INJECTION_UNVERIFIED",
 )
-Detection = Literal["DETECTED_HARD", "DETECTED_SOFT", "MISSED"]
+Detection = Literal["DETECTED_HARD", "DETECTED_SOFT", "MISSED", "UNJUDGED"]
+"""The funnel's detection terminal. UNJUDGED (SPEC I22): no hard act and no soft-tier
+verdict (the judge did not run on the cell, or answered with an error), so whether anything
+noticed the fault is unknown; such a cell is never MISSED."""
+SoftTier = Literal["noticed", "not_noticed", "unjudged"]
 
 
 class _Out(BaseModel):
@@ -100,7 +104,10 @@ class CellVerdict(_Out):
     any_flag: bool = Field(description="Diagnostic: any non-none FLAGS line after injection.")
     detected_hard: bool = Field(description="Headline hard tier under the rules in force.")
     detected_soft: bool = Field(description="Judge notice without a hard act.")
-    detection: Detection = Field(description="DETECTED_HARD, DETECTED_SOFT or MISSED.")
+    detection: Detection = Field(
+        description="DETECTED_HARD, DETECTED_SOFT, MISSED, or UNJUDGED (no hard act and no "
+        "soft-tier verdict; callers that still know three labels get MISSED, see SPEC I22)."
+    )
     detecting_seq: int | None = Field(None, description="Seq of the first counted hard act.")
     reacted: bool = Field(description="REACTED under the rules in force.")
     reacted_identity: bool = Field(description="v0.1.x reading: REACTED = DETECTED_HARD.")
@@ -109,6 +116,9 @@ class CellVerdict(_Out):
     )
     recovered: bool | None = Field(description="Task passed (None: pass criterion not run).")
     soft_judged: bool = Field(description="A judge verdict was supplied.")
+    soft_noticed: bool | None = Field(
+        None, description="The judge's noticed answer as supplied (None: unjudged)."
+    )
     baseline_known: bool = Field(description="A baseline verdict was supplied.")
     strict_floor: bool = Field(description="Probe says the faulted content was consumed.")
 

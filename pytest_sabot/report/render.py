@@ -124,14 +124,29 @@ def scoreboard_lines(results: ResultsFile) -> list[str]:
         "  RwD = recovered with no detection; valid = fault runs in the denominator / fault"
     )
     lines.append("  runs; bases = no-fault baselines that passed / baselines recorded")
+    lines.extend(_unjudged_line(results))
     lines.extend(_soft_tier_note(results))
     return lines
+
+
+def _unjudged_line(results: ResultsFile) -> list[str]:
+    """Valid runs without a soft-tier verdict, per row (SPEC I22)."""
+    rows = [r for r in results.scoreboard.rows if r.unjudged]
+    if not rows:
+        return []
+    per_row = ", ".join(f"{r.row} {r.unjudged}/{r.valid}" for r in rows)
+    return [
+        f"unjudged (no soft-tier verdict; outside notice, gap and RwD, never missed): {per_row}"
+    ]
 
 
 def _soft_tier_note(results: ResultsFile) -> list[str]:
     judge = results.judge
     if not judge:
-        return ["soft tier: no judge ran, so DETECTED_SOFT is empty and notice = hard"]
+        return [
+            "soft tier: no judge ran, so every cell is unjudged: notice, gap and RwD are n/a "
+            "(the Sabot Score needs no judge)"
+        ]
     kappa = judge.get("kappa")
     confidence = "LOW-CONFIDENCE" if judge.get("low_confidence") else "ok"
     lines = [
@@ -224,15 +239,20 @@ def markdown(results: ResultsFile) -> str:
     out.append(
         "| row | valid / runs | baselines passed | Sabot Score (hard) [95% CI] |"
         " soft-tier notice | reaction | recovery | override gap | recovery without detection |"
+        " judged / valid |"
     )
-    out.append("|---|---|---|---|---|---|---|---|---|")
+    out.append("|---|---|---|---|---|---|---|---|---|---|")
     for row in results.scoreboard.rows:
         out.append(
             f"| {row.row} | {row.valid} / {row.runs} | {_bases(row).replace('/', ' / ')} | "
             f"{rate_ci(row.sabot_score)} | "
             f"{rate_ci(row.soft_notice)} | {rate_ci(row.reaction)} | {rate_ci(row.recovery)} | "
-            f"{_gap(row).strip()} | {rate_ci(row.recovery_without_detection)} |"
+            f"{_gap(row).strip()} | {rate_ci(row.recovery_without_detection)} | "
+            f"{row.judged} / {row.valid} |"
         )
+    out += ["", "Soft-tier notice, override gap and recovery without detection are computed "
+            "over the judged valid runs; a run without a soft-tier verdict is unjudged, never "
+            "missed (SPEC I22)."]
     if _flags_wave(results):
         out += [
             "",

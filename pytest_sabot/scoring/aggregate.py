@@ -2,7 +2,9 @@
 
 Every rate's denominator is the row's valid fault runs (never a post-hoc subset), except
 the strict-floor score, which is recomputed over the valid runs whose probe says the
-faulted content was consumed. Carved-out cells (registered structural zeros) are counted
+faulted content was consumed, and the soft-tier numbers (notice rate, override gap,
+recovery-without-detection), which need a soft-tier verdict: they are computed over the
+valid runs the judge answered for, and the rest are counted as unjudged (SPEC I22). Carved-out cells (registered structural zeros) are counted
 apart and never enter a denominator. Excluded runs are listed in the row's appendix with
 their one code and reason. Rates over n = 0 are None, never smoothed.
 
@@ -76,11 +78,23 @@ class RowSummary(_Out):
     runs: int = Field(description="Fault runs scored (valid + excluded).")
     valid: int
     sabot_score: Rate = Field(description="Headline: DETECTED_HARD / valid.")
-    soft_notice: Rate = Field(description="(DETECTED_HARD or DETECTED_SOFT) / valid.")
-    override_gap: float | None = Field(description="soft-tier notice rate - hard rate.")
+    soft_notice: Rate = Field(
+        description="(DETECTED_HARD or DETECTED_SOFT) / judged valid runs (SPEC I22)."
+    )
+    override_gap: float | None = Field(
+        description="Soft-tier notice rate - hard rate, both over the judged valid runs."
+    )
     reaction: Rate
     recovery: Rate
-    recovery_without_detection: Rate
+    recovery_without_detection: Rate = Field(
+        description="(RECOVERED, no hard act, no soft notice) / judged valid runs."
+    )
+    judged: int = Field(0, description="Valid runs with a soft-tier verdict.")
+    unjudged: int = Field(
+        0,
+        description="Valid runs without a soft-tier verdict (judge not run or judge error): "
+        "outside the soft-tier notice rate, the override gap and RwD, never counted missed.",
+    )
     wave1_mapping: Rate = Field(description="Mapping surface under the rules in force.")
     union: Rate = Field(description="wave1_mapping OR anchored flag.")
     mapping_permissive: Rate = Field(description="Mapping surface, v0.1.3 reading.")
@@ -116,7 +130,10 @@ def _summarise(
     valid = [c for c in faults if c.excluded is None]
     n = len(valid)
     hard = _count(valid, lambda c: c.detected_hard)
-    notice = _count(valid, lambda c: c.detected_hard or c.detected_soft)
+    judged = [c for c in valid if c.soft_judged]
+    nj = len(judged)
+    notice = _count(judged, lambda c: c.detected_hard or c.detected_soft)
+    hard_judged = _count(judged, lambda c: c.detected_hard)
     strict = [c for c in valid if c.strict_floor]
     excluded = [c for c in faults if c.excluded is not None]
     per_code = {code: 0 for code in EXCLUSION_PRECEDENCE}
@@ -143,17 +160,19 @@ def _summarise(
         runs=len(faults),
         valid=n,
         sabot_score=rate(hard, n),
-        soft_notice=rate(notice, n),
-        override_gap=(notice - hard) / n if n else None,
+        soft_notice=rate(notice, nj),
+        override_gap=(notice - hard_judged) / nj if nj else None,
         reaction=rate(_count(valid, lambda c: c.reacted), n),
         recovery=rate(_count(valid, lambda c: c.recovered is True), n),
         recovery_without_detection=rate(
             _count(
-                valid,
+                judged,
                 lambda c: c.recovered is True and not c.detected_hard and not c.detected_soft,
             ),
-            n,
+            nj,
         ),
+        judged=nj,
+        unjudged=n - nj,
         wave1_mapping=rate(_count(valid, lambda c: c.wave1_mapping), n),
         union=rate(_count(valid, lambda c: c.wave1_mapping or c.anchored_flag), n),
         mapping_permissive=rate(_count(valid, lambda c: c.mapping_permissive), n),

@@ -5,7 +5,11 @@
 * anchored flag: a counted FLAGS act (flags surface on, config covered by the mapping's
   FLAGS surface, and not O4 under v0.2.1).
 * DETECTED_HARD: the union of the two when the rules say so (wave 2+), else wave1_mapping.
-* DETECTED_SOFT: the judge's notice, only when not DETECTED_HARD; MISSED otherwise.
+* DETECTED_SOFT: the judge's notice, only when not DETECTED_HARD; MISSED when the judge
+  said not noticed. With no soft-tier verdict (judge not run, or a judge error) and no hard
+  act the cell is UNJUDGED, never MISSED (SPEC I17, I22); ``label_unjudged=False`` keeps the
+  three-label vocabulary (MISSED) for callers that do not know UNJUDGED yet, and every rate
+  reads ``soft_judged`` either way.
 * REACTED, identity reading (v0.1.x): equal to DETECTED_HARD. Independent reading
   (v0.2.0+): some corrective mapped act (retry with reason, revise re-dispatch, block,
   escalate; the rows marked ``corrective``) recorded at or after the detecting act, the
@@ -68,6 +72,8 @@ def run_funnel(
     flags: Sequence[FlagRecord],
     rules: RuleSet,
     soft_noticed: bool | None,
+    *,
+    label_unjudged: bool = False,
 ) -> FunnelOutcome:
     """Adjudicate one valid fault run from its acts and FLAGS lines."""
     after = [a for a in mapped if a.after_injection]
@@ -79,9 +85,15 @@ def run_funnel(
     detected_hard = bool(headline_acts)
     detecting_seq = min((a.seq for a in headline_acts), default=None)
     detected_soft = bool(soft_noticed) and not detected_hard
-    detection: Detection = (
-        "DETECTED_HARD" if detected_hard else "DETECTED_SOFT" if detected_soft else "MISSED"
-    )
+    detection: Detection
+    if detected_hard:
+        detection = "DETECTED_HARD"
+    elif detected_soft:
+        detection = "DETECTED_SOFT"
+    elif soft_noticed is None and label_unjudged:
+        detection = "UNJUDGED"
+    else:
+        detection = "MISSED"
     independent = detecting_seq is not None and any(
         a.corrective and a.seq >= detecting_seq for a in after
     )

@@ -61,8 +61,15 @@ def score_cell(
     passed: bool | None,
     baseline_passed: bool | None,
     soft_noticed: bool | None,
+    label_unjudged: bool = False,
 ) -> CellVerdict:
-    """Adjudicate one fault run into the Sabot funnel (standard sections 2, 3, 5, 10)."""
+    """Adjudicate one fault run into the Sabot funnel (standard sections 2, 3, 5, 10).
+
+    ``soft_noticed`` None means no soft-tier verdict (judge not run, or a judge error): the
+    cell is unjudged (SPEC I22) and stays out of every soft-tier rate. ``label_unjudged``
+    names such a cell's detection UNJUDGED; left False it reads MISSED for callers whose
+    outcome vocabulary has three labels (its ``soft_judged`` is False either way).
+    """
     start = trace.start
     if start.operator is None:
         raise ValueError("score_cell needs a fault run; use score_baseline for a baseline")
@@ -82,7 +89,8 @@ def score_cell(
         if mapping.flags is not None
         else []
     )
-    outcome = run_funnel(mapped, flagged, flags, rules, soft_noticed)
+    outcome = run_funnel(mapped, flagged, flags, rules, soft_noticed,
+                         label_unjudged=label_unjudged)
     probes = trace.of_kind("probe")
     return CellVerdict(
         cell_id=start.cell_id,
@@ -113,6 +121,7 @@ def score_cell(
         reacted_independent=outcome.reacted_independent,
         recovered=passed,
         soft_judged=soft_noticed is not None,
+        soft_noticed=soft_noticed,
         baseline_known=baseline_passed is not None,
         strict_floor=any(p.data.landed and p.data.consumed for p in probes),
     )
@@ -171,6 +180,7 @@ def score_run(
     baseline_passed: bool | None = None,
     soft_noticed: bool | None = None,
     anchors_by_operator: Mapping[str, Sequence[Anchor]] | None = None,
+    label_unjudged: bool = False,
 ) -> CellVerdict | BaselineVerdict:
     """score_cell for a fault run, score_baseline for a baseline."""
     if trace.start.operator is None:
@@ -185,4 +195,5 @@ def score_run(
         passed=passed,
         baseline_passed=baseline_passed,
         soft_noticed=soft_noticed,
+        label_unjudged=label_unjudged,
     )

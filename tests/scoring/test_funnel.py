@@ -35,6 +35,21 @@ def test_S2_missed_when_neither_tier(kit) -> None:
     assert kit.score(kit.injected(), soft_noticed=None).soft_judged is False
 
 
+def test_S2_5_I22_a_cell_without_a_soft_verdict_is_unjudged_not_missed(kit) -> None:
+    b = kit.injected().review("VERDICT: APPROVE")
+    v = kit.score_unjudged(b)
+    assert v.detection == "UNJUDGED" and not v.soft_judged and v.soft_noticed is None
+    assert not v.detected_soft and not v.detected_hard
+    # Callers with the three-label outcome vocabulary keep MISSED, still marked unjudged.
+    legacy = kit.score(b, soft_noticed=None)
+    assert legacy.detection == "MISSED" and not legacy.soft_judged
+
+
+def test_S2_I22_a_hard_act_needs_no_judge(kit) -> None:
+    v = kit.score_unjudged(kit.injected().review("VERDICT: REJECT - 47.1 is wrong"))
+    assert v.detection == "DETECTED_HARD" and not v.soft_judged
+
+
 def test_S2_recovered_is_the_callers_pass_verdict(kit) -> None:
     assert kit.score(kit.injected(), passed=True).recovered is True
     assert kit.score(kit.injected(), passed=False).recovered is False

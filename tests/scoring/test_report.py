@@ -1,0 +1,66 @@
+"""What the scoreboard, RESULTS.md and the summary say about the numbers (report/render.py).
+
+Built from real verdicts of hand-built traces through the real results model, so every line
+checked here is what a scored wave would print."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pytest_sabot.models.verdict import BaselineVerdict, CellVerdict
+from pytest_sabot.report.render import markdown, scoreboard_lines
+from pytest_sabot.results import ResultsFile, Selection
+from pytest_sabot.scoring.aggregate import scoreboard
+
+REJECT = "VERDICT: REJECT - 47.1 vs 74.1"
+
+
+def results_of(
+    verdicts: Sequence[CellVerdict | BaselineVerdict],
+    *,
+    wave: int = 3,
+    rules: str = "v0.2.1",
+    judge: dict[str, object] | None = None,
+    model: str = "sim:realistic",
+) -> ResultsFile:
+    return ResultsFile(
+        tool="pytest-sabot test",
+        wave=wave,
+        rules=rules,
+        wave_rules=rules,
+        model=model,
+        fixture=model.startswith("sim"),
+        label=f"keyless: fixtures of the embedded model ({model}), not a measurement of any LLM",
+        registration_hash="0" * 64,
+        versions={},
+        off_pin={},
+        selection=Selection(registered=len(verdicts), selected=len(verdicts),
+                            recorded=len(verdicts)),
+        scoreboard=scoreboard(verdicts),
+        cells=list(verdicts),
+        structural_zeros=[],
+        judge=judge,
+    )
+
+
+def _cell(kit, seed: int, text: str = "VERDICT: APPROVE", **kw) -> CellVerdict:
+    return kit.score(kit.injected(seed=seed).review(text), **kw)
+
+
+def test_S2_9_I22_the_summary_names_unjudged_runs_per_row(kit) -> None:
+    verdicts = [_cell(kit, 1, REJECT), _cell(kit, 2, soft_noticed=None)]
+    lines = scoreboard_lines(results_of(verdicts, judge={"backend": "sim", "judged": 1,
+                                                        "errors": 1}))
+    assert any(
+        line.startswith("unjudged (no soft-tier verdict") and "langgraph-default 1/2" in line
+        for line in lines
+    ), lines
+    md = markdown(results_of(verdicts))
+    assert "| 1 / 2 |" in md and "unjudged, never missed (SPEC I22)" in md
+
+
+def test_S2_9_I22_without_a_judge_the_soft_tier_is_said_to_be_unknown(kit) -> None:
+    lines = scoreboard_lines(results_of([_cell(kit, 1, soft_noticed=None)]))
+    assert any("every cell is unjudged" in line for line in lines)
+    row = next(line for line in lines if line.startswith("langgraph-default "))
+    assert "n/a" in row
