@@ -50,6 +50,16 @@ class ActRecord(_Out):
     )
     counts_permissive: bool = Field(description="Counts under the v0.1.3 mapping reading.")
     counts_narrow: bool = Field(description="Counts under the v0.2.1 narrow retry-reason rule.")
+    artifact_withheld: bool | None = Field(
+        None,
+        description="Block and escalate acts: no artifact was emitted after the act "
+        "(None for other acts).",
+    )
+    reaction: bool = Field(
+        False,
+        description="Read as the corrective act that makes the cell REACTED under the "
+        "independent reading (SPEC I23, I24).",
+    )
 
 
 class FlagRecord(_Out):
@@ -112,7 +122,8 @@ class CellVerdict(_Out):
     reacted: bool = Field(description="REACTED under the rules in force.")
     reacted_identity: bool = Field(description="v0.1.x reading: REACTED = DETECTED_HARD.")
     reacted_independent: bool = Field(
-        description="v0.2.0 reading: a corrective act at or after the detecting act."
+        description="v0.2.0 reading: a corrective act at or after the detecting act that "
+        "answers a detection (SPEC I23); a block only when it withheld the artifact (I24)."
     )
     recovered: bool | None = Field(description="Task passed (None: pass criterion not run).")
     soft_judged: bool = Field(description="A judge verdict was supplied.")

@@ -11,10 +11,16 @@
   three-label vocabulary (MISSED) for callers that do not know UNJUDGED yet, and every rate
   reads ``soft_judged`` either way.
 * REACTED, identity reading (v0.1.x): equal to DETECTED_HARD. Independent reading
-  (v0.2.0+): some corrective mapped act (retry with reason, revise re-dispatch, block,
-  escalate; the rows marked ``corrective``) recorded at or after the detecting act, the
-  first counted hard act. A corrective act need not itself count as a detection (a stall
-  re-plan after a detection is still a rerun); an act that is both counts for both.
+  (v0.2.0+, 10.7 correction 4): a corrective mapped act (retry with reason, revise
+  re-dispatch, block, escalate; the rows marked ``corrective``) recorded at or after the
+  detecting act, the first counted hard act, that answers a detection (SPEC I23): it is a
+  hard act counted under the rules in force itself, or it is read from the same event as a
+  counted act at or before it, or it carries that act's reason (the revise loop re-running
+  the worker with the reviewer's reject reason). A retry or re-plan that is neither — under
+  v0.2.1 a stall re-plan whose reason does not reference the anomaly — is framework
+  boilerplate, not a reaction. A block is corrective only when it withheld the artifact, no
+  artifact event following it (SPEC I24): the 0.7.5 Magentic-One orchestrator still emits
+  its final answer after "Max rounds reached.".
 """
 
 from __future__ import annotations
@@ -40,6 +46,8 @@ class FunnelOutcome:
     reacted_identity: bool
     reacted_independent: bool
     reacted: bool
+    reactions: frozenset[tuple[str, int]] = frozenset()
+    """(row, seq) of the acts read as reactions under the independent reading."""
 
 
 def flag_acts(flags: Sequence[FlagRecord], mechanism: str, component: str) -> list[ActRecord]:
@@ -94,9 +102,16 @@ def run_funnel(
         detection = "UNJUDGED"
     else:
         detection = "MISSED"
-    independent = detecting_seq is not None and any(
-        a.corrective and a.seq >= detecting_seq for a in after
+    reactions = (
+        frozenset(
+            (a.row, a.seq)
+            for a in after
+            if a.seq >= detecting_seq and answers_detection(a, headline_acts)
+        )
+        if detecting_seq is not None
+        else frozenset()
     )
+    independent = bool(reactions)
     return FunnelOutcome(
         mapping_permissive=bool(permissive),
         mapping_narrow=bool(narrow),
@@ -110,4 +125,30 @@ def run_funnel(
         reacted_identity=detected_hard,
         reacted_independent=independent,
         reacted=detected_hard if rules.reacted == "identity" else independent,
+        reactions=reactions,
+    )
+
+
+def _norm(text: str | None) -> str:
+    return " ".join((text or "").split()).casefold()
+
+
+def carries_reason(act: ActRecord, counted: ActRecord) -> bool:
+    """The act's recorded reason repeats (or contains, or is contained in) the counted
+    act's reason: the pipeline passing a detection on to a rerun."""
+    mine, theirs = _norm(act.reason), _norm(counted.reason)
+    return bool(mine and theirs) and (mine == theirs or mine in theirs or theirs in mine)
+
+
+def answers_detection(act: ActRecord, counted: Sequence[ActRecord]) -> bool:
+    """Whether a corrective act is a reaction to a detection (SPEC I23, I24); the caller
+    has checked that it lies at or after the detecting act."""
+    if not act.corrective:
+        return False
+    if act.act == "block" and act.artifact_withheld is not True:
+        return False
+    # A counted act answers itself (same seq); a rerun read from the event of a counted act,
+    # or one carrying its reason, answers that act.
+    return any(
+        c.seq <= act.seq and (c.seq == act.seq or carries_reason(act, c)) for c in counted
     )

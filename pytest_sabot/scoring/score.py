@@ -15,7 +15,7 @@ from pytest_sabot.models.cells import cell_id
 from pytest_sabot.models.mapping import MappingRevision
 from pytest_sabot.models.rules import RuleSet, version_key
 from pytest_sabot.models.trace import Trace
-from pytest_sabot.models.verdict import BaselineVerdict, CellVerdict
+from pytest_sabot.models.verdict import ActRecord, BaselineVerdict, CellVerdict
 from pytest_sabot.scoring.acts import find_acts
 from pytest_sabot.scoring.exclusions import fault_run_exclusion, run_error_reason
 from pytest_sabot.scoring.flags import collect_flags
@@ -31,6 +31,17 @@ def injection_seq(trace: Trace) -> int | None:
         if event.kind == "probe" and event.data.landed:
             return int(event.seq)
     return None
+
+
+def with_withheld(acts: list[ActRecord], trace: Trace) -> list[ActRecord]:
+    """Mark block and escalate acts with whether an artifact followed them (SPEC I24)."""
+    artifacts = [e.seq for e in trace.of_kind("artifact")]
+    return [
+        a.model_copy(update={"artifact_withheld": not any(s > a.seq for s in artifacts)})
+        if a.act in ("block", "escalate")
+        else a
+        for a in acts
+    ]
 
 
 def flags_counted(mapping: MappingRevision, rules: RuleSet, config: str, operator: str) -> bool:
@@ -76,7 +87,7 @@ def score_cell(
     _check_pairing(trace, mapping, rules)
     operator = start.operator
     inj = injection_seq(trace)
-    mapped = find_acts(trace, mapping, start.config, inj, anchors)
+    mapped = with_withheld(find_acts(trace, mapping, start.config, inj, anchors), trace)
     counting = flags_counted(mapping, rules, start.config, operator)
     flags = collect_flags(
         trace,
@@ -105,7 +116,15 @@ def score_cell(
         mapping_since=mapping.since,
         excluded=fault_run_exclusion(trace, operator, rules, baseline_passed),
         injection_seq=inj,
-        acts=sorted([*mapped, *flagged], key=lambda a: a.seq),
+        acts=sorted(
+            [
+                a.model_copy(update={"reaction": True})
+                if (a.row, a.seq) in outcome.reactions and rules.reacted == "independent"
+                else a
+                for a in [*mapped, *flagged]
+            ],
+            key=lambda a: a.seq,
+        ),
         flags=flags,
         mapping_permissive=outcome.mapping_permissive,
         mapping_narrow=outcome.mapping_narrow,
