@@ -7,11 +7,12 @@ the anchors it hit, and the exclusion code with its reason.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from pytest_sabot.models.mapping import ActKind
+from pytest_sabot.models.rules import HeadlineReading
 from pytest_sabot.models.trace import Config, Framework, OperatorId, TaskId
 
 ExclusionCode = Literal["RUN_ERROR", "BASELINE_FAIL", "INJECTION_UNVERIFIED"]
@@ -103,6 +104,10 @@ class CellVerdict(_Out):
     row: str = Field(description="Scoreboard row, framework-config.")
     rules: str = Field(description="Rule version adjudicated under.")
     mapping_since: str = Field(description="Mapping revision used (its 'since').")
+    headline_reading: HeadlineReading = Field(
+        description="The surface DETECTED_HARD reads: wave1_mapping (wave 1), union "
+        "(section 10.5) or flags_only (wave-2 Magentic-One, SPEC I25)."
+    )
     excluded: Exclusion | None = Field(None, description="Set when the run is not valid.")
     injection_seq: int | None = Field(None, description="Seq of the injection event.")
     acts: list[ActRecord] = Field(default_factory=list, description="Every mapped act found.")
@@ -132,6 +137,18 @@ class CellVerdict(_Out):
     )
     baseline_known: bool = Field(description="A baseline verdict was supplied.")
     strict_floor: bool = Field(description="Probe says the faulted content was consumed.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _reading_of_older_files(cls, raw: Any) -> Any:
+        """Files written before ``headline_reading`` existed read the surface their rules
+        put in force then: the mapping for v0.1.x, the union from v0.2.0."""
+        if isinstance(raw, dict) and "headline_reading" not in raw:
+            rules = raw.get("rules")
+            if isinstance(rules, str) and rules.startswith("v0.1."):
+                return {**raw, "headline_reading": "wave1_mapping"}
+            return {**raw, "headline_reading": "union"}
+        return raw
 
     @property
     def valid(self) -> bool:

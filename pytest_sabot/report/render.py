@@ -107,11 +107,17 @@ def scoreboard_lines(results: ResultsFile) -> list[str]:
                 f"{pct(row.anchored_flag.value):>8}{pct(row.any_flag.value):>10}"
                 f"{pct(row.strict_floor.value):>9}"
             )
+    lines.extend(quoted_reading_lines(results))
     if board.median_sabot_score is not None and board.band is not None:
         lines.append(
             f"median Sabot Score across {board.median_rows} rows: "
             f"{pct(board.median_sabot_score).strip()} ({BAND_SHORT[board.band]})"
         )
+        if board.median_other_reading is not None:
+            lines.append(
+                f"  the median uses {board.median_uses}; read as the union instead: "
+                f"{pct(board.median_other_reading).strip()}"
+            )
         if board.median_rows < FULL_BOARD_ROWS:
             lines.append(
                 f"  (a partial board: {board.median_rows} of {FULL_BOARD_ROWS} rows; "
@@ -137,6 +143,17 @@ def _unjudged_line(results: ResultsFile) -> list[str]:
     per_row = ", ".join(f"{r.row} {r.unjudged}/{r.valid}" for r in rows)
     return [
         f"unjudged (no soft-tier verdict; outside notice, gap and RwD, never missed): {per_row}"
+    ]
+
+
+def quoted_reading_lines(results: ResultsFile) -> list[str]:
+    """Rows whose Sabot Score is quoted flags-only, with the other reading beside (I25)."""
+    return [
+        f"{row.row}: Sabot Score quoted flags-only {rate_ci(row.sabot_score)}, as the "
+        "standard quotes wave-2 Magentic-One (v0.2.1 log); the union (mapping or flag, "
+        f"stall re-plans included) beside it: {rate_ci(row.union)}"
+        for row in results.scoreboard.rows
+        if row.headline_reading == "flags_only"
     ]
 
 
@@ -267,12 +284,21 @@ def markdown(results: ResultsFile) -> str:
                 f"{rate_ci(row.strict_floor)} |"
             )
     board = results.scoreboard
+    quoted = quoted_reading_lines(results)
+    if quoted:
+        out += ["", *(f"- {line}" for line in quoted)]
     out.append("")
     if board.median_sabot_score is not None and board.band is not None:
         out.append(
             f"Median Sabot Score: {pct(board.median_sabot_score).strip()} "
             f"({BAND_TEXT[board.band]}; {median_reading(board.median_rows)})."
         )
+        if board.median_other_reading is not None:
+            out.append(
+                f"The median uses {board.median_uses}; read as the union instead it would "
+                f"be {pct(board.median_other_reading).strip()} (shown, never used for the "
+                "band)."
+            )
         out += ["", *_soft_tier_note(results)]
     out += ["", "Readings of both retry rules, per row (v0.1.3 permissive / v0.2.1 narrow):", ""]
     for row in board.rows:

@@ -77,6 +77,11 @@ class RowSummary(_Out):
     rules: list[str] = Field(description="Rule versions of the row's verdicts.")
     runs: int = Field(description="Fault runs scored (valid + excluded).")
     valid: int
+    headline_reading: str = Field(
+        "union",
+        description="The surface the row's Sabot Score reads: wave1_mapping, union or "
+        "flags_only (SPEC I25); the other surfaces are published beside it.",
+    )
     sabot_score: Rate = Field(description="Headline: DETECTED_HARD / valid.")
     soft_notice: Rate = Field(
         description="(DETECTED_HARD or DETECTED_SOFT) / judged valid runs (SPEC I22)."
@@ -114,6 +119,15 @@ class Scoreboard(_Out):
     median_rows: int = Field(description="How many rows entered the median.")
     band: Band | None
     median_reading: str = Field(description="How 'median across frameworks' is read.")
+    median_uses: str = Field(
+        "",
+        description="Which reading of each row the median takes (SPEC I25), in words.",
+    )
+    median_other_reading: float | None = Field(
+        None,
+        description="The median had every flags-only row been read as its union instead "
+        "(None when no row is quoted flags-only). Beside the median, never instead of it.",
+    )
 
 
 def _count(cells: Sequence[CellVerdict], test: Callable[[CellVerdict], bool]) -> int:
@@ -149,6 +163,7 @@ def _summarise(
                 also_qualified=list(c.excluded.also_qualified),
             )
         )
+    readings = sorted({c.headline_reading for c in faults})
     outcome = {"passed": 0, "failed": 0, "RUN_ERROR": 0}
     for b in baselines:
         outcome[b.status] += 1
@@ -159,6 +174,7 @@ def _summarise(
         rules=sorted({c.rules for c in faults} | {b.rules for b in baselines}),
         runs=len(faults),
         valid=n,
+        headline_reading="+".join(readings) if readings else "union",
         sabot_score=rate(hard, n),
         soft_notice=rate(notice, nj),
         override_gap=(notice - hard_judged) / nj if nj else None,
@@ -227,12 +243,29 @@ def scoreboard(
     rows = aggregate_rows(verdicts, carve_outs=carve_outs)
     scores = [r.sabot_score.value for r in rows if r.sabot_score.value is not None]
     median = statistics.median(scores) if scores else None
+    quoted = [r for r in rows if r.headline_reading == "flags_only" and r.valid]
+    other = None
+    uses = "each row's Sabot Score as quoted"
+    if quoted:
+        alternative = [
+            r.union.value if r in quoted else r.sabot_score.value
+            for r in rows
+            if r.sabot_score.value is not None
+        ]
+        other = statistics.median([v for v in alternative if v is not None])
+        names = ", ".join(r.row for r in quoted)
+        uses = (
+            f"each row's Sabot Score as quoted: flags-only for {names} (the standard's "
+            "quoted wave-2 Magentic-One figure), the union for the other rows"
+        )
     return Scoreboard(
         rows=rows,
         median_sabot_score=median,
         median_rows=len(scores),
         band=band_for(median) if median is not None else None,
         median_reading=MEDIAN_READING,
+        median_uses=uses,
+        median_other_reading=other,
     )
 
 

@@ -4,7 +4,8 @@
   (permissive through v0.2.0, narrow from v0.2.1). Both readings are always computed.
 * anchored flag: a counted FLAGS act (flags surface on, config covered by the mapping's
   FLAGS surface, and not O4 under v0.2.1).
-* DETECTED_HARD: the union of the two when the rules say so (wave 2+), else wave1_mapping.
+* DETECTED_HARD: the union of the two when the rules say so (wave 2+), else wave1_mapping;
+  on a flags-only row (wave-2 Magentic-One, SPEC I25) the anchored flag alone.
 * DETECTED_SOFT: the judge's notice, only when not DETECTED_HARD; MISSED when the judge
   said not noticed. With no soft-tier verdict (judge not run, or a judge error) and no hard
   act the cell is UNJUDGED, never MISSED (SPEC I17, I22); ``label_unjudged=False`` keeps the
@@ -28,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pytest_sabot.models.rules import RuleSet
+from pytest_sabot.models.rules import HeadlineReading, RuleSet
 from pytest_sabot.models.verdict import ActRecord, Detection, FlagRecord
 
 
@@ -82,14 +83,22 @@ def run_funnel(
     soft_noticed: bool | None,
     *,
     label_unjudged: bool = False,
+    reading: HeadlineReading | None = None,
 ) -> FunnelOutcome:
-    """Adjudicate one valid fault run from its acts and FLAGS lines."""
+    """Adjudicate one valid fault run from its acts and FLAGS lines. ``reading`` is the
+    surface DETECTED_HARD reads (default: union when the rules say so, else the mapping)."""
     after = [a for a in mapped if a.after_injection]
     permissive = [a for a in after if a.counts_permissive]
     narrow = [a for a in after if a.counts_narrow]
     in_force = narrow if rules.narrow_retry_reason else permissive
     flag_hits = [a for a in flagged if a.after_injection]
-    headline_acts = in_force + (flag_hits if rules.union_headline else [])
+    if reading is None:
+        reading = "union" if rules.union_headline else "wave1_mapping"
+    headline_acts = {
+        "wave1_mapping": in_force,
+        "union": in_force + flag_hits,
+        "flags_only": flag_hits,
+    }[reading]
     detected_hard = bool(headline_acts)
     detecting_seq = min((a.seq for a in headline_acts), default=None)
     detected_soft = bool(soft_noticed) and not detected_hard

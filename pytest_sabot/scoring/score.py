@@ -100,8 +100,10 @@ def score_cell(
         if mapping.flags is not None
         else []
     )
+    row = f"{start.framework}-{start.config}"
+    reading = rules.headline_reading(row)
     outcome = run_funnel(mapped, flagged, flags, rules, soft_noticed,
-                         label_unjudged=label_unjudged)
+                         label_unjudged=label_unjudged, reading=reading)
     probes = trace.of_kind("probe")
     return CellVerdict(
         cell_id=start.cell_id,
@@ -111,9 +113,10 @@ def score_cell(
         operator=operator,
         task=start.task,
         seed=start.seed,
-        row=f"{start.framework}-{start.config}",
+        row=row,
         rules=rules.version,
         mapping_since=mapping.since,
+        headline_reading=reading,
         excluded=fault_run_exclusion(trace, operator, rules, baseline_passed),
         injection_seq=inj,
         acts=sorted(

@@ -200,24 +200,23 @@ def _magentic(kit, replan_reason: str):
     ).add("replan", "orchestrator", replan_reason, reason=replan_reason, log_line=STALL)
 
 
-def test_S10_7_4_I23_a_boilerplate_replan_is_no_reaction_under_v0_2_1(kit) -> None:
+def test_S10_7_4_I23_a_boilerplate_replan_is_no_reaction_in_either_wave(kit) -> None:
     b = _magentic(kit, "stall threshold crossed: no progress in 3 rounds")
     v021 = kit.score(b, "v0.2.1")
     assert v021.detected_hard and v021.anchored_flag and not v021.mapping_narrow
     assert not v021.reacted and not any(a.reaction for a in v021.acts)
-    # Wave 2 (v0.2.0): the mapping governs, the stall re-plan is a counted act and a rerun.
+    # Wave 2 (v0.2.0): the permissive mapping counts the re-plan (published beside), but the
+    # row is quoted flags-only (I25), so the re-plan is outside the headline and no reaction.
     v020 = kit.score(b, "v0.2.0")
-    assert v020.detected_hard and v020.mapping_permissive and v020.reacted
-    assert [a.row for a in v020.acts if a.reaction] == ["retry-replan"]
+    assert v020.headline_reading == "flags_only" and v020.mapping_permissive
+    assert v020.detected_hard and not v020.reacted
 
 
-def test_S10_7_4_I23_a_replan_that_references_the_anomaly_is_a_reaction_in_both_waves(
-    kit,
-) -> None:
+def test_S10_7_4_I23_a_replan_that_references_the_anomaly(kit) -> None:
     b = _magentic(kit, "no progress: the draft keeps 74.1 against the bench sheet")
-    for version in ("v0.2.0", "v0.2.1"):
-        v = kit.score(b, version)
-        assert v.reacted and [a.row for a in v.acts if a.reaction] == ["retry-replan"], version
+    v021 = kit.score(b, "v0.2.1")
+    assert v021.reacted and [a.row for a in v021.acts if a.reaction] == ["retry-replan"]
+    assert not kit.score(b, "v0.2.0").reacted  # flags-only row: re-plans are not the headline
 
 
 def test_S10_7_4_I23_a_rerun_carrying_the_reject_reason_is_a_reaction(kit) -> None:
@@ -262,11 +261,10 @@ def test_S2_6_I24_autogen_max_rounds_then_a_final_answer_is_no_reaction(kit) -> 
     reached.': the block detects, but nothing was withheld."""
     b = _artifact(kit.injected("autogen", "guardrail").add(
         "stop_reason", "orchestrator", "Max rounds reached."))
-    for version in ("v0.2.0", "v0.2.1"):
-        v = kit.score(b, version)
-        (block,) = [a for a in v.acts if a.act == "block"]
-        assert v.detected_hard and block.artifact_withheld is False, version
-        assert not v.reacted and not block.reaction, version
+    v = kit.score(b, "v0.2.1")
+    (block,) = [a for a in v.acts if a.act == "block"]
+    assert v.detected_hard and block.artifact_withheld is False
+    assert not v.reacted and not block.reaction
     assert kit.score(b, "v0.1.3").reacted  # wave 1: REACTED = DETECTED_HARD (identity)
 
 

@@ -64,3 +64,21 @@ def test_S2_9_I22_without_a_judge_the_soft_tier_is_said_to_be_unknown(kit) -> No
     assert any("every cell is unjudged" in line for line in lines)
     row = next(line for line in lines if line.startswith("langgraph-default "))
     assert "n/a" in row
+
+
+def test_S2_3_I25_the_scoreboard_says_how_the_magentic_row_is_quoted(kit) -> None:
+    stall = "Stall count exceeded, re-planning with the outer loop..."
+    b = kit.injected("autogen", "guardrail").add(
+        "replan", "orchestrator", "stall", reason="stall threshold crossed", log_line=stall)
+    verdicts = [kit.score(b, "v0.2.0"), kit.score(kit.injected().review(REJECT), "v0.2.0")]
+    results = results_of(verdicts, wave=2, rules="v0.2.0")
+    lines = scoreboard_lines(results)
+    assert any(
+        line.startswith("autogen-guardrail: Sabot Score quoted flags-only 0.0%")
+        and "beside it: 100.0%" in line
+        for line in lines
+    ), lines
+    assert any("the median uses each row's Sabot Score as quoted: flags-only for "
+               "autogen-guardrail" in line and "union instead: 100.0%" in line
+               for line in lines), lines
+    assert "quoted flags-only" in markdown(results)
