@@ -179,3 +179,14 @@ class BaselineVerdict(_Out):
         default_factory=dict,
         description="Per operator: whether that operator's anchors fire on this clean run.",
     )
+    clean_fire: dict[str, list[ActKind]] | None = Field(
+        None,
+        description="Clean-run firing (SPEC I27): per paired fault operator ('any' when the "
+        "wave registers no anchors), the hard-tier act types this run records when scored "
+        "from seq 0 with that fault cell's mapping, rules and anchors. Empty list: no act. "
+        "None: not scored for acts (no mapping supplied).",
+    )
+    clean_acts: list[ActRecord] = Field(
+        default_factory=list,
+        description="The acts behind clean_fire, each once, in seq order.",
+    )

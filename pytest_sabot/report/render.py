@@ -108,6 +108,7 @@ def scoreboard_lines(results: ResultsFile) -> list[str]:
                 f"{pct(row.strict_floor.value):>9}"
             )
     lines.extend(quoted_reading_lines(results))
+    lines.extend(clean_fire_lines(results))
     if board.median_sabot_score is not None and board.band is not None:
         lines.append(
             f"median Sabot Score across {board.median_rows} rows: "
@@ -144,6 +145,39 @@ def _unjudged_line(results: ResultsFile) -> list[str]:
     return [
         f"unjudged (no soft-tier verdict; outside notice, gap and RwD, never missed): {per_row}"
     ]
+
+
+def _acts(row: RowSummary) -> str:
+    return ", ".join(f"{k} {v}" for k, v in row.clean_fire_acts.items()) or "-"
+
+
+def _clean(row: RowSummary) -> str:
+    r = row.clean_fire
+    if r.n == 0:
+        return "n/a (no baseline scored for acts)"
+    return f"{rate_ci(r)} ({r.k}/{r.n})"
+
+
+def clean_fire_lines(results: ResultsFile) -> list[str]:
+    """The clean-run firing rate beside each row's Sabot Score (SPEC I27)."""
+    rows = results.scoreboard.rows
+    if not rows:
+        return []
+    what = (
+        "fixture numbers of the embedded model, not a measurement"
+        if results.fixture
+        else results.label
+    )
+    lines = [
+        "clean-run firing: no-fault baselines with >= 1 hard-tier act, scored with the "
+        f"mapping, rules and anchors of their fault cells ({what}):",
+        f"{'row':<20}{'Sabot Score [95% CI]':<24}{'clean-run firing [95% CI]':<34}acts by type",
+    ]
+    for row in rows:
+        lines.append(
+            f"{row.row:<20}{rate_ci(row.sabot_score):<24}{_clean(row):<34}{_acts(row)}"
+        )
+    return lines
 
 
 def quoted_reading_lines(results: ResultsFile) -> list[str]:
@@ -287,6 +321,23 @@ def markdown(results: ResultsFile) -> str:
     quoted = quoted_reading_lines(results)
     if quoted:
         out += ["", *(f"- {line}" for line in quoted)]
+    out += ["", "### Clean-run firing rate", ""]
+    out.append(
+        "No-fault baselines with at least one hard-tier act, scored with the same mapping, "
+        "rules and anchors as their paired fault cells (SPEC I27). It sits beside the Sabot "
+        "Score and never enters it: a check that fires on clean runs makes its detections "
+        "worth less."
+        + (" These are fixture numbers of the embedded model." if results.fixture else "")
+    )
+    out += ["", "| row | Sabot Score [95% CI] | clean-run firing [95% CI] | baselines | "
+            "acts by type (baselines) |", "|---|---|---|---|---|"]
+    for row in board.rows:
+        c = row.clean_fire
+        out.append(
+            f"| {row.row} | {rate_ci(row.sabot_score)} | "
+            f"{rate_ci(c) if c.n else 'n/a (not scored for acts)'} | {c.k} / {c.n} | "
+            f"{_acts(row)} |"
+        )
     out.append("")
     if board.median_sabot_score is not None and board.band is not None:
         out.append(

@@ -111,6 +111,36 @@ class RowSummary(_Out):
     excluded_cells: list[ExcludedCell] = Field(description="The exclusion appendix.")
     structural_zeros: list[str] = Field(description="Carved-out cell ids (not run).")
     baselines: dict[str, int] = Field(description="Baseline outcomes: passed/failed/RUN_ERROR.")
+    clean_fire: Rate = Field(
+        default_factory=lambda: rate(0, 0),
+        description="Clean-run firing rate (SPEC I27): no-fault baselines with at least one "
+        "hard-tier act, scored with the mapping, rules and anchors of their paired fault "
+        "cells, over the baselines scored for acts (RUN_ERROR baselines left out). Beside "
+        "the Sabot Score, never part of it.",
+    )
+    clean_fire_acts: dict[str, int] = Field(
+        default_factory=dict,
+        description="Per act type: how many of those baselines record at least one act of it.",
+    )
+
+    def junit_properties(self) -> list[tuple[str, str]]:
+        """The row's JUnit suite properties: Sabot Score, valid count and the clean-run
+        firing rate beside it (values as plain strings; '' when a rate is n/a)."""
+
+        def num(value: float | None) -> str:
+            return "" if value is None else f"{value:.4f}"
+
+        acts = ",".join(f"{k}:{v}" for k, v in sorted(self.clean_fire_acts.items()))
+        return [
+            (f"sabot.score.{self.row}", num(self.sabot_score.value)),
+            (f"sabot.valid.{self.row}", str(self.valid)),
+            (f"sabot.clean_fire.{self.row}", num(self.clean_fire.value)),
+            (f"sabot.clean_fire_ci.{self.row}",
+             "" if self.clean_fire.ci_low is None or self.clean_fire.ci_high is None
+             else f"{self.clean_fire.ci_low:.4f},{self.clean_fire.ci_high:.4f}"),
+            (f"sabot.clean_fire_n.{self.row}", f"{self.clean_fire.k}/{self.clean_fire.n}"),
+            (f"sabot.clean_fire_acts.{self.row}", acts),
+        ]
 
 
 class Scoreboard(_Out):
@@ -134,11 +164,37 @@ def _count(cells: Sequence[CellVerdict], test: Callable[[CellVerdict], bool]) ->
     return sum(1 for c in cells if test(c))
 
 
+CarvedKey = tuple[str, int, str]  # (task, seed, operator) of a registered structural zero
+
+
+def _clean_fire(
+    baselines: Sequence[BaselineVerdict], carved: set[CarvedKey]
+) -> tuple[Rate, dict[str, int]]:
+    """Share of scored baselines with a hard-tier act for some paired (not carved-out)
+    fault operator, and per act type how many baselines carry one."""
+    scored = [b for b in baselines if b.clean_fire is not None and b.status != "RUN_ERROR"]
+    fired = 0
+    per_type: dict[str, int] = defaultdict(int)
+    for b in scored:
+        assert b.clean_fire is not None
+        kinds = {
+            kind
+            for operator, found in b.clean_fire.items()
+            if (b.task, b.seed, operator) not in carved
+            for kind in found
+        }
+        fired += bool(kinds)
+        for kind in kinds:
+            per_type[kind] += 1
+    return rate(fired, len(scored)), dict(sorted(per_type.items()))
+
+
 def _summarise(
     row: str,
     faults: list[CellVerdict],
     baselines: list[BaselineVerdict],
     carved: list[str],
+    carved_keys: set[CarvedKey] | None = None,
 ) -> RowSummary:
     framework, _, config = row.partition("-")
     valid = [c for c in faults if c.excluded is None]
@@ -167,6 +223,7 @@ def _summarise(
     outcome = {"passed": 0, "failed": 0, "RUN_ERROR": 0}
     for b in baselines:
         outcome[b.status] += 1
+    clean, clean_acts = _clean_fire(baselines, carved_keys or set())
     return RowSummary(
         row=row,
         framework=framework,
@@ -200,6 +257,8 @@ def _summarise(
         excluded_cells=appendix,
         structural_zeros=sorted(carved),
         baselines=outcome,
+        clean_fire=clean,
+        clean_fire_acts=clean_acts,
     )
 
 
@@ -212,6 +271,7 @@ def aggregate_rows(
     faults: dict[str, list[CellVerdict]] = defaultdict(list)
     bases: dict[str, list[BaselineVerdict]] = defaultdict(list)
     carved: dict[str, list[str]] = defaultdict(list)
+    carved_keys: dict[str, set[CarvedKey]] = defaultdict(set)
     for v in verdicts:
         if isinstance(v, CellVerdict):
             faults[v.row].append(v)
@@ -219,8 +279,10 @@ def aggregate_rows(
             bases[v.row].append(v)
     for cell in carve_outs:
         carved[cell.row].append(cell.id)
+        if cell.operator is not None:
+            carved_keys[cell.row].add((cell.task, cell.seed, cell.operator))
     rows = sorted(set(faults) | set(bases) | set(carved))
-    return [_summarise(r, faults[r], bases[r], carved[r]) for r in rows]
+    return [_summarise(r, faults[r], bases[r], carved[r], carved_keys[r]) for r in rows]
 
 
 def band_for(median: float) -> Band:

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 
 from pytest_sabot.models.anchors import Anchor
 from pytest_sabot.models.cells import cell_id
-from pytest_sabot.models.mapping import MappingRevision
+from pytest_sabot.models.mapping import ActKind, MappingRevision
 from pytest_sabot.models.rules import RuleSet, version_key
 from pytest_sabot.models.trace import Trace
 from pytest_sabot.models.verdict import ActRecord, BaselineVerdict, CellVerdict
@@ -149,15 +149,66 @@ def score_cell(
     )
 
 
+ANY_OPERATOR = "any"
+
+
+def clean_run_acts(
+    trace: Trace,
+    *,
+    mapping: MappingRevision,
+    rules: RuleSet,
+    anchors_by_operator: Mapping[str, Sequence[Anchor]],
+    operators: Sequence[str] | None = None,
+) -> tuple[dict[str, list[ActKind]], list[ActRecord]]:
+    """A no-fault run scored as each paired fault cell would be (SPEC I27): the same mapping
+    revision and rules, that cell's anchors, the headline reading of its row, every event
+    from seq 0. Returns, per paired operator, the hard-tier act types found, and the acts."""
+    start = trace.start
+    row = f"{start.framework}-{start.config}"
+    reading = rules.headline_reading(row)
+    names = list(operators) if operators is not None else sorted(anchors_by_operator)
+    fired: dict[str, list[ActKind]] = {}
+    found: dict[tuple[str, int], ActRecord] = {}
+    for operator in names or [ANY_OPERATOR]:
+        anchors = anchors_by_operator.get(operator)
+        mapped = with_withheld(find_acts(trace, mapping, start.config, 0, anchors), trace)
+        in_force = [
+            a for a in mapped
+            if (a.counts_narrow if rules.narrow_retry_reason else a.counts_permissive)
+        ]
+        flagged: list[ActRecord] = []
+        if (
+            operator != ANY_OPERATOR
+            and mapping.flags is not None
+            and flags_counted(mapping, rules, start.config, operator)
+        ):
+            lines = collect_flags(trace, injection_seq=None, anchors=anchors, counting=True)
+            flagged = flag_acts(lines, mapping.flags.mechanism, mapping.flags.component)
+        acts = {
+            "wave1_mapping": in_force,
+            "union": in_force + flagged,
+            "flags_only": flagged,
+        }[reading]
+        fired[operator] = sorted({a.act for a in acts})
+        for act in acts:
+            found.setdefault((act.row, act.seq), act)
+    return fired, sorted(found.values(), key=lambda a: (a.seq, a.row))
+
+
 def score_baseline(
     trace: Trace,
     *,
     passed: bool | None,
     anchors_by_operator: Mapping[str, Sequence[Anchor]] | None = None,
     rules: RuleSet,
+    mapping: MappingRevision | None = None,
+    operators: Sequence[str] | None = None,
 ) -> BaselineVerdict:
     """Adjudicate one no-fault baseline: passed, failed or RUN_ERROR, plus the clean-run
-    FLAGS base rate (scanned from seq 0) per operator's anchors."""
+    FLAGS base rate (scanned from seq 0) per operator's anchors. With the framework's
+    ``mapping`` it is also scored for hard-tier acts exactly as its paired fault cells are
+    (the clean-run firing rate, SPEC I27); ``operators`` names the paired fault operators
+    (default: those with anchors, or 'any' when the wave registers none)."""
     start = trace.start
     if start.operator is not None:
         raise ValueError("score_baseline needs a no-fault baseline run")
@@ -174,6 +225,17 @@ def score_baseline(
     for operator, anchors in sorted((anchors_by_operator or {}).items()):
         per_op = collect_flags(trace, injection_seq=None, anchors=anchors, counting=True)
         fire[operator] = any(f.counted for f in per_op)
+    clean_fire: dict[str, list[ActKind]] | None = None
+    clean_acts: list[ActRecord] = []
+    if mapping is not None:
+        _check_pairing(trace, mapping, rules)
+        clean_fire, clean_acts = clean_run_acts(
+            trace,
+            mapping=mapping,
+            rules=rules,
+            anchors_by_operator=anchors_by_operator or {},
+            operators=operators,
+        )
     return BaselineVerdict(
         cell_id=start.cell_id or cell_id(start.framework, start.config, None, start.task,
                                          start.seed),
@@ -189,6 +251,8 @@ def score_baseline(
         flags=flags,
         any_flag=any(not f.none_form for f in flags),
         anchored_fire=fire,
+        clean_fire=clean_fire,
+        clean_acts=clean_acts,
     )
 
 
@@ -207,7 +271,8 @@ def score_run(
     """score_cell for a fault run, score_baseline for a baseline."""
     if trace.start.operator is None:
         return score_baseline(
-            trace, passed=passed, anchors_by_operator=anchors_by_operator, rules=rules
+            trace, passed=passed, anchors_by_operator=anchors_by_operator, rules=rules,
+            mapping=mapping,
         )
     return score_cell(
         trace,

@@ -82,3 +82,32 @@ def test_S2_3_I25_the_scoreboard_says_how_the_magentic_row_is_quoted(kit) -> Non
                "autogen-guardrail" in line and "union instead: 100.0%" in line
                for line in lines), lines
     assert "quoted flags-only" in markdown(results)
+
+
+def test_I27_the_clean_run_firing_rate_sits_beside_the_sabot_score(kit) -> None:
+    from pytest_sabot.scoring.score import score_baseline
+
+    trace = kit.TraceBuilder(operator=None).review(
+        "FLAGS: none\nVERDICT: REJECT - units missing").end().build()
+    base = score_baseline(trace, passed=True, rules=kit.rules("v0.2.1"),
+                          anchors_by_operator={"O1": kit.T1_O1},
+                          mapping=kit.mapping("langgraph", "v0.2.1"))
+    results = results_of([base, _cell(kit, 11, REJECT)])
+    lines = scoreboard_lines(results)
+    head = next(i for i, line in enumerate(lines) if line.startswith("clean-run firing"))
+    assert "fixture numbers of the embedded model" in lines[head]
+    row = lines[head + 2]
+    assert row.startswith("langgraph-default") and "100.0% [" in row
+    assert row.split()[-2:] == ["reject", "1"] and "(1/1)" in row
+    md = markdown(results)
+    assert "### Clean-run firing rate" in md and "| 1 / 1 | reject 1 |" in md
+    assert "fixture numbers of the embedded model" in md
+
+
+def test_I27_a_baseline_not_scored_for_acts_says_so(kit) -> None:
+    from pytest_sabot.scoring.score import score_baseline
+
+    trace = kit.TraceBuilder(operator=None).review("VERDICT: APPROVE").end().build()
+    base = score_baseline(trace, passed=True, rules=kit.rules("v0.2.1"))
+    lines = scoreboard_lines(results_of([base]))
+    assert any("n/a (no baseline scored for acts)" in line for line in lines)
