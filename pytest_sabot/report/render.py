@@ -180,6 +180,44 @@ def clean_fire_lines(results: ResultsFile) -> list[str]:
     return lines
 
 
+def _cell_rate(r: Rate | None, zeros: int) -> str:
+    if r is None or r.n == 0:
+        return f"structural zero ({zeros})" if zeros else "-"
+    return f"{100 * r.value:.0f}% ({r.k}/{r.n})" if r.value is not None else "-"
+
+
+def slice_tables(results: ResultsFile) -> list[str]:
+    """RESULTS.md: the Sabot Score per operator and per task, in every row and pooled."""
+    board = results.scoreboard
+    names = [r.row for r in board.rows]
+    out: list[str] = []
+    for title, label, table in (
+        ("Per operator", "operator", board.by_operator),
+        ("Per task", "task", board.by_task),
+    ):
+        if not table:
+            continue
+        out += ["", f"## {title}", ""]
+        out.append(
+            f"Sabot Score (hard tier) of each {label} in every row, then pooled over the rows "
+            "with its 95% interval and companions (notice and RwD over judged runs, I22)."
+        )
+        out.append("")
+        out.append(
+            f"| {label} | " + " | ".join(names)
+            + " | all rows [95% CI] | soft-tier notice | recovery | recovery without detection |"
+        )
+        out.append("|---" * (len(names) + 5) + "|")
+        for sl in table:
+            cells = [_cell_rate(sl.by_row.get(n), sl.structural_zeros.get(n, 0)) for n in names]
+            out.append(
+                f"| {sl.key} | " + " | ".join(cells)
+                + f" | {rate_ci(sl.sabot_score)} | {rate_ci(sl.soft_notice)} | "
+                f"{rate_ci(sl.recovery)} | {rate_ci(sl.recovery_without_detection)} |"
+            )
+    return out
+
+
 def quoted_reading_lines(results: ResultsFile) -> list[str]:
     """Rows whose Sabot Score is quoted flags-only, with the other reading beside (I25)."""
     return [
@@ -356,6 +394,7 @@ def markdown(results: ResultsFile) -> str:
         out.append(
             f"- {row.row}: {rate_ci(row.mapping_permissive)} / {rate_ci(row.mapping_narrow)}"
         )
+    out += slice_tables(results)
     out += ["", "## Exclusion appendix", ""]
     by_code: dict[str, list[str]] = defaultdict(list)
     for row in board.rows:

@@ -111,3 +111,29 @@ def test_I27_a_baseline_not_scored_for_acts_says_so(kit) -> None:
     base = score_baseline(trace, passed=True, rules=kit.rules("v0.2.1"))
     lines = scoreboard_lines(results_of([base]))
     assert any("n/a (no baseline scored for acts)" in line for line in lines)
+
+
+def test_S3_3_results_md_has_per_operator_and_per_task_tables(kit) -> None:
+    from pytest_sabot.models.cells import Cell
+
+    verdicts = [
+        kit.score(kit.injected(seed=1).review(REJECT)),
+        kit.score(kit.injected(seed=2).review("VERDICT: APPROVE")),
+        kit.score(kit.injected("crewai", operator="O3", task="T2", seed=1).review(
+            "VERDICT: APPROVE"), cell_anchors=kit.anchors("Brenneke")),
+    ]
+    carved = [Cell(wave=3, framework="autogen", config="guardrail", operator="O3", task="T2",
+                   seed=1, carved_out=True)]
+    results = results_of(verdicts).model_copy(
+        update={"scoreboard": scoreboard(verdicts, carve_outs=carved)})
+    board = results.scoreboard
+    assert [s.key for s in board.by_operator] == ["O1", "O3"]
+    o1 = board.by_operator[0]
+    assert (o1.by_row["langgraph-default"].k, o1.by_row["langgraph-default"].n) == (1, 2)
+    assert (o1.sabot_score.k, o1.sabot_score.n) == (1, 2)
+    assert board.by_operator[1].structural_zeros == {"autogen-guardrail": 1}
+    assert [s.key for s in board.by_task] == ["T1", "T2"]
+    md = markdown(results)
+    assert "## Per operator" in md and "## Per task" in md
+    assert "| O1 | - | - | 50% (1/2) | 50.0% [9.5, 90.5] |" in md
+    assert "| O3 | structural zero (1) | 0% (0/1) | - |" in md
