@@ -105,8 +105,10 @@ class CellVerdict(_Out):
     rules: str = Field(description="Rule version adjudicated under.")
     mapping_since: str = Field(description="Mapping revision used (its 'since').")
     headline_reading: HeadlineReading = Field(
+        "union",
         description="The surface DETECTED_HARD reads: wave1_mapping (wave 1), union "
-        "(section 10.5) or flags_only (wave-2 Magentic-One, SPEC I25)."
+        "(section 10.5) or flags_only (wave-2 Magentic-One, SPEC I25). When absent it is "
+        "read from the rule version: wave1_mapping for v0.1.x, union from v0.2.0.",
     )
     excluded: Exclusion | None = Field(None, description="Set when the run is not valid.")
     injection_seq: int | None = Field(None, description="Seq of the injection event.")

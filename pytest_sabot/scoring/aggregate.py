@@ -4,8 +4,9 @@ Every rate's denominator is the row's valid fault runs (never a post-hoc subset)
 the strict-floor score, which is recomputed over the valid runs whose probe says the
 faulted content was consumed, and the soft-tier numbers (notice rate, override gap,
 recovery-without-detection), which need a soft-tier verdict: they are computed over the
-valid runs the judge answered for, and the rest are counted as unjudged (SPEC I22). Carved-out cells (registered structural zeros) are counted
-apart and never enter a denominator. Excluded runs are listed in the row's appendix with
+valid runs the judge answered for, and the rest are counted as unjudged (SPEC I22).
+Carved-out cells (registered structural zeros) are counted apart and never enter a
+denominator. Excluded runs are listed in the row's appendix with
 their one code and reason. Rates over n = 0 are None, never smoothed.
 
 Median across frameworks (section 7), pinned: the median of the per-row hard-tier Sabot
