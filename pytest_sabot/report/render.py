@@ -95,8 +95,8 @@ def scoreboard_lines(results: ResultsFile) -> list[str]:
         )
     if _flags_wave(results):
         lines.append(
-            "wave-2 surfaces: union = mapping or anchored flag (the headline); "
-            "any-flag is a diagnostic only"
+            "wave-2 surfaces: union = mapping or anchored flag (the headline, except rows "
+            "quoted flags-only below); any-flag is a diagnostic only"
         )
         lines.append(
             f"{'row':<20}{'union':>8}{'mapping':>9}{'flag':>8}{'any-flag':>10}{'strict':>9}"

@@ -113,7 +113,7 @@ def test_I27_a_baseline_not_scored_for_acts_says_so(kit) -> None:
     assert any("n/a (no baseline scored for acts)" in line for line in lines)
 
 
-def test_S3_3_results_md_has_per_operator_and_per_task_tables(kit) -> None:
+def test_S10_8_I28_results_md_has_the_per_operator_and_per_task_tables(kit) -> None:
     from pytest_sabot.models.cells import Cell
 
     verdicts = [
