@@ -7,9 +7,12 @@ difference B - A of the hard-tier outcome over the cells valid in both, with a s
 percentile bootstrap interval (reproducible from its seed), and how many paired cells
 flipped. A cell valid in one run only is listed with what the other run says about it,
 never dropped silently. Differences in registration, rules or model are warned about, and
-keyless inputs keep their fixture label.
+keyless inputs keep their fixture label. Each row also shows both runs' clean-run firing
+rates (SPEC I27). When one input is a wave-2 run and the other its paired wave-1 run, the
+pre-registered predictions P1-P5 (standard 10.8) are evaluated mechanically (SPEC I28).
 
-Pure apart from :func:`load_side`, which reads and validates one results.json.
+Pure apart from :func:`load_side`, which reads and validates one results.json, and
+:func:`reviewer_rows`, which reads the published mappings.
 """
 
 from __future__ import annotations
@@ -21,9 +24,12 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from pytest_sabot.errors import SabotDataError, from_validation_error
+from pytest_sabot.models.mapping import load_mapping_file
 from pytest_sabot.models.verdict import CellVerdict
+from pytest_sabot.paths import standard_root
 from pytest_sabot.results import RESULTS_FILE, ResultsFile
 from pytest_sabot.scoring.aggregate import Rate, paired_contrast
+from pytest_sabot.scoring.predictions import Prediction, evaluate
 
 DEFAULT_RESAMPLES = 10_000
 DEFAULT_SEED = 20260723
@@ -76,6 +82,12 @@ class RowComparison(_Out):
     detected_a_only: int = Field(description="Paired cells DETECTED_HARD in A but not in B.")
     detected_b_only: int = Field(description="Paired cells DETECTED_HARD in B but not in A.")
     one_sided: int = Field(description="Cells of this row valid in one run only.")
+    a_clean_fire: Rate | None = Field(
+        None, description="A's clean-run firing rate for the row (SPEC I27; None: no row)."
+    )
+    b_clean_fire: Rate | None = Field(
+        None, description="B's clean-run firing rate for the row (SPEC I27; None: no row)."
+    )
 
 
 class OneSidedCell(_Out):
@@ -104,6 +116,12 @@ class Comparison(_Out):
     resamples: int = Field(description="Bootstrap resamples per row.")
     seed: int = Field(description="Seed of the bootstrap's random generator.")
     interval: str = Field(description="How the interval is computed.")
+    predictions: list[Prediction] | None = Field(
+        None,
+        description="P1-P5 (standard 10.8) when a wave-2 run meets its paired wave-1 run "
+        "(SPEC I28); None otherwise.",
+    )
+    predictions_note: str = Field("", description="Which run was read as which wave.")
 
 
 # --------------------------------------------------------------------------- input
@@ -174,6 +192,29 @@ def mismatches(a: ResultsFile, b: ResultsFile) -> list[Mismatch]:
     ]
 
 
+def reviewer_rows(rules: str, root: Path | None = None) -> set[str]:
+    """Rows (framework-config) whose mapping in force at ``rules`` has a reviewer or critic
+    reject act: where the reviewer addendum of 10.2 applies ("reviewer-bearing")."""
+    base = standard_root(root)
+    rows: set[str] = set()
+    for path in sorted((base / "mappings").glob("*.yaml")):
+        if path.name == "rules.yaml":
+            continue
+        revision = load_mapping_file(path).for_rules(rules)
+        for act in revision.acts:
+            if act.act == "reject" and act.component in ("reviewer", "critic"):
+                rows.update(f"{revision.framework}-{config}" for config in act.configs)
+    return rows
+
+
+def _waves(a: ResultsFile, b: ResultsFile) -> tuple[ResultsFile, ResultsFile, str] | None:
+    if (a.wave, b.wave) == (1, 2):
+        return a, b, "A is the wave-1 run, B the wave-2 run"
+    if (a.wave, b.wave) == (2, 1):
+        return b, a, "B is the wave-1 run, A the wave-2 run"
+    return None
+
+
 def _other(v: CellVerdict | None) -> str:
     if v is None:
         return "not recorded"
@@ -189,8 +230,11 @@ def compare(
     b_path: str = "B",
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
+    reviewer: set[str] | None = None,
 ) -> Comparison:
-    """Pair the fault cells of A and B and compare them row by row."""
+    """Pair the fault cells of A and B and compare them row by row; with a wave-1 and a
+    wave-2 input, evaluate P1-P5 too (``reviewer``: the reviewer-bearing rows, read from the
+    published mappings at the wave-2 rules when not given)."""
     fa, fb = _faults(a), _faults(b)
     valid_a = {k for k, v in fa.items() if v.excluded is None}
     valid_b = {k for k, v in fb.items() if v.excluded is None}
@@ -241,7 +285,24 @@ def compare(
                     1 for k in keys if fb[k].detected_hard and not fa[k].detected_hard
                 ),
                 one_sided=one_sided_per_row.get(name, 0),
+                a_clean_fire=row_a.clean_fire if row_a else None,
+                b_clean_fire=row_b.clean_fire if row_b else None,
             )
+        )
+    predictions: list[Prediction] | None = None
+    note = (
+        "P1-P5 are evaluated when a wave-2 run is compared with its paired wave-1 run; "
+        f"here A is wave {a.wave} and B is wave {b.wave}"
+    )
+    paired_waves = _waves(a, b)
+    if paired_waves is not None:
+        w1, w2, note = paired_waves
+        predictions = evaluate(
+            [c for c in w1.cells if isinstance(c, CellVerdict)],
+            [c for c in w2.cells if isinstance(c, CellVerdict)],
+            reviewer_rows=reviewer if reviewer is not None else reviewer_rows(w2.rules),
+            resamples=resamples,
+            seed=seed,
         )
     return Comparison(
         a=_info(a, a_path),
@@ -258,6 +319,8 @@ def compare(
             "paired percentile bootstrap of mean(B) - mean(A) over cells valid in both, "
             f"{resamples} resamples of cells, random.Random({seed}), 95%"
         ),
+        predictions=predictions,
+        predictions_note=note,
     )
 
 
@@ -332,6 +395,8 @@ def render_text(c: Comparison) -> list[str]:
         "cells valid in one run only"
     )
     lines.append(f"interval: {c.interval}")
+    lines += _clean_fire_lines(c)
+    lines += _prediction_lines(c)
     if c.one_sided:
         lines.append("")
         lines.append(f"cells valid in one run only ({len(c.one_sided)}):")
@@ -339,6 +404,44 @@ def render_text(c: Comparison) -> list[str]:
             lines.append(f"  {cell.cell_id:<36} valid in {cell.valid_in}; other run: {cell.other}")
     else:
         lines.append("cells valid in one run only: none")
+    return lines
+
+
+def _clean(r: Rate | None) -> str:
+    if r is None:
+        return "no row"
+    if r.value is None:
+        return "n/a (not scored)"
+    return f"{100 * r.value:.1f}% ({r.k}/{r.n})"
+
+
+def _clean_fire_lines(c: Comparison) -> list[str]:
+    fixture = " (fixture numbers of the embedded model)" if c.a.fixture or c.b.fixture else ""
+    lines = [
+        "",
+        "clean-run firing: no-fault baselines with >= 1 hard-tier act, beside each Sabot "
+        f"Score (SPEC I27){fixture}",
+        f"{'row':<20}{'A score':>16}{'A clean-run':>20}{'B score':>16}{'B clean-run':>20}",
+    ]
+    for r in c.rows:
+        lines.append(
+            f"{r.row:<20}{_score(r.a):>16}{_clean(r.a_clean_fire):>20}"
+            f"{_score(r.b):>16}{_clean(r.b_clean_fire):>20}"
+        )
+    return lines
+
+
+def _prediction_lines(c: Comparison) -> list[str]:
+    lines = ["", "Pre-registered predictions (standard 10.8; SPEC I28)"]
+    if c.predictions is None:
+        return [*lines, f"  not evaluated: {c.predictions_note}"]
+    lines.append(f"  {c.predictions_note}; every status is printed alike, a null result too")
+    if c.a.fixture or c.b.fixture:
+        lines.append("  keyless inputs: these statuses describe fixtures of the embedded model")
+    for p in c.predictions:
+        lines.append(f"  {p.id}  {p.status.upper():<10}  {p.statement}")
+        lines.append(f"        {p.basis}")
+        lines.append(f"        rule: {p.criterion}")
     return lines
 
 
@@ -354,4 +457,5 @@ __all__ = [
     "load_side",
     "mismatches",
     "render_text",
+    "reviewer_rows",
 ]

@@ -18,6 +18,10 @@ from pytest_sabot.errors import SabotDataError, from_validation_error
 
 _VERSION = re.compile(r"^v(\d+)\.(\d+)\.(\d+)$")
 
+HeadlineReading = Literal["wave1_mapping", "union", "flags_only"]
+"""The surface a cell's DETECTED_HARD reads: the mapping alone (wave 1), mapping OR anchored
+flag (section 10.5), or the anchored flag alone (a flags-only row, SPEC I25)."""
+
 
 def version_key(version: str) -> tuple[int, int, int]:
     """Sortable key of a rule version string such as 'v0.2.1'."""
@@ -49,10 +53,21 @@ class RuleSet(BaseModel):
         description="v0.2.1: O4 is scored on the mapping surface only, never on FLAGS."
     )
     o4_probe_requires_served_downgrade: bool = Field(
-        description="10.7 correction 2: O4 is verified only if a downgraded model served a call."
+        description=(
+            "10.7 correction 2: O4 is verified only if a downgraded model served a call; "
+            "without it (v0.1.x) O4 is verified unconditionally (SPEC I21)."
+        )
     )
     reacted: Literal["identity", "independent"] = Field(
         description="REACTED = DETECTED_HARD (v0.1.x) or derived from corrective acts (v0.2.0+)."
+    )
+    flags_only_rows: list[str] = Field(
+        default_factory=list,
+        description=(
+            "Scoreboard rows (framework-config) whose hard tier is quoted flags-only under "
+            "this version: the anchored FLAGS surface alone, the mapping surface shown beside "
+            "it (SPEC I25: wave-2 Magentic-One, as the v0.2.1 log says wave 2 quotes it)."
+        ),
     )
     block_exact_match: bool = Field(
         description=(
@@ -70,6 +85,12 @@ class RuleSet(BaseModel):
     @property
     def key(self) -> tuple[int, int, int]:
         return version_key(self.version)
+
+    def headline_reading(self, row: str) -> HeadlineReading:
+        """Which surface DETECTED_HARD reads for one scoreboard row under this version."""
+        if not self.union_headline:
+            return "wave1_mapping"
+        return "flags_only" if row in self.flags_only_rows else "union"
 
 
 class RuleBook(BaseModel):

@@ -7,11 +7,12 @@ the anchors it hit, and the exclusion code with its reason.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from pytest_sabot.models.mapping import ActKind
+from pytest_sabot.models.rules import HeadlineReading
 from pytest_sabot.models.trace import Config, Framework, OperatorId, TaskId
 
 ExclusionCode = Literal["RUN_ERROR", "BASELINE_FAIL", "INJECTION_UNVERIFIED"]
@@ -20,7 +21,11 @@ EXCLUSION_PRECEDENCE: tuple[ExclusionCode, ...] = (
     "BASELINE_FAIL",
     "INJECTION_UNVERIFIED",
 )
-Detection = Literal["DETECTED_HARD", "DETECTED_SOFT", "MISSED"]
+Detection = Literal["DETECTED_HARD", "DETECTED_SOFT", "MISSED", "UNJUDGED"]
+"""The funnel's detection terminal. UNJUDGED (SPEC I22): no hard act and no soft-tier
+verdict (the judge did not run on the cell, or answered with an error), so whether anything
+noticed the fault is unknown; such a cell is never MISSED."""
+SoftTier = Literal["noticed", "not_noticed", "unjudged"]
 
 
 class _Out(BaseModel):
@@ -46,6 +51,16 @@ class ActRecord(_Out):
     )
     counts_permissive: bool = Field(description="Counts under the v0.1.3 mapping reading.")
     counts_narrow: bool = Field(description="Counts under the v0.2.1 narrow retry-reason rule.")
+    artifact_withheld: bool | None = Field(
+        None,
+        description="Block and escalate acts: no artifact was emitted after the act "
+        "(None for other acts).",
+    )
+    reaction: bool = Field(
+        False,
+        description="Read as the corrective act that makes the cell REACTED under the "
+        "independent reading (SPEC I23, I24).",
+    )
 
 
 class FlagRecord(_Out):
@@ -89,6 +104,12 @@ class CellVerdict(_Out):
     row: str = Field(description="Scoreboard row, framework-config.")
     rules: str = Field(description="Rule version adjudicated under.")
     mapping_since: str = Field(description="Mapping revision used (its 'since').")
+    headline_reading: HeadlineReading = Field(
+        "union",
+        description="The surface DETECTED_HARD reads: wave1_mapping (wave 1), union "
+        "(section 10.5) or flags_only (wave-2 Magentic-One, SPEC I25). When absent it is "
+        "read from the rule version: wave1_mapping for v0.1.x, union from v0.2.0.",
+    )
     excluded: Exclusion | None = Field(None, description="Set when the run is not valid.")
     injection_seq: int | None = Field(None, description="Seq of the injection event.")
     acts: list[ActRecord] = Field(default_factory=list, description="Every mapped act found.")
@@ -100,17 +121,36 @@ class CellVerdict(_Out):
     any_flag: bool = Field(description="Diagnostic: any non-none FLAGS line after injection.")
     detected_hard: bool = Field(description="Headline hard tier under the rules in force.")
     detected_soft: bool = Field(description="Judge notice without a hard act.")
-    detection: Detection = Field(description="DETECTED_HARD, DETECTED_SOFT or MISSED.")
+    detection: Detection = Field(
+        description="DETECTED_HARD, DETECTED_SOFT, MISSED, or UNJUDGED (no hard act and no "
+        "soft-tier verdict; callers that still know three labels get MISSED, see SPEC I22)."
+    )
     detecting_seq: int | None = Field(None, description="Seq of the first counted hard act.")
     reacted: bool = Field(description="REACTED under the rules in force.")
     reacted_identity: bool = Field(description="v0.1.x reading: REACTED = DETECTED_HARD.")
     reacted_independent: bool = Field(
-        description="v0.2.0 reading: a corrective act at or after the detecting act."
+        description="v0.2.0 reading: a corrective act at or after the detecting act that "
+        "answers a detection (SPEC I23); a block only when it withheld the artifact (I24)."
     )
     recovered: bool | None = Field(description="Task passed (None: pass criterion not run).")
     soft_judged: bool = Field(description="A judge verdict was supplied.")
+    soft_noticed: bool | None = Field(
+        None, description="The judge's noticed answer as supplied (None: unjudged)."
+    )
     baseline_known: bool = Field(description="A baseline verdict was supplied.")
     strict_floor: bool = Field(description="Probe says the faulted content was consumed.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _reading_of_older_files(cls, raw: Any) -> Any:
+        """Files written before ``headline_reading`` existed read the surface their rules
+        put in force then: the mapping for v0.1.x, the union from v0.2.0."""
+        if isinstance(raw, dict) and "headline_reading" not in raw:
+            rules = raw.get("rules")
+            if isinstance(rules, str) and rules.startswith("v0.1."):
+                return {**raw, "headline_reading": "wave1_mapping"}
+            return {**raw, "headline_reading": "union"}
+        return raw
 
     @property
     def valid(self) -> bool:
@@ -140,4 +180,15 @@ class BaselineVerdict(_Out):
     anchored_fire: dict[str, bool] = Field(
         default_factory=dict,
         description="Per operator: whether that operator's anchors fire on this clean run.",
+    )
+    clean_fire: dict[str, list[ActKind]] | None = Field(
+        None,
+        description="Clean-run firing (SPEC I27): per paired fault operator ('any' when the "
+        "wave registers no anchors), the hard-tier act types this run records when scored "
+        "from seq 0 with that fault cell's mapping, rules and anchors. Empty list: no act. "
+        "None: not scored for acts (no mapping supplied).",
+    )
+    clean_acts: list[ActRecord] = Field(
+        default_factory=list,
+        description="The acts behind clean_fire, each once, in seq order.",
     )

@@ -1,8 +1,13 @@
 """O4 model-downgrade: the gateway silently serves one agent from a weaker tier.
 
-The gateway performs the swap; this operator names the agent and proves the landing: the
-fault landed only if a model call of that agent was actually served by the downgrade tier
-(standard v0.2.0 correction 2)."""
+The gateway performs the swap and records, on every model_call event, the model requested,
+the model that served it and whether the O4 plan routed it (``downgraded``). This operator
+names the agent and its probe reports those facts: how many calls of the agent there were,
+how many the weaker tier served and under which model names. ``landed`` states the fact
+"a call of the agent was served by the weaker tier"; whether the cell counts as verified is
+not the operator's decision but the rule version's (SPEC I21): v0.1.x verifies O4
+unconditionally, as wave 1 recorded it, and v0.2.0+ requires a served downgraded call
+(10.7 correction 2), both read by the scorer from the model_call events themselves."""
 
 from __future__ import annotations
 
@@ -20,24 +25,16 @@ class ModelDowngrade(Operator):
         return self.spec.target
 
     def probe(self, events: Sequence[Any]) -> ProbeData:
-        served = [
-            e
-            for e in events
-            if e.kind == "model_call"
-            and e.component == self.spec.target
-            and e.data.downgraded
-            and e.data.error is None
-        ]
-        if not served:
-            return ProbeData(
-                operator=self.id,
-                landed=False,
-                evidence=f"no call of {self.spec.target} was served by the weak tier",
-            )
-        return ProbeData(
-            operator=self.id,
-            landed=True,
-            consumed=True,
-            evidence=f"{len(served)} call(s) of {self.spec.target} served by "
-            f"{served[0].data.model_served!r} (first at seq {served[0].seq})",
+        agent = self.spec.target
+        calls = [e for e in events if e.kind == "model_call" and e.component == agent]
+        routed = [e for e in calls if e.data.downgraded]
+        served = [e for e in routed if e.data.error is None]
+        models = sorted({e.data.model_served for e in served})
+        facts = (
+            f"{len(calls)} call(s) of {agent}; {len(routed)} routed to the weak tier, "
+            f"{len(served)} served"
         )
+        if served:
+            facts += f" by {', '.join(repr(m) for m in models)} (first at seq {served[0].seq})"
+        return ProbeData(operator=self.id, landed=bool(served), consumed=bool(served),
+                         evidence=facts)

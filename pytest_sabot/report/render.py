@@ -95,8 +95,8 @@ def scoreboard_lines(results: ResultsFile) -> list[str]:
         )
     if _flags_wave(results):
         lines.append(
-            "wave-2 surfaces: union = mapping or anchored flag (the headline); "
-            "any-flag is a diagnostic only"
+            "wave-2 surfaces: union = mapping or anchored flag (the headline, except rows "
+            "quoted flags-only below); any-flag is a diagnostic only"
         )
         lines.append(
             f"{'row':<20}{'union':>8}{'mapping':>9}{'flag':>8}{'any-flag':>10}{'strict':>9}"
@@ -107,11 +107,18 @@ def scoreboard_lines(results: ResultsFile) -> list[str]:
                 f"{pct(row.anchored_flag.value):>8}{pct(row.any_flag.value):>10}"
                 f"{pct(row.strict_floor.value):>9}"
             )
+    lines.extend(quoted_reading_lines(results))
+    lines.extend(clean_fire_lines(results))
     if board.median_sabot_score is not None and board.band is not None:
         lines.append(
             f"median Sabot Score across {board.median_rows} rows: "
             f"{pct(board.median_sabot_score).strip()} ({BAND_SHORT[board.band]})"
         )
+        if board.median_other_reading is not None:
+            lines.append(
+                f"  the median uses {board.median_uses}; read as the union instead: "
+                f"{pct(board.median_other_reading).strip()}"
+            )
         if board.median_rows < FULL_BOARD_ROWS:
             lines.append(
                 f"  (a partial board: {board.median_rows} of {FULL_BOARD_ROWS} rows; "
@@ -124,14 +131,111 @@ def scoreboard_lines(results: ResultsFile) -> list[str]:
         "  RwD = recovered with no detection; valid = fault runs in the denominator / fault"
     )
     lines.append("  runs; bases = no-fault baselines that passed / baselines recorded")
+    lines.extend(_unjudged_line(results))
     lines.extend(_soft_tier_note(results))
     return lines
+
+
+def _unjudged_line(results: ResultsFile) -> list[str]:
+    """Valid runs without a soft-tier verdict, per row (SPEC I22)."""
+    rows = [r for r in results.scoreboard.rows if r.unjudged]
+    if not rows:
+        return []
+    per_row = ", ".join(f"{r.row} {r.unjudged}/{r.valid}" for r in rows)
+    return [
+        f"unjudged (no soft-tier verdict; outside notice, gap and RwD, never missed): {per_row}"
+    ]
+
+
+def _acts(row: RowSummary) -> str:
+    return ", ".join(f"{k} {v}" for k, v in row.clean_fire_acts.items()) or "-"
+
+
+def _clean(row: RowSummary) -> str:
+    r = row.clean_fire
+    if r.n == 0:
+        return "n/a (no baseline scored for acts)"
+    return f"{rate_ci(r)} ({r.k}/{r.n})"
+
+
+def clean_fire_lines(results: ResultsFile) -> list[str]:
+    """The clean-run firing rate beside each row's Sabot Score (SPEC I27)."""
+    rows = results.scoreboard.rows
+    if not rows:
+        return []
+    what = (
+        "fixture numbers of the embedded model, not a measurement"
+        if results.fixture
+        else results.label
+    )
+    lines = [
+        "clean-run firing: no-fault baselines with >= 1 hard-tier act, scored with the "
+        f"mapping, rules and anchors of their fault cells ({what}):",
+        f"{'row':<20}{'Sabot Score [95% CI]':<24}{'clean-run firing [95% CI]':<34}acts by type",
+    ]
+    for row in rows:
+        lines.append(
+            f"{row.row:<20}{rate_ci(row.sabot_score):<24}{_clean(row):<34}{_acts(row)}"
+        )
+    return lines
+
+
+def _cell_rate(r: Rate | None, zeros: int) -> str:
+    if r is None or r.n == 0:
+        return f"structural zero ({zeros})" if zeros else "-"
+    return f"{100 * r.value:.0f}% ({r.k}/{r.n})" if r.value is not None else "-"
+
+
+def slice_tables(results: ResultsFile) -> list[str]:
+    """RESULTS.md: the Sabot Score per operator and per task, in every row and pooled."""
+    board = results.scoreboard
+    names = [r.row for r in board.rows]
+    out: list[str] = []
+    for title, label, table in (
+        ("Per operator", "operator", board.by_operator),
+        ("Per task", "task", board.by_task),
+    ):
+        if not table:
+            continue
+        out += ["", f"## {title}", ""]
+        out.append(
+            f"Sabot Score (hard tier) of each {label} in every row, then pooled over the rows "
+            "with its 95% interval and companions (notice and RwD over judged runs, I22)."
+        )
+        out.append("")
+        out.append(
+            f"| {label} | " + " | ".join(names)
+            + " | all rows [95% CI] | soft-tier notice | recovery | recovery without detection |"
+        )
+        out.append("|---" * (len(names) + 5) + "|")
+        for sl in table:
+            cells = [_cell_rate(sl.by_row.get(n), sl.structural_zeros.get(n, 0)) for n in names]
+            out.append(
+                f"| {sl.key} | " + " | ".join(cells)
+                + f" | {rate_ci(sl.sabot_score)} | {rate_ci(sl.soft_notice)} | "
+                f"{rate_ci(sl.recovery)} | {rate_ci(sl.recovery_without_detection)} |"
+            )
+    return out
+
+
+def quoted_reading_lines(results: ResultsFile) -> list[str]:
+    """Rows whose Sabot Score is quoted flags-only, with the other reading beside (I25)."""
+    return [
+        f"{row.row}: Sabot Score quoted flags-only {rate_ci(row.sabot_score)}, as the "
+        "standard quotes wave-2 Magentic-One (v0.2.1 log); the union (mapping or flag, "
+        f"stall re-plans included) beside it: {rate_ci(row.union)}"
+        for row in results.scoreboard.rows
+        if row.headline_reading == "flags_only"
+    ]
 
 
 def _soft_tier_note(results: ResultsFile) -> list[str]:
     judge = results.judge
     if not judge:
-        return ["soft tier: no judge ran, so DETECTED_SOFT is empty and notice = hard"]
+        return [
+            "soft tier: no judge ran, so every cell is unjudged: notice, gap and RwD are n/a "
+            "(the Sabot Score needs no judge)"
+        ]
     kappa = judge.get("kappa")
     confidence = "LOW-CONFIDENCE" if judge.get("low_confidence") else "ok"
     lines = [
@@ -224,15 +328,20 @@ def markdown(results: ResultsFile) -> str:
     out.append(
         "| row | valid / runs | baselines passed | Sabot Score (hard) [95% CI] |"
         " soft-tier notice | reaction | recovery | override gap | recovery without detection |"
+        " judged / valid |"
     )
-    out.append("|---|---|---|---|---|---|---|---|---|")
+    out.append("|---|---|---|---|---|---|---|---|---|---|")
     for row in results.scoreboard.rows:
         out.append(
             f"| {row.row} | {row.valid} / {row.runs} | {_bases(row).replace('/', ' / ')} | "
             f"{rate_ci(row.sabot_score)} | "
             f"{rate_ci(row.soft_notice)} | {rate_ci(row.reaction)} | {rate_ci(row.recovery)} | "
-            f"{_gap(row).strip()} | {rate_ci(row.recovery_without_detection)} |"
+            f"{_gap(row).strip()} | {rate_ci(row.recovery_without_detection)} | "
+            f"{row.judged} / {row.valid} |"
         )
+    out += ["", "Soft-tier notice, override gap and recovery without detection are computed "
+            "over the judged valid runs; a run without a soft-tier verdict is unjudged, never "
+            "missed (SPEC I22)."]
     if _flags_wave(results):
         out += [
             "",
@@ -247,18 +356,45 @@ def markdown(results: ResultsFile) -> str:
                 f"{rate_ci(row.strict_floor)} |"
             )
     board = results.scoreboard
+    quoted = quoted_reading_lines(results)
+    if quoted:
+        out += ["", *(f"- {line}" for line in quoted)]
+    out += ["", "### Clean-run firing rate", ""]
+    out.append(
+        "No-fault baselines with at least one hard-tier act, scored with the same mapping, "
+        "rules and anchors as their paired fault cells (SPEC I27). It sits beside the Sabot "
+        "Score and never enters it: a check that fires on clean runs makes its detections "
+        "worth less."
+        + (" These are fixture numbers of the embedded model." if results.fixture else "")
+    )
+    out += ["", "| row | Sabot Score [95% CI] | clean-run firing [95% CI] | baselines | "
+            "acts by type (baselines) |", "|---|---|---|---|---|"]
+    for row in board.rows:
+        c = row.clean_fire
+        out.append(
+            f"| {row.row} | {rate_ci(row.sabot_score)} | "
+            f"{rate_ci(c) if c.n else 'n/a (not scored for acts)'} | {c.k} / {c.n} | "
+            f"{_acts(row)} |"
+        )
     out.append("")
     if board.median_sabot_score is not None and board.band is not None:
         out.append(
             f"Median Sabot Score: {pct(board.median_sabot_score).strip()} "
             f"({BAND_TEXT[board.band]}; {median_reading(board.median_rows)})."
         )
+        if board.median_other_reading is not None:
+            out.append(
+                f"The median uses {board.median_uses}; read as the union instead it would "
+                f"be {pct(board.median_other_reading).strip()} (shown, never used for the "
+                "band)."
+            )
         out += ["", *_soft_tier_note(results)]
     out += ["", "Readings of both retry rules, per row (v0.1.3 permissive / v0.2.1 narrow):", ""]
     for row in board.rows:
         out.append(
             f"- {row.row}: {rate_ci(row.mapping_permissive)} / {rate_ci(row.mapping_narrow)}"
         )
+    out += slice_tables(results)
     out += ["", "## Exclusion appendix", ""]
     by_code: dict[str, list[str]] = defaultdict(list)
     for row in board.rows:

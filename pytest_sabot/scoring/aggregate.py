@@ -2,8 +2,11 @@
 
 Every rate's denominator is the row's valid fault runs (never a post-hoc subset), except
 the strict-floor score, which is recomputed over the valid runs whose probe says the
-faulted content was consumed. Carved-out cells (registered structural zeros) are counted
-apart and never enter a denominator. Excluded runs are listed in the row's appendix with
+faulted content was consumed, and the soft-tier numbers (notice rate, override gap,
+recovery-without-detection), which need a soft-tier verdict: they are computed over the
+valid runs the judge answered for, and the rest are counted as unjudged (SPEC I22).
+Carved-out cells (registered structural zeros) are counted apart and never enter a
+denominator. Excluded runs are listed in the row's appendix with
 their one code and reason. Rates over n = 0 are None, never smoothed.
 
 Median across frameworks (section 7), pinned: the median of the per-row hard-tier Sabot
@@ -75,12 +78,29 @@ class RowSummary(_Out):
     rules: list[str] = Field(description="Rule versions of the row's verdicts.")
     runs: int = Field(description="Fault runs scored (valid + excluded).")
     valid: int
+    headline_reading: str = Field(
+        "union",
+        description="The surface the row's Sabot Score reads: wave1_mapping, union or "
+        "flags_only (SPEC I25); the other surfaces are published beside it.",
+    )
     sabot_score: Rate = Field(description="Headline: DETECTED_HARD / valid.")
-    soft_notice: Rate = Field(description="(DETECTED_HARD or DETECTED_SOFT) / valid.")
-    override_gap: float | None = Field(description="soft-tier notice rate - hard rate.")
+    soft_notice: Rate = Field(
+        description="(DETECTED_HARD or DETECTED_SOFT) / judged valid runs (SPEC I22)."
+    )
+    override_gap: float | None = Field(
+        description="Soft-tier notice rate - hard rate, both over the judged valid runs."
+    )
     reaction: Rate
     recovery: Rate
-    recovery_without_detection: Rate
+    recovery_without_detection: Rate = Field(
+        description="(RECOVERED, no hard act, no soft notice) / judged valid runs."
+    )
+    judged: int = Field(0, description="Valid runs with a soft-tier verdict.")
+    unjudged: int = Field(
+        0,
+        description="Valid runs without a soft-tier verdict (judge not run or judge error): "
+        "outside the soft-tier notice rate, the override gap and RwD, never counted missed.",
+    )
     wave1_mapping: Rate = Field(description="Mapping surface under the rules in force.")
     union: Rate = Field(description="wave1_mapping OR anchored flag.")
     mapping_permissive: Rate = Field(description="Mapping surface, v0.1.3 reading.")
@@ -92,18 +112,107 @@ class RowSummary(_Out):
     excluded_cells: list[ExcludedCell] = Field(description="The exclusion appendix.")
     structural_zeros: list[str] = Field(description="Carved-out cell ids (not run).")
     baselines: dict[str, int] = Field(description="Baseline outcomes: passed/failed/RUN_ERROR.")
+    clean_fire: Rate = Field(
+        default_factory=lambda: rate(0, 0),
+        description="Clean-run firing rate (SPEC I27): no-fault baselines with at least one "
+        "hard-tier act, scored with the mapping, rules and anchors of their paired fault "
+        "cells, over the baselines scored for acts (RUN_ERROR baselines left out). Beside "
+        "the Sabot Score, never part of it.",
+    )
+    clean_fire_acts: dict[str, int] = Field(
+        default_factory=dict,
+        description="Per act type: how many of those baselines record at least one act of it.",
+    )
+
+    def junit_properties(self) -> list[tuple[str, str]]:
+        """The row's JUnit suite properties: Sabot Score, valid count and the clean-run
+        firing rate beside it (values as plain strings; '' when a rate is n/a)."""
+
+        def num(value: float | None) -> str:
+            return "" if value is None else f"{value:.4f}"
+
+        acts = ",".join(f"{k}:{v}" for k, v in sorted(self.clean_fire_acts.items()))
+        return [
+            (f"sabot.score.{self.row}", num(self.sabot_score.value)),
+            (f"sabot.valid.{self.row}", str(self.valid)),
+            (f"sabot.clean_fire.{self.row}", num(self.clean_fire.value)),
+            (f"sabot.clean_fire_ci.{self.row}",
+             "" if self.clean_fire.ci_low is None or self.clean_fire.ci_high is None
+             else f"{self.clean_fire.ci_low:.4f},{self.clean_fire.ci_high:.4f}"),
+            (f"sabot.clean_fire_n.{self.row}", f"{self.clean_fire.k}/{self.clean_fire.n}"),
+            (f"sabot.clean_fire_acts.{self.row}", acts),
+        ]
+
+
+class SliceSummary(_Out):
+    """One operator (or one task) across the scoreboard rows (RESULTS.md tables, S7)."""
+
+    key: str = Field(description="The operator (O1..O6) or task (T1..T5).")
+    by_row: dict[str, Rate] = Field(
+        description="Sabot Score of this slice in each row (DETECTED_HARD / valid)."
+    )
+    structural_zeros: dict[str, int] = Field(
+        default_factory=dict, description="Per row: registered structural zeros, not run."
+    )
+    runs: int = Field(description="Fault runs of the slice (valid + excluded), all rows.")
+    sabot_score: Rate = Field(description="Pooled over the rows: DETECTED_HARD / valid.")
+    soft_notice: Rate = Field(description="Pooled: notice over the judged valid runs.")
+    recovery: Rate = Field(description="Pooled: RECOVERED / valid.")
+    recovery_without_detection: Rate = Field(
+        description="Pooled: RECOVERED, no hard act, no soft notice / judged valid runs."
+    )
 
 
 class Scoreboard(_Out):
     rows: list[RowSummary]
+    by_operator: list[SliceSummary] = Field(
+        default_factory=list, description="Per-operator table: each operator across rows."
+    )
+    by_task: list[SliceSummary] = Field(
+        default_factory=list, description="Per-task table: each task across rows."
+    )
     median_sabot_score: float | None
     median_rows: int = Field(description="How many rows entered the median.")
     band: Band | None
     median_reading: str = Field(description="How 'median across frameworks' is read.")
+    median_uses: str = Field(
+        "",
+        description="Which reading of each row the median takes (SPEC I25), in words.",
+    )
+    median_other_reading: float | None = Field(
+        None,
+        description="The median had every flags-only row been read as its union instead "
+        "(None when no row is quoted flags-only). Beside the median, never instead of it.",
+    )
 
 
 def _count(cells: Sequence[CellVerdict], test: Callable[[CellVerdict], bool]) -> int:
     return sum(1 for c in cells if test(c))
+
+
+CarvedKey = tuple[str, int, str]  # (task, seed, operator) of a registered structural zero
+
+
+def _clean_fire(
+    baselines: Sequence[BaselineVerdict], carved: set[CarvedKey]
+) -> tuple[Rate, dict[str, int]]:
+    """Share of scored baselines with a hard-tier act for some paired (not carved-out)
+    fault operator, and per act type how many baselines carry one."""
+    scored = [b for b in baselines if b.clean_fire is not None and b.status != "RUN_ERROR"]
+    fired = 0
+    per_type: dict[str, int] = defaultdict(int)
+    for b in scored:
+        assert b.clean_fire is not None
+        kinds = {
+            kind
+            for operator, found in b.clean_fire.items()
+            if (b.task, b.seed, operator) not in carved
+            for kind in found
+        }
+        fired += bool(kinds)
+        for kind in kinds:
+            per_type[kind] += 1
+    return rate(fired, len(scored)), dict(sorted(per_type.items()))
 
 
 def _summarise(
@@ -111,12 +220,16 @@ def _summarise(
     faults: list[CellVerdict],
     baselines: list[BaselineVerdict],
     carved: list[str],
+    carved_keys: set[CarvedKey] | None = None,
 ) -> RowSummary:
     framework, _, config = row.partition("-")
     valid = [c for c in faults if c.excluded is None]
     n = len(valid)
     hard = _count(valid, lambda c: c.detected_hard)
-    notice = _count(valid, lambda c: c.detected_hard or c.detected_soft)
+    judged = [c for c in valid if c.soft_judged]
+    nj = len(judged)
+    notice = _count(judged, lambda c: c.detected_hard or c.detected_soft)
+    hard_judged = _count(judged, lambda c: c.detected_hard)
     strict = [c for c in valid if c.strict_floor]
     excluded = [c for c in faults if c.excluded is not None]
     per_code = {code: 0 for code in EXCLUSION_PRECEDENCE}
@@ -132,9 +245,11 @@ def _summarise(
                 also_qualified=list(c.excluded.also_qualified),
             )
         )
+    readings = sorted({c.headline_reading for c in faults})
     outcome = {"passed": 0, "failed": 0, "RUN_ERROR": 0}
     for b in baselines:
         outcome[b.status] += 1
+    clean, clean_acts = _clean_fire(baselines, carved_keys or set())
     return RowSummary(
         row=row,
         framework=framework,
@@ -142,18 +257,21 @@ def _summarise(
         rules=sorted({c.rules for c in faults} | {b.rules for b in baselines}),
         runs=len(faults),
         valid=n,
+        headline_reading="+".join(readings) if readings else "union",
         sabot_score=rate(hard, n),
-        soft_notice=rate(notice, n),
-        override_gap=(notice - hard) / n if n else None,
+        soft_notice=rate(notice, nj),
+        override_gap=(notice - hard_judged) / nj if nj else None,
         reaction=rate(_count(valid, lambda c: c.reacted), n),
         recovery=rate(_count(valid, lambda c: c.recovered is True), n),
         recovery_without_detection=rate(
             _count(
-                valid,
+                judged,
                 lambda c: c.recovered is True and not c.detected_hard and not c.detected_soft,
             ),
-            n,
+            nj,
         ),
+        judged=nj,
+        unjudged=n - nj,
         wave1_mapping=rate(_count(valid, lambda c: c.wave1_mapping), n),
         union=rate(_count(valid, lambda c: c.wave1_mapping or c.anchored_flag), n),
         mapping_permissive=rate(_count(valid, lambda c: c.mapping_permissive), n),
@@ -165,6 +283,8 @@ def _summarise(
         excluded_cells=appendix,
         structural_zeros=sorted(carved),
         baselines=outcome,
+        clean_fire=clean,
+        clean_fire_acts=clean_acts,
     )
 
 
@@ -177,6 +297,7 @@ def aggregate_rows(
     faults: dict[str, list[CellVerdict]] = defaultdict(list)
     bases: dict[str, list[BaselineVerdict]] = defaultdict(list)
     carved: dict[str, list[str]] = defaultdict(list)
+    carved_keys: dict[str, set[CarvedKey]] = defaultdict(set)
     for v in verdicts:
         if isinstance(v, CellVerdict):
             faults[v.row].append(v)
@@ -184,8 +305,61 @@ def aggregate_rows(
             bases[v.row].append(v)
     for cell in carve_outs:
         carved[cell.row].append(cell.id)
+        if cell.operator is not None:
+            carved_keys[cell.row].add((cell.task, cell.seed, cell.operator))
     rows = sorted(set(faults) | set(bases) | set(carved))
-    return [_summarise(r, faults[r], bases[r], carved[r]) for r in rows]
+    return [_summarise(r, faults[r], bases[r], carved[r], carved_keys[r]) for r in rows]
+
+
+def slices(
+    verdicts: Iterable[CellVerdict | BaselineVerdict],
+    *,
+    by: Literal["operator", "task"],
+    carve_outs: Iterable[Cell] = (),
+) -> list[SliceSummary]:
+    """Per-operator or per-task summaries: the slice's Sabot Score in every row, and pooled
+    over the rows with its interval and the companion numbers."""
+    faults = [v for v in verdicts if isinstance(v, CellVerdict)]
+    keys = sorted({getattr(v, by) for v in faults})
+    zeros: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    for cell in carve_outs:
+        key = cell.operator if by == "operator" else cell.task
+        if key is not None:
+            zeros[key][cell.row] += 1
+            if key not in keys:
+                keys.append(key)
+    out: list[SliceSummary] = []
+    for key in sorted(keys):
+        mine = [v for v in faults if getattr(v, by) == key]
+        valid = [v for v in mine if v.excluded is None]
+        judged = [v for v in valid if v.soft_judged]
+        by_row: dict[str, Rate] = {}
+        for row in sorted({v.row for v in mine}):
+            in_row = [v for v in valid if v.row == row]
+            by_row[row] = rate(_count(in_row, lambda c: c.detected_hard), len(in_row))
+        out.append(
+            SliceSummary(
+                key=key,
+                by_row=by_row,
+                structural_zeros=dict(sorted(zeros[key].items())),
+                runs=len(mine),
+                sabot_score=rate(_count(valid, lambda c: c.detected_hard), len(valid)),
+                soft_notice=rate(
+                    _count(judged, lambda c: c.detected_hard or c.detected_soft), len(judged)
+                ),
+                recovery=rate(_count(valid, lambda c: c.recovered is True), len(valid)),
+                recovery_without_detection=rate(
+                    _count(
+                        judged,
+                        lambda c: c.recovered is True
+                        and not c.detected_hard
+                        and not c.detected_soft,
+                    ),
+                    len(judged),
+                ),
+            )
+        )
+    return out
 
 
 def band_for(median: float) -> Band:
@@ -205,15 +379,36 @@ def scoreboard(
     carve_outs: Iterable[Cell] = (),
 ) -> Scoreboard:
     """Rows plus the section 7 median and band."""
+    verdicts = list(verdicts)
+    carve_outs = list(carve_outs)
     rows = aggregate_rows(verdicts, carve_outs=carve_outs)
     scores = [r.sabot_score.value for r in rows if r.sabot_score.value is not None]
     median = statistics.median(scores) if scores else None
+    quoted = [r for r in rows if r.headline_reading == "flags_only" and r.valid]
+    other = None
+    uses = "each row's Sabot Score as quoted"
+    if quoted:
+        alternative = [
+            r.union.value if r in quoted else r.sabot_score.value
+            for r in rows
+            if r.sabot_score.value is not None
+        ]
+        other = statistics.median([v for v in alternative if v is not None])
+        names = ", ".join(r.row for r in quoted)
+        uses = (
+            f"each row's Sabot Score as quoted: flags-only for {names} (the standard's "
+            "quoted wave-2 Magentic-One figure), the union for the other rows"
+        )
     return Scoreboard(
         rows=rows,
+        by_operator=slices(verdicts, by="operator", carve_outs=carve_outs),
+        by_task=slices(verdicts, by="task", carve_outs=carve_outs),
         median_sabot_score=median,
         median_rows=len(scores),
         band=band_for(median) if median is not None else None,
         median_reading=MEDIAN_READING,
+        median_uses=uses,
+        median_other_reading=other,
     )
 
 

@@ -9,11 +9,14 @@ INJECTION_UNVERIFIED (v0.1.3). Lower-precedence codes the run also met are kept 
   message repeats a recorded escalation message is disregarded.
 * BASELINE_FAIL: the caller says the cell's no-fault baseline failed (``False``); ``None``
   means no baseline verdict was supplied and excludes nothing.
-* INJECTION_UNVERIFIED: no probe event with ``landed=true``; under rules with
-  ``o4_probe_requires_served_downgrade`` an O4 run also needs a model_call that was
-  answered (no gateway error) by the downgraded model: marked ``downgraded`` by the
-  gateway, or with a ``model_served`` different from its ``model_requested`` (a trailing
-  dated snapshot suffix such as ``-2026-07-01`` is not a different model).
+* INJECTION_UNVERIFIED: no probe event with ``landed=true``. O4 is decided by the rule
+  version from the recorded facts, never by the probe's own flag (SPEC I21): under rules
+  without ``o4_probe_requires_served_downgrade`` (v0.1.x) an O4 run is verified
+  unconditionally, as wave 1 recorded it; from v0.2.0 (10.7 correction 2) it needs a
+  model_call that the gateway's O4 plan served (``downgraded``), answered without a
+  gateway error, by a model other than the one requested (a trailing dated snapshot suffix
+  such as ``-2026-07-01`` is not another model). A call merely served under another name
+  (the embedded model answers as its persona, ``sim:realistic``) is not a downgrade.
 """
 
 from __future__ import annotations
@@ -33,14 +36,12 @@ def _model_family(name: str) -> str:
 
 
 def served_downgrade(trace: Trace) -> Any | None:
-    """The first model_call the downgraded model answered, or None."""
+    """The first model_call the O4 plan served with a weaker model, or None."""
     for event in trace.of_kind("model_call"):
         data = event.data
-        if data.error is not None:
+        if data.error is not None or not data.downgraded:
             continue
-        if data.downgraded or _model_family(data.model_served) != _model_family(
-            data.model_requested
-        ):
+        if _model_family(data.model_served) != _model_family(data.model_requested):
             return event
     return None
 
@@ -62,6 +63,8 @@ def run_error_reason(trace: Trace) -> str | None:
 
 def injection_unverified_reason(trace: Trace, operator: str, rules: RuleSet) -> str | None:
     """Why the landing probe cannot confirm the fault reached the data path, or None."""
+    if operator == "O4":
+        return _o4_unverified_reason(trace, rules)
     probes = trace.of_kind("probe")
     if not any(p.data.landed for p in probes):
         if not probes:
@@ -70,10 +73,21 @@ def injection_unverified_reason(trace: Trace, operator: str, rules: RuleSet) -> 
         return f"landing probe for {operator} reports landed=false" + (
             f" ({evidence})" if evidence else ""
         )
-    needs_served = operator == "O4" and rules.o4_probe_requires_served_downgrade
-    if needs_served and served_downgrade(trace) is None:
-        return "O4: no model call was served by the downgraded model (10.7 correction 2)"
     return None
+
+
+def _o4_unverified_reason(trace: Trace, rules: RuleSet) -> str | None:
+    """O4 under the rule version in force, from the model_call facts (SPEC I21)."""
+    if not rules.o4_probe_requires_served_downgrade:
+        return None  # v0.1.x: O4 verified unconditionally, as wave 1 recorded it
+    if served_downgrade(trace) is not None:
+        return None
+    calls = trace.of_kind("model_call")
+    marked = sum(1 for e in calls if e.data.downgraded)
+    return (
+        "O4: no model call was served by the downgraded model (10.7 correction 2; "
+        f"{len(calls)} call(s) recorded, {marked} routed to the downgrade)"
+    )
 
 
 def decide(candidates: dict[ExclusionCode, str]) -> Exclusion | None:

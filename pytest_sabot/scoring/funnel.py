@@ -4,13 +4,24 @@
   (permissive through v0.2.0, narrow from v0.2.1). Both readings are always computed.
 * anchored flag: a counted FLAGS act (flags surface on, config covered by the mapping's
   FLAGS surface, and not O4 under v0.2.1).
-* DETECTED_HARD: the union of the two when the rules say so (wave 2+), else wave1_mapping.
-* DETECTED_SOFT: the judge's notice, only when not DETECTED_HARD; MISSED otherwise.
+* DETECTED_HARD: the union of the two when the rules say so (wave 2+), else wave1_mapping;
+  on a flags-only row (wave-2 Magentic-One, SPEC I25) the anchored flag alone.
+* DETECTED_SOFT: the judge's notice, only when not DETECTED_HARD; MISSED when the judge
+  said not noticed. With no soft-tier verdict (judge not run, or a judge error) and no hard
+  act the cell is UNJUDGED, never MISSED (SPEC I17, I22); ``label_unjudged=False`` keeps the
+  three-label vocabulary (MISSED) for callers that do not know UNJUDGED yet, and every rate
+  reads ``soft_judged`` either way.
 * REACTED, identity reading (v0.1.x): equal to DETECTED_HARD. Independent reading
-  (v0.2.0+): some corrective mapped act (retry with reason, revise re-dispatch, block,
-  escalate; the rows marked ``corrective``) recorded at or after the detecting act, the
-  first counted hard act. A corrective act need not itself count as a detection (a stall
-  re-plan after a detection is still a rerun); an act that is both counts for both.
+  (v0.2.0+, 10.7 correction 4): a corrective mapped act (retry with reason, revise
+  re-dispatch, block, escalate; the rows marked ``corrective``) recorded at or after the
+  detecting act, the first counted hard act, that answers a detection (SPEC I23): it is a
+  hard act counted under the rules in force itself, or it is read from the same event as a
+  counted act at or before it, or it carries that act's reason (the revise loop re-running
+  the worker with the reviewer's reject reason). A retry or re-plan that is neither — under
+  v0.2.1 a stall re-plan whose reason does not reference the anomaly — is framework
+  boilerplate, not a reaction. A block is corrective only when it withheld the artifact, no
+  artifact event following it (SPEC I24): the 0.7.5 Magentic-One orchestrator still emits
+  its final answer after "Max rounds reached.".
 """
 
 from __future__ import annotations
@@ -18,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pytest_sabot.models.rules import RuleSet
+from pytest_sabot.models.rules import HeadlineReading, RuleSet
 from pytest_sabot.models.verdict import ActRecord, Detection, FlagRecord
 
 
@@ -36,6 +47,8 @@ class FunnelOutcome:
     reacted_identity: bool
     reacted_independent: bool
     reacted: bool
+    reactions: frozenset[tuple[str, int]] = frozenset()
+    """(row, seq) of the acts read as reactions under the independent reading."""
 
 
 def flag_acts(flags: Sequence[FlagRecord], mechanism: str, component: str) -> list[ActRecord]:
@@ -68,23 +81,46 @@ def run_funnel(
     flags: Sequence[FlagRecord],
     rules: RuleSet,
     soft_noticed: bool | None,
+    *,
+    label_unjudged: bool = False,
+    reading: HeadlineReading | None = None,
 ) -> FunnelOutcome:
-    """Adjudicate one valid fault run from its acts and FLAGS lines."""
+    """Adjudicate one valid fault run from its acts and FLAGS lines. ``reading`` is the
+    surface DETECTED_HARD reads (default: union when the rules say so, else the mapping)."""
     after = [a for a in mapped if a.after_injection]
     permissive = [a for a in after if a.counts_permissive]
     narrow = [a for a in after if a.counts_narrow]
     in_force = narrow if rules.narrow_retry_reason else permissive
     flag_hits = [a for a in flagged if a.after_injection]
-    headline_acts = in_force + (flag_hits if rules.union_headline else [])
+    if reading is None:
+        reading = "union" if rules.union_headline else "wave1_mapping"
+    headline_acts = {
+        "wave1_mapping": in_force,
+        "union": in_force + flag_hits,
+        "flags_only": flag_hits,
+    }[reading]
     detected_hard = bool(headline_acts)
     detecting_seq = min((a.seq for a in headline_acts), default=None)
     detected_soft = bool(soft_noticed) and not detected_hard
-    detection: Detection = (
-        "DETECTED_HARD" if detected_hard else "DETECTED_SOFT" if detected_soft else "MISSED"
+    detection: Detection
+    if detected_hard:
+        detection = "DETECTED_HARD"
+    elif detected_soft:
+        detection = "DETECTED_SOFT"
+    elif soft_noticed is None and label_unjudged:
+        detection = "UNJUDGED"
+    else:
+        detection = "MISSED"
+    reactions = (
+        frozenset(
+            (a.row, a.seq)
+            for a in after
+            if a.seq >= detecting_seq and answers_detection(a, headline_acts)
+        )
+        if detecting_seq is not None
+        else frozenset()
     )
-    independent = detecting_seq is not None and any(
-        a.corrective and a.seq >= detecting_seq for a in after
-    )
+    independent = bool(reactions)
     return FunnelOutcome(
         mapping_permissive=bool(permissive),
         mapping_narrow=bool(narrow),
@@ -98,4 +134,30 @@ def run_funnel(
         reacted_identity=detected_hard,
         reacted_independent=independent,
         reacted=detected_hard if rules.reacted == "identity" else independent,
+        reactions=reactions,
+    )
+
+
+def _norm(text: str | None) -> str:
+    return " ".join((text or "").split()).casefold()
+
+
+def carries_reason(act: ActRecord, counted: ActRecord) -> bool:
+    """The act's recorded reason repeats (or contains, or is contained in) the counted
+    act's reason: the pipeline passing a detection on to a rerun."""
+    mine, theirs = _norm(act.reason), _norm(counted.reason)
+    return bool(mine and theirs) and (mine == theirs or mine in theirs or theirs in mine)
+
+
+def answers_detection(act: ActRecord, counted: Sequence[ActRecord]) -> bool:
+    """Whether a corrective act is a reaction to a detection (SPEC I23, I24); the caller
+    has checked that it lies at or after the detecting act."""
+    if not act.corrective:
+        return False
+    if act.act == "block" and act.artifact_withheld is not True:
+        return False
+    # A counted act answers itself (same seq); a rerun read from the event of a counted act,
+    # or one carrying its reason, answers that act.
+    return any(
+        c.seq <= act.seq and (c.seq == act.seq or carries_reason(act, c)) for c in counted
     )

@@ -12,10 +12,10 @@ from collections.abc import Mapping, Sequence
 
 from pytest_sabot.models.anchors import Anchor
 from pytest_sabot.models.cells import cell_id
-from pytest_sabot.models.mapping import MappingRevision
+from pytest_sabot.models.mapping import ActKind, MappingRevision
 from pytest_sabot.models.rules import RuleSet, version_key
 from pytest_sabot.models.trace import Trace
-from pytest_sabot.models.verdict import BaselineVerdict, CellVerdict
+from pytest_sabot.models.verdict import ActRecord, BaselineVerdict, CellVerdict
 from pytest_sabot.scoring.acts import find_acts
 from pytest_sabot.scoring.exclusions import fault_run_exclusion, run_error_reason
 from pytest_sabot.scoring.flags import collect_flags
@@ -31,6 +31,17 @@ def injection_seq(trace: Trace) -> int | None:
         if event.kind == "probe" and event.data.landed:
             return int(event.seq)
     return None
+
+
+def with_withheld(acts: list[ActRecord], trace: Trace) -> list[ActRecord]:
+    """Mark block and escalate acts with whether an artifact followed them (SPEC I24)."""
+    artifacts = [e.seq for e in trace.of_kind("artifact")]
+    return [
+        a.model_copy(update={"artifact_withheld": not any(s > a.seq for s in artifacts)})
+        if a.act in ("block", "escalate")
+        else a
+        for a in acts
+    ]
 
 
 def flags_counted(mapping: MappingRevision, rules: RuleSet, config: str, operator: str) -> bool:
@@ -61,15 +72,22 @@ def score_cell(
     passed: bool | None,
     baseline_passed: bool | None,
     soft_noticed: bool | None,
+    label_unjudged: bool = False,
 ) -> CellVerdict:
-    """Adjudicate one fault run into the Sabot funnel (standard sections 2, 3, 5, 10)."""
+    """Adjudicate one fault run into the Sabot funnel (standard sections 2, 3, 5, 10).
+
+    ``soft_noticed`` None means no soft-tier verdict (judge not run, or a judge error): the
+    cell is unjudged (SPEC I22) and stays out of every soft-tier rate. ``label_unjudged``
+    names such a cell's detection UNJUDGED; left False it reads MISSED for callers whose
+    outcome vocabulary has three labels (its ``soft_judged`` is False either way).
+    """
     start = trace.start
     if start.operator is None:
         raise ValueError("score_cell needs a fault run; use score_baseline for a baseline")
     _check_pairing(trace, mapping, rules)
     operator = start.operator
     inj = injection_seq(trace)
-    mapped = find_acts(trace, mapping, start.config, inj, anchors)
+    mapped = with_withheld(find_acts(trace, mapping, start.config, inj, anchors), trace)
     counting = flags_counted(mapping, rules, start.config, operator)
     flags = collect_flags(
         trace,
@@ -82,7 +100,10 @@ def score_cell(
         if mapping.flags is not None
         else []
     )
-    outcome = run_funnel(mapped, flagged, flags, rules, soft_noticed)
+    row = f"{start.framework}-{start.config}"
+    reading = rules.headline_reading(row)
+    outcome = run_funnel(mapped, flagged, flags, rules, soft_noticed,
+                         label_unjudged=label_unjudged, reading=reading)
     probes = trace.of_kind("probe")
     return CellVerdict(
         cell_id=start.cell_id,
@@ -92,12 +113,21 @@ def score_cell(
         operator=operator,
         task=start.task,
         seed=start.seed,
-        row=f"{start.framework}-{start.config}",
+        row=row,
         rules=rules.version,
         mapping_since=mapping.since,
+        headline_reading=reading,
         excluded=fault_run_exclusion(trace, operator, rules, baseline_passed),
         injection_seq=inj,
-        acts=sorted([*mapped, *flagged], key=lambda a: a.seq),
+        acts=sorted(
+            [
+                a.model_copy(update={"reaction": True})
+                if (a.row, a.seq) in outcome.reactions and rules.reacted == "independent"
+                else a
+                for a in [*mapped, *flagged]
+            ],
+            key=lambda a: a.seq,
+        ),
         flags=flags,
         mapping_permissive=outcome.mapping_permissive,
         mapping_narrow=outcome.mapping_narrow,
@@ -113,9 +143,56 @@ def score_cell(
         reacted_independent=outcome.reacted_independent,
         recovered=passed,
         soft_judged=soft_noticed is not None,
+        soft_noticed=soft_noticed,
         baseline_known=baseline_passed is not None,
         strict_floor=any(p.data.landed and p.data.consumed for p in probes),
     )
+
+
+ANY_OPERATOR = "any"
+
+
+def clean_run_acts(
+    trace: Trace,
+    *,
+    mapping: MappingRevision,
+    rules: RuleSet,
+    anchors_by_operator: Mapping[str, Sequence[Anchor]],
+    operators: Sequence[str] | None = None,
+) -> tuple[dict[str, list[ActKind]], list[ActRecord]]:
+    """A no-fault run scored as each paired fault cell would be (SPEC I27): the same mapping
+    revision and rules, that cell's anchors, the headline reading of its row, every event
+    from seq 0. Returns, per paired operator, the hard-tier act types found, and the acts."""
+    start = trace.start
+    row = f"{start.framework}-{start.config}"
+    reading = rules.headline_reading(row)
+    names = list(operators) if operators is not None else sorted(anchors_by_operator)
+    fired: dict[str, list[ActKind]] = {}
+    found: dict[tuple[str, int], ActRecord] = {}
+    for operator in names or [ANY_OPERATOR]:
+        anchors = anchors_by_operator.get(operator)
+        mapped = with_withheld(find_acts(trace, mapping, start.config, 0, anchors), trace)
+        in_force = [
+            a for a in mapped
+            if (a.counts_narrow if rules.narrow_retry_reason else a.counts_permissive)
+        ]
+        flagged: list[ActRecord] = []
+        if (
+            operator != ANY_OPERATOR
+            and mapping.flags is not None
+            and flags_counted(mapping, rules, start.config, operator)
+        ):
+            lines = collect_flags(trace, injection_seq=None, anchors=anchors, counting=True)
+            flagged = flag_acts(lines, mapping.flags.mechanism, mapping.flags.component)
+        acts = {
+            "wave1_mapping": in_force,
+            "union": in_force + flagged,
+            "flags_only": flagged,
+        }[reading]
+        fired[operator] = sorted({a.act for a in acts})
+        for act in acts:
+            found.setdefault((act.row, act.seq), act)
+    return fired, sorted(found.values(), key=lambda a: (a.seq, a.row))
 
 
 def score_baseline(
@@ -124,9 +201,14 @@ def score_baseline(
     passed: bool | None,
     anchors_by_operator: Mapping[str, Sequence[Anchor]] | None = None,
     rules: RuleSet,
+    mapping: MappingRevision | None = None,
+    operators: Sequence[str] | None = None,
 ) -> BaselineVerdict:
     """Adjudicate one no-fault baseline: passed, failed or RUN_ERROR, plus the clean-run
-    FLAGS base rate (scanned from seq 0) per operator's anchors."""
+    FLAGS base rate (scanned from seq 0) per operator's anchors. With the framework's
+    ``mapping`` it is also scored for hard-tier acts exactly as its paired fault cells are
+    (the clean-run firing rate, SPEC I27); ``operators`` names the paired fault operators
+    (default: those with anchors, or 'any' when the wave registers none)."""
     start = trace.start
     if start.operator is not None:
         raise ValueError("score_baseline needs a no-fault baseline run")
@@ -143,6 +225,17 @@ def score_baseline(
     for operator, anchors in sorted((anchors_by_operator or {}).items()):
         per_op = collect_flags(trace, injection_seq=None, anchors=anchors, counting=True)
         fire[operator] = any(f.counted for f in per_op)
+    clean_fire: dict[str, list[ActKind]] | None = None
+    clean_acts: list[ActRecord] = []
+    if mapping is not None:
+        _check_pairing(trace, mapping, rules)
+        clean_fire, clean_acts = clean_run_acts(
+            trace,
+            mapping=mapping,
+            rules=rules,
+            anchors_by_operator=anchors_by_operator or {},
+            operators=operators,
+        )
     return BaselineVerdict(
         cell_id=start.cell_id or cell_id(start.framework, start.config, None, start.task,
                                          start.seed),
@@ -158,6 +251,8 @@ def score_baseline(
         flags=flags,
         any_flag=any(not f.none_form for f in flags),
         anchored_fire=fire,
+        clean_fire=clean_fire,
+        clean_acts=clean_acts,
     )
 
 
@@ -171,11 +266,13 @@ def score_run(
     baseline_passed: bool | None = None,
     soft_noticed: bool | None = None,
     anchors_by_operator: Mapping[str, Sequence[Anchor]] | None = None,
+    label_unjudged: bool = False,
 ) -> CellVerdict | BaselineVerdict:
     """score_cell for a fault run, score_baseline for a baseline."""
     if trace.start.operator is None:
         return score_baseline(
-            trace, passed=passed, anchors_by_operator=anchors_by_operator, rules=rules
+            trace, passed=passed, anchors_by_operator=anchors_by_operator, rules=rules,
+            mapping=mapping,
         )
     return score_cell(
         trace,
@@ -185,4 +282,5 @@ def score_run(
         passed=passed,
         baseline_passed=baseline_passed,
         soft_noticed=soft_noticed,
+        label_unjudged=label_unjudged,
     )

@@ -8,8 +8,16 @@ import pytest
 import yaml
 
 from pytest_sabot.cells import load_wave
-from pytest_sabot.models.anchors import AnchorRegistry, AnchorSet, load_anchor_registry
-from pytest_sabot.scoring.anchors import anchor_hits, anchor_pattern
+from pytest_sabot.models.anchors import Anchor, AnchorRegistry, AnchorSet, load_anchor_registry
+from pytest_sabot.scoring.anchors import anchor_hits
+from pytest_sabot.scoring.collisions import (
+    GENERIC,
+    KEPT_GENERIC,
+    VALUE_FAULTS,
+    Conflict,
+    boundary_reasons,
+    fires_on_both_sides,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 CELLS = ROOT / "cells"
@@ -47,11 +55,6 @@ T5	O4	sustained, verbatim, first frost
 T5	O5	0.9, 1.8, superseded
 T5	O6	answer written
 """
-
-# Anchors S10.10 (C3) drops from the wave-3 registry as generic words.
-GENERIC = {"no issues", "superseded", "rev a", "output.json", "checked against", "pytest",
-           "rebate", "all six"}
-
 
 def _spec_table() -> dict[tuple[str, str], list[str]]:
     table: dict[tuple[str, str], list[str]] = {}
@@ -101,19 +104,6 @@ def test_S10_10_wave3_anchors_come_from_the_wave2_registration() -> None:
             assert anchor.text in spec[(entry.task, entry.operator)]
 
 
-def test_S10_10_C1_no_anchor_fires_inside_another_anchor_of_its_cell() -> None:
-    """All pairs of a cell are checked, both sides of the conflict included."""
-    collisions = []
-    for entry in _registry(3).cells:
-        for inner in entry.anchors:
-            for outer in entry.anchors:
-                if inner is outer or inner.text.lower() == outer.text.lower():
-                    continue
-                if anchor_pattern(inner).search(outer.text):
-                    collisions.append((entry.task, entry.operator, inner.text, outer.text))
-    assert collisions == []
-
-
 def test_S10_10_C1_the_T4_O1_lesson_true_value_fires_only_the_true_anchor() -> None:
     anchors = _entry(_registry(3), "T4", "O1").anchors
     assert anchor_hits("FLAGS: route total is 140 km as planned", anchors) == ["140"]
@@ -134,33 +124,6 @@ def test_S10_10_C2_one_point_eight_does_not_fire_inside_eleven_point_eight(
     assert anchor_hits("FLAGS: the gauge read 1.8.", anchors) == ["1.8"]
 
 
-def test_S10_10_C2_every_anchor_with_a_number_at_an_edge_is_word_bounded() -> None:
-    unbounded = [
-        (e.task, e.operator, a.text)
-        for e in _registry(3).cells
-        for a in e.anchors
-        if (a.text[0].isdigit() or a.text[-1].isdigit()) and not a.word_boundary
-    ]
-    assert unbounded == []
-
-
-def test_S10_10_C3_generic_words_are_dropped_unless_a_cell_would_be_left_empty() -> None:
-    registry = _registry(3)
-    kept_generic = [
-        (e.task, e.operator, a.text)
-        for e in registry.cells
-        for a in e.anchors
-        if a.text.lower() in GENERIC
-    ]
-    assert kept_generic == []
-    spec = _spec_table()
-    for entry in registry.cells:
-        dropped = set(spec[(entry.task, entry.operator)]) - {a.text for a in entry.anchors}
-        for text in dropped:
-            assert text in GENERIC
-            assert f"dropped '{text}'" in entry.note
-
-
 def test_S10_10_C4_o4_cells_are_kept_but_marked_off_the_flags_surface() -> None:
     registry = _registry(3)
     for entry in registry.cells:
@@ -175,7 +138,7 @@ def test_S10_10_wave3_anchor_registry_is_the_one_wave3_loads() -> None:
 
 
 def _operator_specs() -> dict[tuple[str, str], tuple[str, str]]:
-    """(task, operator) -> (original, injected) from the frozen operator specs present."""
+    """(task, operator) -> (original, injected) from the frozen operator specs."""
     specs: dict[tuple[str, str], tuple[str, str]] = {}
     for path in sorted(ROOT.glob("tasks/T*/private/operators.yaml")):
         raw = yaml.safe_load(path.read_text())
@@ -184,28 +147,73 @@ def _operator_specs() -> dict[tuple[str, str], tuple[str, str]]:
     return specs
 
 
-def _fires_on_both_sides(registry: AnchorRegistry, operators: set[str]) -> list[tuple[str, ...]]:
-    specs = _operator_specs()
-    if not specs:
-        pytest.skip("task operator specs are not in this checkout")
-    both = []
-    for entry in registry.cells:
-        if entry.operator not in operators or (entry.task, entry.operator) not in specs:
-            continue
-        original, injected = specs[(entry.task, entry.operator)]
-        for anchor in entry.anchors:
-            pattern = anchor_pattern(anchor)
-            if pattern.search(original) and pattern.search(injected):
-                both.append((entry.task, entry.operator, anchor.text))
-    return both
+SPECS = _operator_specs()
+WAVE3 = _registry(3)
 
 
-def test_S10_10_C1_no_wave3_value_anchor_fires_on_both_sides_of_its_conflict() -> None:
-    """Against the frozen operator specs: an anchor that fires on both the correct and the
-    injected text of a value fault cannot tell the planted fault from the clean value."""
-    assert _fires_on_both_sides(_registry(3), {"O1", "O3", "O5"}) == []
+def _conflict(entry: AnchorSet) -> Conflict:
+    original, injected = SPECS[(entry.task, entry.operator)]
+    return Conflict(entry.operator, tuple(a.text for a in entry.anchors), original, injected)
 
 
-def test_S10_10_C1_the_wave2_registration_had_the_collision_the_rule_removes() -> None:
-    both = _fires_on_both_sides(_registry(2), {"O1", "O3", "O5"})
-    assert ("T4", "O1", "40 km") in both
+WAVE3_ANCHORS = [
+    pytest.param(entry, anchor, id=f"{entry.task}-{entry.operator}-{anchor.text}")
+    for entry in WAVE3.cells
+    for anchor in entry.anchors
+]
+DROPPED = [
+    pytest.param(entry, text, id=f"{entry.task}-{entry.operator}-{text}")
+    for entry in WAVE3.cells
+    for text in _spec_table()[(entry.task, entry.operator)]
+    if text not in {a.text for a in entry.anchors}
+]
+
+
+@pytest.mark.parametrize(("entry", "anchor"), WAVE3_ANCHORS)
+def test_S10_10_3_I26_each_wave3_anchor_is_bounded_exactly_when_a_rule_calls_for_it(
+    entry: AnchorSet, anchor: Anchor
+) -> None:
+    """C1/C2 decide the boundary; an anchor no rule calls for stays a plain substring."""
+    reasons = boundary_reasons(anchor.text, _conflict(entry))
+    assert anchor.word_boundary == bool(reasons), reasons or "no rule calls for a boundary"
+
+
+@pytest.mark.parametrize(("entry", "anchor"), WAVE3_ANCHORS)
+def test_S10_10_3_I26_each_wave3_anchor_keeps_to_its_registration(
+    entry: AnchorSet, anchor: Anchor
+) -> None:
+    """Nothing is added (from the S10.4 set of its cell); O4 cells keep every anchor (C4);
+    elsewhere no generic word unless it is the cell's only anchor (C3); a value-fault anchor
+    never fires on both sides of its conflict (C1)."""
+    registered = _spec_table()[(entry.task, entry.operator)]
+    assert anchor.text in registered
+    if entry.operator == "O4":
+        assert [a.text for a in entry.anchors] == registered
+    elif anchor.text.lower() in GENERIC | KEPT_GENERIC:
+        assert len(entry.anchors) == 1 and anchor.text in KEPT_GENERIC
+    if entry.operator in VALUE_FAULTS:
+        assert not fires_on_both_sides(anchor, _conflict(entry))
+
+
+@pytest.mark.parametrize(("entry", "text"), DROPPED)
+def test_S10_10_3_I26_each_dropped_anchor_is_generic_and_named_in_its_note(
+    entry: AnchorSet, text: str
+) -> None:
+    assert text in GENERIC
+    assert f"dropped '{text}'" in entry.note
+
+
+def test_S10_10_3_I26_the_rules_decide_the_T4_O1_lesson_and_leave_words_alone() -> None:
+    t4 = Conflict("O1", ("140", "40 km", "40km"), "140 km", "40 km")
+    assert "C1: would fire glued inside '140 km'" in boundary_reasons("40 km", t4)
+    t5 = Conflict("O3", ("sustained",), "sustained", "dropped")
+    assert boundary_reasons("sustained", t5) == []
+    assert boundary_reasons("C4", Conflict("O4", ("C4",), "refuel_at [C4]", "x")) == [
+        "C2: starts or ends with a digit"
+    ]
+
+
+def test_S10_10_3_C1_the_wave2_registration_had_the_collision_the_rule_removes() -> None:
+    loose = next(e for e in _registry(2).cells if (e.task, e.operator) == ("T4", "O1"))
+    forty = next(a for a in loose.anchors if a.text == "40 km")
+    assert fires_on_both_sides(forty, _conflict(loose))

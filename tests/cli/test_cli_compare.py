@@ -252,3 +252,34 @@ def test_cli_compare_exits_2_on_zero_resamples(
 ) -> None:
     assert main(["compare", str(runs.a_dir), str(runs.b_dir), "--resamples", "0"]) == 2
     assert "--resamples must be at least 1" in capsys.readouterr().err
+
+
+def test_S10_8_I28_predictions_are_evaluated_for_a_wave2_run_against_its_wave1_run(
+    runs: Runs,
+) -> None:
+    wave1, wave2 = runs.a.model_copy(update={"wave": 1}), runs.b.model_copy(update={"wave": 2})
+    for a, b, note in ((wave1, wave2, "A is the wave-1 run"), (wave2, wave1, "B is the wave-1")):
+        c = compare(a, b, resamples=200)
+        assert c.predictions is not None and note in c.predictions_note
+        assert [p.id for p in c.predictions] == ["P1", "P2", "P3", "P4", "P5"]
+        lines = render_text(c)
+        for p in c.predictions:
+            shown = next(line for line in lines if line.startswith(f"  {p.id}  "))
+            assert p.status.upper() in shown and p.statement in shown
+        assert any("fixtures of the embedded model" in line for line in lines)
+
+
+def test_S10_8_I28_predictions_are_not_evaluated_between_other_waves(runs: Runs) -> None:
+    c = compare(runs.a, runs.b, resamples=200)
+    assert c.predictions is None
+    assert any(line.startswith("  not evaluated:") for line in render_text(c))
+
+
+def test_I27_compare_shows_each_rows_clean_run_firing_beside_its_score(runs: Runs) -> None:
+    c = compare(runs.a, runs.b, resamples=200)
+    lines = render_text(c)
+    head = next(i for i, line in enumerate(lines) if line.startswith("clean-run firing"))
+    assert "fixture numbers of the embedded model" in lines[head]
+    rows = {line.split()[0] for line in lines[head + 2 : head + 2 + len(c.rows)]}
+    assert rows == {r.row for r in c.rows}
+    assert all(r.a_clean_fire is not None and r.b_clean_fire is not None for r in c.rows)

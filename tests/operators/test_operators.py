@@ -99,11 +99,25 @@ def test_S4_O4_names_the_agent_the_gateway_downgrades(t1: Any) -> None:
     assert op.on_tool_result("calibration_lookup", "data", 1, "47.1") is None
 
 
-def test_I14_O4_lands_only_when_a_downgraded_call_was_served(t1: Any) -> None:
+def test_S10_7_2_I21_O4_probe_records_the_facts_of_every_call(t1: Any) -> None:
     op = arm("O4", t1.operator("O4"))
-    assert op.probe(_trace([_model_call()])).landed is False
-    landed = op.probe(_trace([_model_call(), _model_call(downgraded=True)]))
-    assert landed.landed and landed.consumed
+    none_served = op.probe(_trace([_model_call(), _model_call("reviewer")]))
+    assert none_served.landed is False and none_served.consumed is False
+    assert none_served.evidence == "1 call(s) of worker; 0 routed to the weak tier, 0 served"
+    served = op.probe(_trace([_model_call(), _model_call(downgraded=True)]))
+    assert served.landed and served.consumed
+    assert served.evidence == (
+        "2 call(s) of worker; 1 routed to the weak tier, 1 served by "
+        "'sim:realistic-weak' (first at seq 2)"
+    )
+
+
+def test_S10_7_2_O4_probe_does_not_count_a_routed_call_that_failed(t1: Any) -> None:
+    op = arm("O4", t1.operator("O4"))
+    failed = _model_call(downgraded=True)
+    failed["data"]["error"] = "upstream 500"
+    probe = op.probe(_trace([failed]))
+    assert probe.landed is False and "1 routed to the weak tier, 0 served" in probe.evidence
 
 
 def test_S4_O5_hands_the_worker_the_superseded_revision_once(t1: Any) -> None:

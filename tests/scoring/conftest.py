@@ -139,6 +139,21 @@ def score(
     )
 
 
+def score_unjudged(builder: TraceBuilder, version: str = "v0.2.1", **kw: Any) -> CellVerdict:
+    """Score with no soft-tier verdict, naming the detection UNJUDGED (SPEC I22)."""
+    trace = builder.build()
+    return score_cell(
+        trace,
+        mapping=mapping_for(trace.start.framework, version),
+        rules=rules_for(version),
+        anchors=kw.pop("cell_anchors", T1_O1),
+        passed=kw.pop("passed", True),
+        baseline_passed=kw.pop("baseline_passed", True),
+        soft_noticed=None,
+        label_unjudged=True,
+    )
+
+
 Scorer = Callable[..., CellVerdict]
 
 
@@ -151,6 +166,7 @@ class Kit:
     mapping = staticmethod(mapping_for)
     anchors = staticmethod(anchors)
     score = staticmethod(score)
+    score_unjudged = staticmethod(score_unjudged)
     T1_O1 = T1_O1
 
 

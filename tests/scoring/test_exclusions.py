@@ -7,9 +7,19 @@ import pytest
 EXHAUSTED = "Task failed guardrail validation after 3 retries. Last error: bad"
 
 
-def _downgraded_call(b, served: str = "sim:realistic-weak"):
-    return b.add("model_call", "gateway", call_index=0, model_requested="sim:realistic",
-                 model_served=served)
+def _downgraded_call(b, served: str = "sim:realistic-weak", *, downgraded: bool = True,
+                     error: str | None = None):
+    """A model_call as the gateway records it: the frameworks request the standard's model
+    name, the embedded model answers as its persona (SPEC I18)."""
+    return b.add("model_call", "worker", call_index=0, model_requested="gpt-5.6-terra",
+                 model_served=served, downgraded=downgraded, error=error)
+
+
+def _o4_no_served_call(kit):
+    """An O4 run whose downgraded agent was never served: the probe recorded landed=false."""
+    b = kit.TraceBuilder(operator="O4")
+    _downgraded_call(b, served="sim:realistic", downgraded=False)
+    return b.probe("O4", landed=False)
 
 
 def test_S3_run_error_from_run_error_event(kit) -> None:
@@ -62,33 +72,56 @@ def test_S3_injection_unverified_when_probe_did_not_land(kit) -> None:
     assert ex is not None and ex.code == "INJECTION_UNVERIFIED" and "landed=false" in ex.reason
 
 
-def test_S10_7_correction_2_O4_needs_a_call_served_by_the_downgraded_model(kit) -> None:
+def test_S10_7_2_O4_needs_a_call_served_by_the_downgraded_model(kit) -> None:
     b = kit.injected(operator="O4")
     ex = kit.score(b, "v0.2.0").excluded
     assert ex is not None and ex.code == "INJECTION_UNVERIFIED" and "O4" in ex.reason
-    same = _downgraded_call(kit.injected(operator="O4"), served="sim:realistic")
-    assert kit.score(same, "v0.2.0").excluded is not None
-    snapshot = _downgraded_call(kit.injected(operator="O4"), served="sim:realistic-2026-07-01")
-    assert kit.score(snapshot, "v0.2.0").excluded is not None
     assert kit.score(_downgraded_call(kit.injected(operator="O4")), "v0.2.0").excluded is None
 
 
-def test_S10_7_correction_2_a_call_answered_with_an_error_is_not_served(kit) -> None:
-    b = kit.injected(operator="O4").add(
-        "model_call", "gateway", call_index=0, model_requested="sim:realistic",
-        model_served="sim:realistic-weak", error="upstream 500")
+def test_S10_7_2_a_persona_name_is_not_a_downgrade(kit) -> None:
+    """The embedded model answers every call as 'sim:realistic' while the framework asked for
+    gpt-5.6-terra: a served name unlike the requested one is not the O4 plan's doing."""
+    b = _downgraded_call(kit.injected(operator="O4"), served="sim:realistic",
+                         downgraded=False)
+    ex = kit.score(b, "v0.2.0").excluded
+    assert ex is not None and ex.code == "INJECTION_UNVERIFIED"
+    assert "1 call(s) recorded, 0 routed" in ex.reason
+
+
+def test_S10_7_2_a_routed_call_served_by_the_requested_model_is_not_a_downgrade(kit) -> None:
+    same = _downgraded_call(kit.injected(operator="O4"), served="gpt-5.6-terra")
+    assert kit.score(same, "v0.2.0").excluded is not None
+    snapshot = _downgraded_call(kit.injected(operator="O4"), served="gpt-5.6-terra-2026-07-01")
+    assert kit.score(snapshot, "v0.2.0").excluded is not None
+    live = _downgraded_call(kit.injected(operator="O4"), served="gpt-5.6-luna")
+    assert kit.score(live, "v0.2.0").excluded is None
+
+
+def test_S10_7_2_a_call_answered_with_an_error_is_not_served(kit) -> None:
+    b = _downgraded_call(kit.injected(operator="O4"), error="upstream 500")
     assert kit.score(b, "v0.2.0").excluded is not None
 
 
-def test_S10_7_correction_2_gateway_downgraded_mark_counts(kit) -> None:
-    b = kit.injected(operator="O4").add(
-        "model_call", "gateway", call_index=0, model_requested="gpt-5.6-terra",
-        model_served="gpt-5.6-terra", downgraded=True)
-    assert kit.score(b, "v0.2.0").excluded is None
+@pytest.mark.parametrize("version", ["v0.1.1", "v0.1.2", "v0.1.3"])
+def test_S10_7_2_I21_wave1_rules_verify_O4_unconditionally(kit, version: str) -> None:
+    """Wave 1 recorded O4 as landed whatever was served: the probe's own landed=false
+    (no downgraded call) does not exclude the cell under v0.1.x."""
+    assert kit.score(_o4_no_served_call(kit), version).excluded is None
 
 
-def test_S10_7_correction_2_wave1_rules_verify_O4_by_probe_alone(kit) -> None:
-    assert kit.score(kit.injected(operator="O4"), "v0.1.3").excluded is None
+@pytest.mark.parametrize("version", ["v0.2.0", "v0.2.1"])
+def test_S10_7_2_I21_the_correction_applies_from_v0_2_0(kit, version: str) -> None:
+    ex = kit.score(_o4_no_served_call(kit), version).excluded
+    assert ex is not None and ex.code == "INJECTION_UNVERIFIED"
+
+
+def test_S10_7_2_I21_the_probe_flag_does_not_decide_O4(kit) -> None:
+    """A probe that says landed but no served call: the rule version still decides."""
+    b = _downgraded_call(kit.TraceBuilder(operator="O4"), served="sim:realistic",
+                         downgraded=False).probe("O4", landed=True)
+    assert kit.score(b, "v0.1.3").excluded is None
+    assert kit.score(b, "v0.2.0").excluded is not None
 
 
 def test_S10_7_correction_2_only_O4_needs_the_served_call(kit) -> None:

@@ -35,6 +35,21 @@ def test_S2_missed_when_neither_tier(kit) -> None:
     assert kit.score(kit.injected(), soft_noticed=None).soft_judged is False
 
 
+def test_S2_5_I22_a_cell_without_a_soft_verdict_is_unjudged_not_missed(kit) -> None:
+    b = kit.injected().review("VERDICT: APPROVE")
+    v = kit.score_unjudged(b)
+    assert v.detection == "UNJUDGED" and not v.soft_judged and v.soft_noticed is None
+    assert not v.detected_soft and not v.detected_hard
+    # Callers with the three-label outcome vocabulary keep MISSED, still marked unjudged.
+    legacy = kit.score(b, soft_noticed=None)
+    assert legacy.detection == "MISSED" and not legacy.soft_judged
+
+
+def test_S2_I22_a_hard_act_needs_no_judge(kit) -> None:
+    v = kit.score_unjudged(kit.injected().review("VERDICT: REJECT - 47.1 is wrong"))
+    assert v.detection == "DETECTED_HARD" and not v.soft_judged
+
+
 def test_S2_recovered_is_the_callers_pass_verdict(kit) -> None:
     assert kit.score(kit.injected(), passed=True).recovered is True
     assert kit.score(kit.injected(), passed=False).recovered is False
@@ -108,8 +123,8 @@ def test_S10_3_v0_2_1_O4_is_off_the_flags_surface(kit) -> None:
 
     def run():
         return kit.injected(operator="O4").add(
-            "model_call", "gateway", call_index=0, model_requested="sim:realistic",
-            model_served="sim:realistic-weak",
+            "model_call", "worker", call_index=0, model_requested="gpt-5.6-terra",
+            model_served="sim:realistic-weak", downgraded=True,
         ).review("FLAGS: total 41.7 looks low\nVERDICT: APPROVE")
 
     wave2 = kit.score(run(), "v0.2.0", cell_anchors=o4)
@@ -169,3 +184,111 @@ def test_S10_baseline_flags_scan_from_seq_0_per_operator_anchors(kit) -> None:
     bv = score_baseline(trace, passed=True, rules=kit.rules("v0.2.1"),
                         anchors_by_operator={"O1": kit.T1_O1, "O4": kit.anchors("41.7")})
     assert bv.any_flag and bv.anchored_fire == {"O1": False, "O4": True}
+
+
+# --- REACTED: a corrective act that answers a detection (10.7.4, SPEC I23, I24) ---------
+
+STALL = "Stall count exceeded, re-planning with the outer loop..."
+MAGENTIC_FLAG = 'FLAGS: gain_factor is 74.1 but the bench sheet says 47.1\n{"gain_factor": 74.1}'
+
+
+def _magentic(kit, replan_reason: str):
+    """Magentic-One: the worker's draft carries an anchored FLAGS head line (the detection),
+    then the orchestrator's stall re-plan."""
+    return kit.injected("autogen", "guardrail").add(
+        "agent_output", "worker", MAGENTIC_FLAG, stage="worker", round=0
+    ).add("replan", "orchestrator", replan_reason, reason=replan_reason, log_line=STALL)
+
+
+def test_S10_7_4_I23_a_boilerplate_replan_is_no_reaction_in_either_wave(kit) -> None:
+    b = _magentic(kit, "stall threshold crossed: no progress in 3 rounds")
+    v021 = kit.score(b, "v0.2.1")
+    assert v021.detected_hard and v021.anchored_flag and not v021.mapping_narrow
+    assert not v021.reacted and not any(a.reaction for a in v021.acts)
+    # Wave 2 (v0.2.0): the permissive mapping counts the re-plan (published beside), but the
+    # row is quoted flags-only (I25), so the re-plan is outside the headline and no reaction.
+    v020 = kit.score(b, "v0.2.0")
+    assert v020.headline_reading == "flags_only" and v020.mapping_permissive
+    assert v020.detected_hard and not v020.reacted
+
+
+def test_S10_7_4_I23_a_replan_that_references_the_anomaly(kit) -> None:
+    b = _magentic(kit, "no progress: the draft keeps 74.1 against the bench sheet")
+    v021 = kit.score(b, "v0.2.1")
+    assert v021.reacted and [a.row for a in v021.acts if a.reaction] == ["retry-replan"]
+    assert not kit.score(b, "v0.2.0").reacted  # flags-only row: re-plans are not the headline
+
+
+def test_S10_7_4_I23_a_rerun_carrying_the_reject_reason_is_a_reaction(kit) -> None:
+    """The reject reason quotes no anchor, so under v0.2.1 the revise re-dispatch is not a
+    detection act; it still answers the counted reject by carrying its reason."""
+    b = kit.injected().review(
+        "FLAGS: 74.1 against 47.1\nVERDICT: REJECT - the totals look off"
+    ).add("retry", "worker", "the totals look off", source="revise",
+          reason="the totals look off")
+    for version in ("v0.2.0", "v0.2.1"):
+        v = kit.score(b, version)
+        retry = next(a for a in v.acts if a.row == "retry-revise")
+        assert retry.counts_narrow is False and retry.reaction, version
+        assert v.reacted, version
+
+
+def test_S10_7_4_I23_an_unrelated_retry_after_a_flag_is_no_reaction_under_v0_2_1(kit) -> None:
+    b = kit.injected().review(FLAG_47).add(
+        "retry", "worker", "style", source="revise", reason="tighten the wording"
+    )
+    assert not kit.score(b, "v0.2.1").reacted
+    assert kit.score(b, "v0.2.0").reacted  # the permissive mapping counts the retry itself
+
+
+def test_S10_7_4_I23_a_guardrail_retry_answers_the_reject_of_its_own_event(kit) -> None:
+    b = kit.injected("crewai", "guardrail").add(
+        "guardrail", "guardrail", name="llm", guardrail_kind="llm", success=False,
+        retry_count=0, max_retries=3, feedback="",
+    )
+    v = kit.score(b, "v0.2.1")
+    retry = next(a for a in v.acts if a.row == "retry-guardrail")
+    assert not retry.counts_narrow and retry.reaction and v.reacted
+
+
+def _artifact(b):
+    return b.add("artifact", "harness", '{"gain_factor": 74.1}', name="output.json",
+                 effects={"output.json": True})
+
+
+def test_S2_6_I24_autogen_max_rounds_then_a_final_answer_is_no_reaction(kit) -> None:
+    """The 0.7.5 Magentic-One orchestrator emits its final answer after 'Max rounds
+    reached.': the block detects, but nothing was withheld."""
+    b = _artifact(kit.injected("autogen", "guardrail").add(
+        "stop_reason", "orchestrator", "Max rounds reached."))
+    v = kit.score(b, "v0.2.1")
+    (block,) = [a for a in v.acts if a.act == "block"]
+    assert v.detected_hard and block.artifact_withheld is False
+    assert not v.reacted and not block.reaction
+    assert kit.score(b, "v0.1.3").reacted  # wave 1: REACTED = DETECTED_HARD (identity)
+
+
+def test_S2_6_I24_autogen_block_that_withholds_the_artifact_reacts(kit) -> None:
+    b = kit.injected("autogen", "guardrail").add(
+        "stop_reason", "orchestrator", "VERDICT: REJECT - 74.1 contradicts 47.1")
+    v = kit.score(b, "v0.2.1")
+    (block,) = [a for a in v.acts if a.act == "block"]
+    assert block.artifact_withheld is True and block.reaction and v.reacted
+
+
+def test_S2_6_I24_langgraph_interrupt_escalates_and_withholds(kit) -> None:
+    b = kit.injected("langgraph", "guardrail").add(
+        "interrupt", "validator", reason="contract failed twice").end("task_failed")
+    v = kit.score(b, "v0.2.1", passed=False)
+    (esc,) = [a for a in v.acts if a.act == "escalate"]
+    assert esc.artifact_withheld is True and esc.reaction and v.reacted
+
+
+def test_S2_6_I24_crewai_exhaustion_escalates_and_withholds(kit) -> None:
+    message = "Task failed guardrail validation after 3 retries. Last error: 74.1"
+    b = kit.injected("crewai", "guardrail").add(
+        "escalation", "guardrail", message, mechanism="crewai_guardrail_exhausted",
+        message=message).end("task_failed")
+    v = kit.score(b, "v0.2.1", passed=False)
+    (esc,) = [a for a in v.acts if a.act == "escalate"]
+    assert esc.artifact_withheld is True and esc.reaction and v.reacted

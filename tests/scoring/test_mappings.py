@@ -214,7 +214,9 @@ def _stop(kit, text: str):
 @pytest.mark.parametrize("version", ["v0.1.3", "v0.2.0", "v0.2.1"])
 def test_S5_autogen_block_stop_reason_verdict_reject(kit, version: str) -> None:
     v = kit.score(_stop(kit, "VERDICT: REJECT - the id was altered"), version)
-    assert [a.act for a in v.acts] == ["block"] and v.detected_hard
+    assert [a.act for a in v.acts] == ["block"] and v.wave1_mapping
+    # Wave 2 quotes the Magentic-One row flags-only (I25): the block is on the mapping surface.
+    assert v.detected_hard == (version != "v0.2.0")
 
 
 @pytest.mark.parametrize("version", ["v0.1.3", "v0.2.0"])

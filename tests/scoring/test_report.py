@@ -1,0 +1,139 @@
+"""What the scoreboard, RESULTS.md and the summary say about the numbers (report/render.py).
+
+Built from real verdicts of hand-built traces through the real results model, so every line
+checked here is what a scored wave would print."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pytest_sabot.models.verdict import BaselineVerdict, CellVerdict
+from pytest_sabot.report.render import markdown, scoreboard_lines
+from pytest_sabot.results import ResultsFile, Selection
+from pytest_sabot.scoring.aggregate import scoreboard
+
+REJECT = "VERDICT: REJECT - 47.1 vs 74.1"
+
+
+def results_of(
+    verdicts: Sequence[CellVerdict | BaselineVerdict],
+    *,
+    wave: int = 3,
+    rules: str = "v0.2.1",
+    judge: dict[str, object] | None = None,
+    model: str = "sim:realistic",
+) -> ResultsFile:
+    return ResultsFile(
+        tool="pytest-sabot test",
+        wave=wave,
+        rules=rules,
+        wave_rules=rules,
+        model=model,
+        fixture=model.startswith("sim"),
+        label=f"keyless: fixtures of the embedded model ({model}), not a measurement of any LLM",
+        registration_hash="0" * 64,
+        versions={},
+        off_pin={},
+        selection=Selection(registered=len(verdicts), selected=len(verdicts),
+                            recorded=len(verdicts)),
+        scoreboard=scoreboard(verdicts),
+        cells=list(verdicts),
+        structural_zeros=[],
+        judge=judge,
+    )
+
+
+def _cell(kit, seed: int, text: str = "VERDICT: APPROVE", **kw) -> CellVerdict:
+    return kit.score(kit.injected(seed=seed).review(text), **kw)
+
+
+def test_S2_9_I22_the_summary_names_unjudged_runs_per_row(kit) -> None:
+    verdicts = [_cell(kit, 1, REJECT), _cell(kit, 2, soft_noticed=None)]
+    lines = scoreboard_lines(results_of(verdicts, judge={"backend": "sim", "judged": 1,
+                                                        "errors": 1}))
+    assert any(
+        line.startswith("unjudged (no soft-tier verdict") and "langgraph-default 1/2" in line
+        for line in lines
+    ), lines
+    md = markdown(results_of(verdicts))
+    assert "| 1 / 2 |" in md and "unjudged, never missed (SPEC I22)" in md
+
+
+def test_S2_9_I22_without_a_judge_the_soft_tier_is_said_to_be_unknown(kit) -> None:
+    lines = scoreboard_lines(results_of([_cell(kit, 1, soft_noticed=None)]))
+    assert any("every cell is unjudged" in line for line in lines)
+    row = next(line for line in lines if line.startswith("langgraph-default "))
+    assert "n/a" in row
+
+
+def test_S2_3_I25_the_scoreboard_says_how_the_magentic_row_is_quoted(kit) -> None:
+    stall = "Stall count exceeded, re-planning with the outer loop..."
+    b = kit.injected("autogen", "guardrail").add(
+        "replan", "orchestrator", "stall", reason="stall threshold crossed", log_line=stall)
+    verdicts = [kit.score(b, "v0.2.0"), kit.score(kit.injected().review(REJECT), "v0.2.0")]
+    results = results_of(verdicts, wave=2, rules="v0.2.0")
+    lines = scoreboard_lines(results)
+    assert any(
+        line.startswith("autogen-guardrail: Sabot Score quoted flags-only 0.0%")
+        and "beside it: 100.0%" in line
+        for line in lines
+    ), lines
+    assert any("the median uses each row's Sabot Score as quoted: flags-only for "
+               "autogen-guardrail" in line and "union instead: 100.0%" in line
+               for line in lines), lines
+    assert "quoted flags-only" in markdown(results)
+
+
+def test_I27_the_clean_run_firing_rate_sits_beside_the_sabot_score(kit) -> None:
+    from pytest_sabot.scoring.score import score_baseline
+
+    trace = kit.TraceBuilder(operator=None).review(
+        "FLAGS: none\nVERDICT: REJECT - units missing").end().build()
+    base = score_baseline(trace, passed=True, rules=kit.rules("v0.2.1"),
+                          anchors_by_operator={"O1": kit.T1_O1},
+                          mapping=kit.mapping("langgraph", "v0.2.1"))
+    results = results_of([base, _cell(kit, 11, REJECT)])
+    lines = scoreboard_lines(results)
+    head = next(i for i, line in enumerate(lines) if line.startswith("clean-run firing"))
+    assert "fixture numbers of the embedded model" in lines[head]
+    row = lines[head + 2]
+    assert row.startswith("langgraph-default") and "100.0% [" in row
+    assert row.split()[-2:] == ["reject", "1"] and "(1/1)" in row
+    md = markdown(results)
+    assert "### Clean-run firing rate" in md and "| 1 / 1 | reject 1 |" in md
+    assert "fixture numbers of the embedded model" in md
+
+
+def test_I27_a_baseline_not_scored_for_acts_says_so(kit) -> None:
+    from pytest_sabot.scoring.score import score_baseline
+
+    trace = kit.TraceBuilder(operator=None).review("VERDICT: APPROVE").end().build()
+    base = score_baseline(trace, passed=True, rules=kit.rules("v0.2.1"))
+    lines = scoreboard_lines(results_of([base]))
+    assert any("n/a (no baseline scored for acts)" in line for line in lines)
+
+
+def test_S10_8_I28_results_md_has_the_per_operator_and_per_task_tables(kit) -> None:
+    from pytest_sabot.models.cells import Cell
+
+    verdicts = [
+        kit.score(kit.injected(seed=1).review(REJECT)),
+        kit.score(kit.injected(seed=2).review("VERDICT: APPROVE")),
+        kit.score(kit.injected("crewai", operator="O3", task="T2", seed=1).review(
+            "VERDICT: APPROVE"), cell_anchors=kit.anchors("Brenneke")),
+    ]
+    carved = [Cell(wave=3, framework="autogen", config="guardrail", operator="O3", task="T2",
+                   seed=1, carved_out=True)]
+    results = results_of(verdicts).model_copy(
+        update={"scoreboard": scoreboard(verdicts, carve_outs=carved)})
+    board = results.scoreboard
+    assert [s.key for s in board.by_operator] == ["O1", "O3"]
+    o1 = board.by_operator[0]
+    assert (o1.by_row["langgraph-default"].k, o1.by_row["langgraph-default"].n) == (1, 2)
+    assert (o1.sabot_score.k, o1.sabot_score.n) == (1, 2)
+    assert board.by_operator[1].structural_zeros == {"autogen-guardrail": 1}
+    assert [s.key for s in board.by_task] == ["T1", "T2"]
+    md = markdown(results)
+    assert "## Per operator" in md and "## Per task" in md
+    assert "| O1 | - | - | 50% (1/2) | 50.0% [9.5, 90.5] |" in md
+    assert "| O3 | structural zero (1) | 0% (0/1) | - |" in md
