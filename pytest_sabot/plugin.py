@@ -161,6 +161,12 @@ def _controller_setup(config: pytest.Config, state: SabotState) -> None:
         shutil.rmtree(state.out_dir / "locks", ignore_errors=True)
     state.out_dir.mkdir(parents=True, exist_ok=True)
     if state.values["sabot_gateway_url"]:
+        from pytest_sabot.gateway.client import split_gateway_url
+
+        try:
+            split_gateway_url(state.values["sabot_gateway_url"])
+        except ValueError as exc:
+            raise pytest.UsageError(f"pytest-sabot: --sabot-gateway-url: {exc}") from None
         state.gateway_url = state.values["sabot_gateway_url"]
         return
     from pytest_sabot.gateway import GatewaySettings, start_gateway

@@ -1,12 +1,16 @@
 """Run a standalone gateway: ``python -m pytest_sabot.gateway [--port N] ...``.
 
 Useful to share one gateway between several pytest sessions (``--sabot-gateway-url``) or
-to poke at it with curl. Prints its URL and serves until interrupted.
+to poke at it with curl. Prints its URL once, ``http://127.0.0.1:<port>/<secret>``, and
+serves until interrupted. The URL carries the gateway's session secret: every request must
+present it (agent routes as the first path segment, control routes in the
+``X-Sabot-Secret`` header), so treat the URL like a password. It is printed nowhere else.
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 import threading
 from pathlib import Path
 
@@ -36,6 +40,14 @@ def main(argv: list[str] | None = None) -> int:
         options["base_url"] = args.base_url
     gateway = start_gateway(GatewaySettings.model_validate(options))
     print(gateway.url, flush=True)
+    print(
+        "pytest-sabot gateway: the line above is its URL with its session secret; give it to "
+        "pytest as --sabot-gateway-url URL (for curl: the secret is the path segment after "
+        "the port, sent as the X-Sabot-Secret header on /sabot/... routes). Anyone holding "
+        "it can spend through this gateway.",
+        file=sys.stderr,
+        flush=True,
+    )
     try:
         threading.Event().wait()
     except KeyboardInterrupt:
