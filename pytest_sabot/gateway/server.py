@@ -122,6 +122,8 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header("Cache-Control", "no-cache")
         if served.status >= 400:
             self.send_header("x-should-retry", "false")
+        if self.close_connection:  # tell the client not to reuse this connection
+            self.send_header("Connection", "close")
         self.end_headers()
         self.wfile.write(served.body)
         self.wfile.flush()
