@@ -126,6 +126,14 @@ OPTIONS: tuple[OptionSpec, ...] = (
         "sabot_gateway_url",
         "Use an already running gateway instead of starting one.",
     ),
+    OptionSpec(
+        "--sabot-spend-ledger",
+        "sabot_spend_ledger",
+        "Directory whose spend-ledger.json keeps the project's live spend, so the budget cap "
+        "holds across sessions, waves and resumes (default: the parent of the output "
+        "directory, e.g. reports/).",
+        env="SABOT_SPEND_LEDGER",
+    ),
 )
 
 BY_DEST = {o.dest: o for o in OPTIONS}

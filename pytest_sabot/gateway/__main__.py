@@ -23,10 +23,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=0, help="0 picks a free port")
     parser.add_argument("--base-url", default=None, help="upstream for 'openai:' runs")
     parser.add_argument("--allow-live", action="store_true", help="opt in to live upstreams")
-    parser.add_argument("--budget-usd", type=float, default=None, help="hard spend cap")
+    parser.add_argument(
+        "--budget-usd", type=float, default=500.0, help="hard spend cap of the project (500)"
+    )
     parser.add_argument("--prices", type=Path, default=None, help="price table YAML")
     parser.add_argument("--record-dir", type=Path, default=None, help="record live exchanges")
     parser.add_argument("--max-connections", type=int, default=8)
+    parser.add_argument(
+        "--spend-ledger",
+        type=Path,
+        default=Path("reports"),
+        help="directory whose spend-ledger.json keeps the project's live spend across "
+        "sessions (default: reports, the parent of the plugin's default output)",
+    )
     args = parser.parse_args(argv)
     options: dict[str, object] = {
         "port": args.port,
@@ -35,6 +44,7 @@ def main(argv: list[str] | None = None) -> int:
         "prices_path": args.prices,
         "record_dir": args.record_dir,
         "max_connections": args.max_connections,
+        "spend_ledger_dir": args.spend_ledger,
     }
     if args.base_url:
         options["base_url"] = args.base_url

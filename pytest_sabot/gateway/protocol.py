@@ -183,6 +183,15 @@ class BudgetState(_Strict):
     reserved_usd: float = Field(description="Held for calls in flight or with unknown usage.")
     unknown_cost_calls: int = Field(description="Upstream calls whose usage was not reported.")
     exhausted: bool = Field(description="True once a call was refused for budget.")
+    ledger: str | None = Field(
+        None, description="The project's spend ledger the cap is kept in (None: this gateway)."
+    )
+    project_spent_usd: float | None = Field(
+        None, description="The project's spend from reported usage, all sessions together."
+    )
+    project_committed_usd: float | None = Field(
+        None, description="The project's spend plus every hold and unknown cost: what the cap sees."
+    )
 
 
 class GatewayStats(_Strict):

@@ -25,6 +25,7 @@ from pytest_sabot.gateway.backends.openai_upstream import OpenAIUpstream, RetryP
 from pytest_sabot.gateway.backends.replay import ReplayBackend
 from pytest_sabot.gateway.backends.sim import SimBackend
 from pytest_sabot.gateway.budget import Budget
+from pytest_sabot.gateway.ledger import Ledger
 from pytest_sabot.gateway.limiter import AdaptiveLimit
 from pytest_sabot.gateway.prices import PriceTable, load_prices
 from pytest_sabot.gateway.protocol import (
@@ -112,7 +113,8 @@ class GatewayService:
         self.settings = settings
         self.prices: PriceTable = load_prices(settings.prices_path)
         self.scrubber = Scrubber([secret] if secret else None)
-        self.budget = Budget(settings.budget_usd)
+        ledger = Ledger(settings.spend_ledger_dir) if settings.spend_ledger_dir else None
+        self.budget = Budget(settings.budget_usd, ledger)
         self.limit = AdaptiveLimit(settings.max_connections, settings.recover_after)
         self.upstream = OpenAIUpstream(
             base_url=settings.base_url,
@@ -125,6 +127,7 @@ class GatewayService:
                 settings.max_retries, settings.backoff_base_s, settings.backoff_max_s
             ),
             timeout_s=settings.upstream_timeout_s,
+            deadline_s=settings.upstream_deadline_s,
             reserve_output_tokens=settings.reserve_output_tokens,
         )
         self._backends: dict[str, Backend] = {"sim": SimBackend(), "openai": self.upstream}

@@ -147,6 +147,7 @@ class FakeUpstream:
     def __init__(self) -> None:
         self.steps: deque[Step] = deque()
         self.seen: list[Seen] = []
+        self.billed: list[dict[str, Any]] = []  # usage of every completion served (what it bills)
         self._lock = threading.Lock()
         self.max_in_flight = 0
         self._in_flight = 0
@@ -256,6 +257,9 @@ class FakeUpstream:
         if step.kind == "no_usage":
             response.pop("usage")
         payload = json.dumps(response).encode()
+        if "usage" in response:
+            with self._lock:
+                self.billed.append({"model": body["model"], **response["usage"]})
         if step.kind == "truncate":
             self._send(handler, 200, payload[: len(payload) // 2], length=len(payload))
             handler.close_connection = True

@@ -38,6 +38,8 @@ def _shared_session(where: Path, canary: str) -> tuple[Session, str]:
                     "--allow-live",
                     "--base-url",
                     provider.url,
+                    "--spend-ledger",
+                    str(where),
                 ],
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,

@@ -64,6 +64,30 @@ def retry_after_seconds(headers: httpx.Headers) -> float | None:
     return max(parsed.timestamp() - time.time(), 0.0)
 
 
+# Input tokens of one image part at most (a high-detail image of the largest size the
+# provider accepts); an image's URL or base64 says nothing about its token count.
+IMAGE_TOKENS = 6_000
+
+
+def _image_parts(value: Any) -> int:
+    if isinstance(value, dict):
+        kind = value.get("type")
+        own = 1 if kind in ("image_url", "input_image", "image") else 0
+        return own + sum(_image_parts(v) for v in value.values())
+    if isinstance(value, list):
+        return sum(_image_parts(v) for v in value)
+    return 0
+
+
+def prompt_bound(body: dict[str, Any]) -> int:
+    """An upper bound of the input tokens a request can be billed for, counted from the
+    request itself: every token of text is at least one byte of it, and the JSON around
+    each message, tool and schema is longer than the tokens the provider's chat format
+    adds for them. Image parts are counted at ``IMAGE_TOKENS`` each."""
+    size = len(json.dumps(body, ensure_ascii=False).encode("utf-8"))
+    return size + IMAGE_TOKENS * _image_parts(body.get("messages"))
+
+
 def _is_quota_error(body: Any) -> bool:
     if not isinstance(body, dict) or not isinstance(body.get("error"), dict):
         return False
@@ -93,6 +117,7 @@ class OpenAIUpstream:
         policy: RetryPolicy,
         timeout_s: float,
         reserve_output_tokens: int,
+        deadline_s: float = 240.0,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self.base_url = base_url.rstrip("/")
@@ -103,6 +128,7 @@ class OpenAIUpstream:
         self.scrubber = scrubber
         self.policy = policy
         self.reserve_output_tokens = reserve_output_tokens
+        self.deadline_s = deadline_s
         self._sleep = sleep
         self._client = httpx.Client(timeout=httpx.Timeout(timeout_s, connect=10.0))
         self._lock = threading.Lock()
@@ -125,10 +151,14 @@ class OpenAIUpstream:
         return key
 
     def _ceiling(self, body: dict[str, Any], model: str) -> float:
-        size = len(json.dumps(body, ensure_ascii=False).encode("utf-8"))
+        """The worst case of one call: ``prompt_bound(body)`` input tokens plus the call's
+        output limit (its own, else the model's, else ``reserve_output_tokens``)."""
         cap = body.get("max_completion_tokens") or body.get("max_tokens")
-        output = cap if isinstance(cap, int) and cap > 0 else self.reserve_output_tokens
-        ceiling = self.prices.ceiling(model, size, output)
+        if isinstance(cap, int) and cap > 0:
+            output = cap
+        else:
+            output = self.prices.max_output(model) or self.reserve_output_tokens
+        ceiling = self.prices.ceiling(model, prompt_bound(body), output)
         if ceiling is None:
             raise BackendError(
                 400, f"model {model!r} has no price in the price table", "sabot_unpriced_model"
@@ -152,7 +182,7 @@ class OpenAIUpstream:
                 with self._lock:
                     self.retries += 1
             try:
-                reservation = self.budget.reserve(ceiling)
+                reservation = self.budget.reserve(ceiling, wait_s=self.deadline_s)
             except BudgetExhausted as exc:
                 raise BackendError(
                     402, f"sabot budget exhausted: {exc}", "sabot_budget_exhausted", "sabot_budget"
