@@ -36,6 +36,12 @@ def main(argv: list[str] | None = None) -> int:
         help="directory whose spend-ledger.json keeps the project's live spend across "
         "sessions (default: reports, the parent of the plugin's default output)",
     )
+    parser.add_argument(
+        "--upstream-deadline",
+        type=float,
+        default=240.0,
+        help="overall deadline in seconds of one upstream call, retries included (240)",
+    )
     args = parser.parse_args(argv)
     options: dict[str, object] = {
         "port": args.port,
@@ -45,6 +51,7 @@ def main(argv: list[str] | None = None) -> int:
         "record_dir": args.record_dir,
         "max_connections": args.max_connections,
         "spend_ledger_dir": args.spend_ledger,
+        "upstream_deadline_s": args.upstream_deadline,
     }
     if args.base_url:
         options["base_url"] = args.base_url

@@ -15,6 +15,7 @@ _OPTION_OF = {
     "max_connections": "--sabot-max-connections",
     "base_url": "--sabot-base-url",
     "spend_ledger_dir": "--sabot-spend-ledger",
+    "upstream_deadline_s": "--sabot-upstream-deadline",
 }
 
 
@@ -85,6 +86,7 @@ class GatewaySettings(BaseModel):
             "max_connections": values.get("sabot_max_connections", 8),
             "record_dir": out_dir / "recordings" if live else None,
             "spend_ledger_dir": Path(ledger) if ledger else out_dir.resolve().parent,
+            "upstream_deadline_s": values.get("sabot_upstream_deadline", 240.0),
         }
         if values.get("sabot_base_url"):
             options["base_url"] = values["sabot_base_url"]
