@@ -22,6 +22,10 @@ secret gets 401 (none given) or 403 (a wrong one). A refused request is not rout
 is forwarded, recorded or charged. Every error body is OpenAI-shaped, never echoes the
 request path, and carries ``x-should-retry: false``: the gateway is the one layer that
 retries upstream failures.
+
+The stdlib server stays because it is measured no slower than uvicorn + starlette serving
+the same service (``bench/gateway_server.py``) and needs no event loop beside the
+threaded service.
 """
 
 from __future__ import annotations
