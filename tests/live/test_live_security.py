@@ -97,10 +97,8 @@ def test_gateway_url_option_without_the_secret_is_refused_before_anything_runs(
 ) -> None:
     where = root / "no-secret"
     session = run_session(
-        where,
-        [*SELECTION, *SLICE, "--sabot-gateway-url=http://127.0.0.1:9"],
-        clean_env(),
+        where, [*SELECTION, *SLICE, "--sabot-gateway-url=http://127.0.0.1:9"], clean_env()
     )
-    assert session.returncode != 0
+    assert session.returncode == 4  # pytest's usage error
     assert "session secret" in session.stdout + session.stderr
     assert not (session.out / "cells").exists() or not any((session.out / "cells").iterdir())
