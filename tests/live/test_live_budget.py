@@ -103,7 +103,7 @@ def _billed(session: Session) -> float:
     return total
 
 
-def test_S8_cap_is_the_projects_a_resume_under_the_same_cap_spends_nothing(
+def test_S8_cap_is_the_projects_a_resume_under_the_same_cap_continues_its_account(
     budget_sessions: tuple[Session, Session, Session],
 ) -> None:
     tiny, same_cap, resumed = budget_sessions
