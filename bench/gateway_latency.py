@@ -10,7 +10,7 @@ and prints p50/p99 per call, the added latency (gateway minus direct) and calls/
 processes (as under xdist, where workers reach the controller's gateway over HTTP), so the
 client's threads do not share an interpreter lock with the server.
 
-Usage: /work/venv/bin/python bench/gateway_latency.py [--calls 400]
+Usage: python bench/gateway_latency.py [--calls 400]
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -138,6 +139,7 @@ def main() -> None:
         )
 
     env = {**os.environ, "OPENAI_API_KEY": "sk-bench-not-a-real-key-000000"}
+    ledger = tempfile.TemporaryDirectory(prefix="sabot-bench-ledger-")
     stub, stub_url = _spawn([__file__, "--serve-stub"], env)
     gateway, gateway_url = _spawn(
         [
@@ -148,6 +150,8 @@ def main() -> None:
             stub_url,
             "--max-connections",
             "16",
+            "--spend-ledger",  # the stub's calls are charged to a throwaway ledger
+            ledger.name,
         ],
         env,
     )
@@ -210,6 +214,7 @@ def main() -> None:
         for proc in (gateway, stub):
             proc.terminate()
             proc.wait(timeout=10)
+        ledger.cleanup()
 
 
 if __name__ == "__main__":

@@ -54,6 +54,7 @@ def _parser() -> argparse.ArgumentParser:
         "sabot_model",
         "sabot_root",
         "sabot_budget_usd",
+        "sabot_spend_ledger",
         "sabot_framework",
         "sabot_config",
         "sabot_operator",
@@ -239,6 +240,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
         cap_usd=float(args.sabot_budget_usd),
         per_run=per_run,
         source=f"recorded in {args.recorded}" if args.recorded else "built-in estimates",
+        ledger_dir=Path(args.sabot_spend_ledger or "reports"),
     )
     for line in render(plan, model):
         print(line)

@@ -126,6 +126,23 @@ OPTIONS: tuple[OptionSpec, ...] = (
         "sabot_gateway_url",
         "Use an already running gateway instead of starting one.",
     ),
+    OptionSpec(
+        "--sabot-spend-ledger",
+        "sabot_spend_ledger",
+        "Directory whose spend-ledger.json keeps the project's live spend, so the budget cap "
+        "holds across sessions, waves and resumes (default: the parent of the output "
+        "directory, e.g. reports/).",
+        env="SABOT_SPEND_LEDGER",
+    ),
+    OptionSpec(
+        "--sabot-upstream-deadline",
+        "sabot_upstream_deadline",
+        "Overall deadline in seconds of one live model call, retries, backoff and waiting "
+        "for room under the cap included; past it the call fails (HTTP 504) and the cell "
+        "records a run error (default 240, under the 300 s cell timeout).",
+        default=240.0,
+        kind="float",
+    ),
 )
 
 BY_DEST = {o.dest: o for o in OPTIONS}

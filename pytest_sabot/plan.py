@@ -3,8 +3,12 @@
 The projection multiplies the runs of the selected matrix by calls per run and tokens per
 call. Those per-run figures come from a recorded run directory when one is given (the
 traces say exactly how many calls each framework x config made and how many tokens they
-carried), otherwise from conservative built-in figures. When the projection exceeds the cap,
-the standard's rule applies: seeds are cut from 5 to 3 before any cell is cut (section 8).
+carried), otherwise from conservative built-in figures.
+
+The cap is the project's (SPEC.md I51): what the output root's spend ledger already holds
+is taken off it first. When the projection exceeds what is left, the standard's rule
+applies (section 8, SPEC.md I52): seeds are cut from 5 to 3 before any cell is cut, keeping
+the first three seeds of the wave's registry, and the plan names the selection to run.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
+from pytest_sabot.gateway.ledger import LEDGER_FILE, read_ledger
 from pytest_sabot.gateway.prices import PriceTable
 from pytest_sabot.models.cells import Cell
 from pytest_sabot.trace_io import TRACE_FILE, read_trace
@@ -52,10 +57,23 @@ class Plan:
     seeds: int
     source: str
     cut: bool = False
+    spent_usd: float = 0.0  # already committed in the project's ledger
+    ledger: str | None = None
+    kept_seeds: tuple[int, ...] = ()  # the seeds to run (all of the selection's unless cut)
+    uncut_cost_usd: float | None = None  # the projection before the cut
+
+    @property
+    def room_usd(self) -> float:
+        """What the cap leaves for this wave."""
+        return self.cap_usd - self.spent_usd
 
     @property
     def over_cap(self) -> bool:
-        return self.cost_usd is not None and self.cost_usd > self.cap_usd
+        return self.cost_usd is not None and self.cost_usd > self.room_usd
+
+    @property
+    def seed_option(self) -> str:
+        return "--sabot-seed=" + ",".join(str(s) for s in self.kept_seeds)
 
 
 def per_run_from_recordings(out_dir: Path) -> dict[str, tuple[float, float, float]]:
@@ -89,18 +107,32 @@ def project(
     cap_usd: float,
     per_run: dict[str, tuple[float, float, float]] | None = None,
     source: str = "built-in estimates",
+    ledger_dir: Path | None = None,
 ) -> Plan:
-    """Project runs, calls, tokens and cost; cut seeds 5 -> 3 when over the cap."""
+    """Project runs, calls, tokens and cost against what the project's cap leaves; cut
+    seeds 5 -> 3 (the registry's first three) when the projection passes it."""
     figures = {**DEFAULT_PER_RUN, **(per_run or {})}
     runnable = [c for c in cells if not c.carved_out]
-    plan = _project(runnable, model, prices, cap_usd, figures, source)
-    seeds = sorted({c.seed for c in runnable})
+    committed, ledger = 0.0, None
+    if ledger_dir is not None and (ledger_dir / LEDGER_FILE).exists():
+        committed, ledger = read_ledger(ledger_dir).committed_usd, str(ledger_dir / LEDGER_FILE)
+    seeds = tuple(dict.fromkeys(c.seed for c in runnable))  # registry order
+    extra = {"spent_usd": committed, "ledger": ledger, "kept_seeds": seeds}
+    plan = Plan(**{**_project(runnable, model, prices, cap_usd, figures, source).__dict__, **extra})
     if plan.over_cap and len(seeds) > SEED_CUT_TO:
-        kept = set(seeds[:SEED_CUT_TO])
+        kept = seeds[:SEED_CUT_TO]
         cut = _project(
             [c for c in runnable if c.seed in kept], model, prices, cap_usd, figures, source
         )
-        return Plan(**{**cut.__dict__, "cut": True})
+        return Plan(
+            **{
+                **cut.__dict__,
+                **extra,
+                "cut": True,
+                "kept_seeds": kept,
+                "uncut_cost_usd": plan.cost_usd,
+            }
+        )
     return plan
 
 
@@ -145,6 +177,11 @@ def _project(
 
 def render(plan: Plan, model: str) -> list[str]:
     lines = [f"plan for model {model} ({plan.source}); cap ${plan.cap_usd:.2f}"]
+    if plan.ledger is not None:
+        lines.append(
+            f"project spend so far ${plan.spent_usd:.2f} ({plan.ledger}); "
+            f"room left ${plan.room_usd:.2f}"
+        )
     lines.append(
         f"{'row':<20}{'runs':>6}{'calls':>9}{'prompt tok':>13}{'compl tok':>12}{'cost':>11}"
     )
@@ -159,10 +196,13 @@ def render(plan: Plan, model: str) -> list[str]:
         f"total: {plan.runs} runs, {plan.calls:.0f} calls, {total}, {plan.seeds} seeds per cell"
     )
     if plan.cut:
+        before = "" if plan.uncut_cost_usd is None else f" (${plan.uncut_cost_usd:.2f})"
         lines.append(
-            f"projection exceeded the cap with 5 seeds: seeds cut to {SEED_CUT_TO} "
-            "before any cell is cut (standard section 8)"
+            f"projection with every seed{before} exceeded the room under the cap: seeds cut "
+            f"to {SEED_CUT_TO} before any cell is cut (standard section 8); the totals above "
+            f"are for the cut wave"
         )
+        lines.append(f"run the cut wave with: {plan.seed_option}")
     if plan.over_cap:
         lines.append("STILL OVER THE CAP after the seed cut: do not run this wave live")
     return lines

@@ -161,6 +161,12 @@ def _controller_setup(config: pytest.Config, state: SabotState) -> None:
         shutil.rmtree(state.out_dir / "locks", ignore_errors=True)
     state.out_dir.mkdir(parents=True, exist_ok=True)
     if state.values["sabot_gateway_url"]:
+        from pytest_sabot.gateway.client import split_gateway_url
+
+        try:
+            split_gateway_url(state.values["sabot_gateway_url"])
+        except ValueError as exc:
+            raise pytest.UsageError(f"pytest-sabot: --sabot-gateway-url: {exc}") from None
         state.gateway_url = state.values["sabot_gateway_url"]
         return
     from pytest_sabot.gateway import GatewaySettings, start_gateway
@@ -173,15 +179,10 @@ def _controller_setup(config: pytest.Config, state: SabotState) -> None:
             "the environment variable OPENAI_API_KEY (it is read from there only); nothing "
             "was run"
         )
-    prices = state.values["sabot_prices"]
-    settings = GatewaySettings(
-        prices_path=Path(prices) if prices else None,
-        allow_live=live,
-        budget_usd=state.values["sabot_budget_usd"] if live else None,
-        max_connections=state.values["sabot_max_connections"],
-        record_dir=state.out_dir / "recordings" if live else None,
-        **({"base_url": state.values["sabot_base_url"]} if state.values["sabot_base_url"] else {}),
-    )
+    try:
+        settings = GatewaySettings.from_options(state.values, state.out_dir)
+    except (ValueError, SabotDataError) as exc:
+        raise pytest.UsageError(f"pytest-sabot: {exc}") from None
     state.gateway = start_gateway(settings)
     state.gateway_url = state.gateway.url
 

@@ -18,6 +18,9 @@ from typing import Any
 from pydantic import TypeAdapter
 
 from pytest_sabot.adjudicate import NotRun
+from pytest_sabot.gateway.ledger import SpendLedger
+from pytest_sabot.gateway.prices import PriceTable
+from pytest_sabot.gateway.protocol import RecordedExchange
 from pytest_sabot.harness.run import RunOutcome
 from pytest_sabot.judge.models import SoftRecord
 from pytest_sabot.lab.record import LabRun
@@ -96,6 +99,10 @@ FORMATS: tuple[FileFormat, ...] = (
     FileFormat("results", "<out dir>/results.json", ResultsFile),
     FileFormat("lab-scenario", "lab scenario files (pytest_sabot/lab/scenarios/)", Scenario),
     FileFormat("lab-run", "<lab out dir>/run.json", LabRun),
+    FileFormat("spend-ledger", "<output root>/spend-ledger.json", SpendLedger),
+    FileFormat("price-table", "the --sabot-prices YAML file", PriceTable),
+    FileFormat("recording", "<out dir>/recordings/<cell>/exchanges.jsonl (one per line)",
+               RecordedExchange),
 )
 
 

@@ -1,16 +1,25 @@
-"""GatewayClient: the harness side of the control API (stdlib HTTP only)."""
+"""GatewayClient: the harness side of the control API, over httpx.
+
+The gateway URL (``http://127.0.0.1:<port>/<secret>``) is one opaque string; the client
+splits it into the origin, where control calls go with the secret in the
+``X-Sabot-Secret`` header, and the secret path prefix of the agents' base URLs. Runs are
+named by the caller's label; the unguessable run key the gateway answers with stays inside
+this client, which therefore is the only one able to drain or close the runs it registered.
+"""
 
 from __future__ import annotations
 
-import http.client
-import json
-import select
+import functools
 import threading
-import weakref
 from typing import Any
 from urllib.parse import quote, urlsplit
 
-from pytest_sabot.gateway.protocol import Downgrade, ExchangeRecord, GatewayStats
+import httpx
+
+from pytest_sabot.gateway.protocol import Downgrade, ExchangeRecord, GatewayStats, RunRegistered
+from pytest_sabot.gateway.secrets import REDACTED, redact_in_logs
+
+SECRET_HEADER = "X-Sabot-Secret"
 
 
 class GatewayError(Exception):
@@ -23,114 +32,87 @@ class GatewayError(Exception):
         self.message = message
 
 
-# Errors that mean a kept-alive connection was closed by the gateway while idle; the
-# request never reached a handler, so it is sent again once on a fresh connection.
-_STALE = (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError)
+def split_gateway_url(url: str) -> tuple[str, str]:
+    """(origin, secret) of a gateway URL; ValueError (never quoting the URL) otherwise."""
+    parts = urlsplit(url.strip().rstrip("/"))
+    secret = parts.path.strip("/")
+    if parts.scheme != "http" or not parts.hostname or parts.port is None:
+        raise ValueError(
+            "the gateway URL must look like http://127.0.0.1:<port>/<secret>, as printed by "
+            "python -m pytest_sabot.gateway"
+        )
+    if not secret or "/" in secret or parts.query or parts.fragment:
+        raise ValueError(
+            "the gateway URL has no session secret: it must end in the one path segment "
+            "python -m pytest_sabot.gateway printed (http://127.0.0.1:<port>/<secret>)"
+        )
+    return f"http://{parts.netloc}", secret
 
 
-def _is_stale(conn: http.client.HTTPConnection) -> bool:
-    """True when an idle kept-alive socket is readable, i.e. the gateway closed it."""
-    sock = conn.sock
-    if sock is None:
-        return True
-    try:
-        readable, _, _ = select.select([sock], [], [], 0)
-    except (OSError, ValueError):
-        return True
-    return bool(readable)
+@functools.cache
+def _http(origin: str) -> httpx.Client:
+    """One keep-alive connection pool per gateway and process, shared by every client.
 
-
-def _close_all(conns: list[http.client.HTTPConnection]) -> None:
-    for conn in conns:
-        conn.close()
+    Loopback only: no proxy from the environment and no TLS (the gateway is plain HTTP, so
+    no CA bundle is loaded)."""
+    return httpx.Client(
+        base_url=origin,
+        trust_env=False,
+        verify=False,
+        timeout=httpx.Timeout(30.0),
+        limits=httpx.Limits(max_connections=32, max_keepalive_connections=8),
+    )
 
 
 class GatewayClient:
-    """Talks to a gateway at ``url`` (e.g. from an xdist worker).
-
-    Control calls reuse kept-alive HTTP/1.1 connections to the gateway (loopback, never
-    through a proxy); a connection the gateway has closed is replaced by a fresh one.
-    """
-
-    _POOL_SIZE = 8
+    """Talks to a gateway at ``url`` (e.g. from an xdist worker)."""
 
     def __init__(self, url: str, timeout_s: float = 30.0) -> None:
-        self.url = url.rstrip("/")
+        self._origin, self._secret = split_gateway_url(url)
+        redact_in_logs(self._secret)
+        self.url = f"{self._origin}/{self._secret}"
         self.timeout_s = timeout_s
-        parts = urlsplit(self.url)
-        self._host = parts.hostname or ""
-        self._port = parts.port or 80
-        self._prefix = parts.path
-        self._idle: list[http.client.HTTPConnection] = []
+        self._keys: dict[str, str] = {}  # label -> run key of the runs registered here
         self._lock = threading.Lock()
-        weakref.finalize(self, _close_all, self._idle)
 
-    def _checkout(self) -> tuple[http.client.HTTPConnection, bool]:
-        """An idle connection (and True), or a new one (and False)."""
-        while True:
-            with self._lock:
-                conn = self._idle.pop() if self._idle else None
-            if conn is None:
-                break
-            if not _is_stale(conn):
-                return conn, True
-            conn.close()
-        return http.client.HTTPConnection(self._host, self._port, timeout=self.timeout_s), False
-
-    def _checkin(self, conn: http.client.HTTPConnection) -> None:
-        with self._lock:
-            if len(self._idle) < self._POOL_SIZE:
-                self._idle.append(conn)
-                return
-        conn.close()
+    def __repr__(self) -> str:  # never shows the secret
+        return f"GatewayClient({self._origin})"
 
     def close(self) -> None:
-        """Close the idle connections (the client stays usable)."""
-        with self._lock:
-            idle, self._idle[:] = list(self._idle), []
-        _close_all(idle)
+        """Nothing to release: the connection pool is shared by the process."""
 
-    def _exchange(self, method: str, path: str, data: bytes | None) -> tuple[int, bytes]:
-        if not self._host:
-            raise ValueError(f"gateway url {self.url!r} has no host")
-        headers = {"Content-Type": "application/json"}
-        if data is not None:
-            headers["Content-Length"] = str(len(data))
-        while True:
-            conn, reused = self._checkout()
-            try:
-                conn.request(method, self._prefix + path, body=data, headers=headers)
-                response = conn.getresponse()
-                raw = response.read()
-            except _STALE:
-                conn.close()
-                if reused:
-                    continue
-                raise
-            except BaseException:
-                conn.close()
-                raise
-            if response.will_close:
-                conn.close()
-            else:
-                self._checkin(conn)
-            return response.status, raw
+    def _key(self, label: str) -> str:
+        with self._lock:
+            return self._keys.get(label, label)
 
     def base_url(self, run_key: str, agent: str) -> str:
-        """The OpenAI base URL one agent of one run uses (ends in /v1)."""
-        return f"{self.url}/run/{quote(run_key, safe='')}/agent/{quote(agent, safe='')}/v1"
+        """The OpenAI base URL one agent of one run uses (ends in /v1); ``run_key`` is the
+        label the run was registered under."""
+        key = quote(self._key(run_key), safe="")
+        return f"{self.url}/run/{key}/agent/{quote(agent, safe='')}/v1"
 
     def _call(self, method: str, path: str, payload: Any = None) -> Any:
-        data = None if payload is None else json.dumps(payload).encode("utf-8")
-        status, raw = self._exchange(method, path, data)
-        if status >= 400:
+        try:
+            response = _http(self._origin).request(
+                method,
+                path,
+                json=payload,
+                headers={SECRET_HEADER: self._secret},
+                timeout=self.timeout_s,
+            )
+        except httpx.HTTPError as exc:
+            text = f"{type(exc).__name__}: {exc}".replace(self._secret, REDACTED)
+            raise GatewayError(0, "sabot_gateway_unreachable", text) from None
+        if response.status_code >= 400:
             try:
-                err = json.loads(raw)["error"]
+                err = response.json()["error"]
                 code, message = err.get("code"), str(err.get("message"))
             except (ValueError, KeyError, TypeError):
-                code, message = None, raw.decode("utf-8", "replace")[:300]
-            raise GatewayError(status, code, message)
-        return json.loads(raw)
+                code, message = None, response.text[:300]
+            raise GatewayError(
+                response.status_code, code, message.replace(self._secret, REDACTED)
+            )
+        return response.json()
 
     def register_run(
         self,
@@ -140,29 +122,33 @@ class GatewayClient:
         model: str,
         downgrade: Downgrade | dict[str, Any] | None = None,
     ) -> dict[str, Any]:
-        """Announce a run before its first model call (raises GatewayError if refused)."""
+        """Announce a run before its first model call (raises GatewayError if refused).
+        ``run_key`` is the caller's label for the run; the gateway's key is kept here."""
         plan = downgrade.model_dump() if isinstance(downgrade, Downgrade) else downgrade
-        result: dict[str, Any] = self._call(
+        payload = self._call(
             "POST",
             "/sabot/runs",
-            {
-                "run_key": run_key,
-                "cell_id": cell_id,
-                "seed": seed,
-                "model": model,
-                "downgrade": plan,
-            },
+            {"label": run_key, "cell_id": cell_id, "seed": seed, "model": model, "downgrade": plan},
         )
-        return result
+        answer = RunRegistered.model_validate(payload)
+        with self._lock:
+            self._keys[run_key] = answer.run_key
+        return answer.model_dump(mode="json")
 
     def drain(self, run_key: str) -> list[ExchangeRecord]:
         """Exchanges of this run since the last drain, in the order they were answered."""
-        payload = self._call("POST", f"/sabot/runs/{quote(run_key, safe='')}/drain", {})
+        key = quote(self._key(run_key), safe="")
+        payload = self._call("POST", f"/sabot/runs/{key}/drain", {})
         return [ExchangeRecord.model_validate(r) for r in payload["exchanges"]]
 
     def close_run(self, run_key: str) -> list[ExchangeRecord]:
         """Forget the run (finishing its recording); returns exchanges not drained yet."""
-        payload = self._call("POST", f"/sabot/runs/{quote(run_key, safe='')}/close", {})
+        key = quote(self._key(run_key), safe="")
+        try:
+            payload = self._call("POST", f"/sabot/runs/{key}/close", {})
+        finally:
+            with self._lock:
+                self._keys.pop(run_key, None)
         return [ExchangeRecord.model_validate(r) for r in payload["exchanges"]]
 
     def stats(self) -> GatewayStats:
@@ -171,5 +157,5 @@ class GatewayClient:
     def health(self) -> bool:
         try:
             return bool(self._call("GET", "/sabot/health").get("ok"))
-        except (OSError, GatewayError):
+        except GatewayError:
             return False

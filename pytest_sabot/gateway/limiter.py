@@ -13,6 +13,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 
+class SlotTimeout(Exception):
+    """No slot came free within the time given."""
+
+
 class AdaptiveLimit:
     def __init__(self, maximum: int, recover_after: int = 8) -> None:
         self.maximum = max(1, maximum)
@@ -29,11 +33,12 @@ class AdaptiveLimit:
             return self._limit
 
     @contextmanager
-    def slot(self) -> Iterator[int]:
-        """Hold one upstream slot; yields the limit's generation."""
+    def slot(self, timeout: float | None = None) -> Iterator[int]:
+        """Hold one upstream slot; yields the limit's generation. SlotTimeout when none
+        came free within ``timeout`` seconds (None: wait as long as it takes)."""
         with self._cond:
-            while self._in_flight >= self._limit:
-                self._cond.wait()
+            if not self._cond.wait_for(lambda: self._in_flight < self._limit, timeout):
+                raise SlotTimeout(f"no upstream slot free within {timeout:g}s")
             self._in_flight += 1
             generation = self._generation
         try:

@@ -22,6 +22,15 @@ class ModelPrice(BaseModel):
     input: float = Field(ge=0, description="USD per 1M uncached input tokens.")
     cached_input: float = Field(ge=0, description="USD per 1M cached input tokens.")
     output: float = Field(ge=0, description="USD per 1M output tokens (reasoning included).")
+    max_output_tokens: int | None = Field(
+        None,
+        ge=1,
+        description=(
+            "The most output tokens (reasoning included) one call can produce; a call that "
+            "sets no output limit is budgeted at this many (None: the gateway's "
+            "reserve_output_tokens setting)."
+        ),
+    )
 
 
 class PriceTable(BaseModel):
@@ -46,6 +55,10 @@ class PriceTable(BaseModel):
             + cached * price.cached_input
             + usage.completion_tokens * price.output
         ) / _PER
+
+    def max_output(self, model: str) -> int | None:
+        price = self.models.get(model)
+        return None if price is None else price.max_output_tokens
 
     def ceiling(self, model: str, input_tokens: int, output_tokens: int) -> float | None:
         """An upper bound for a call with at most these token counts."""

@@ -12,7 +12,7 @@ import hashlib
 import json
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 
 class ChatRequest(BaseModel):
@@ -58,14 +58,50 @@ class Downgrade(_Strict):
     )
 
 
+# A cell id names a folder of recordings and traces: printable, no path separators.
+CELL_ID_PATTERN = r"^[A-Za-z0-9._~+-]{1,200}$"
+
+
 class RunRegistration(_Strict):
     """Body of POST /sabot/runs: announce a run before its first model call."""
 
-    run_key: str = Field(min_length=1, description="Opaque url-safe key, e.g. '<cell_id>~a1'.")
-    cell_id: str = Field(min_length=1, description="Cell the run belongs to (recording folder).")
+    label: str = Field(
+        min_length=1,
+        max_length=300,
+        description=(
+            "The caller's name for the run, e.g. '<cell_id>~a1'. Recorded with each exchange; "
+            "it is a name, not a credential: the gateway answers with the run key."
+        ),
+    )
+    cell_id: str = Field(
+        pattern=CELL_ID_PATTERN,
+        description="Cell the run belongs to (a folder name: letters, digits, '._~+-').",
+    )
     seed: int = Field(description="The cell's registered seed (drives the embedded model).")
     model: str = Field(description="'sim', 'sim:<persona>', 'openai:<model>' or 'replay:<dir>'.")
     downgrade: Downgrade | None = Field(None, description="O4 plan, None for other runs.")
+
+    @field_validator("cell_id")
+    @classmethod
+    def _not_a_dot_folder(cls, value: str) -> str:
+        if value in (".", ".."):
+            raise ValueError("a cell id cannot be '.' or '..'")
+        return value
+
+
+class RunRegistered(_Strict):
+    """Answer to POST /sabot/runs."""
+
+    run_key: str = Field(
+        description=(
+            "Unguessable key of the run, chosen by the gateway and given only to the "
+            "registering caller: it names the run in agent base URLs and in drain/close."
+        )
+    )
+    label: str = Field(description="The caller's name for the run, as registered.")
+    model: str = Field(description="Model spec that serves the run.")
+    downgrade_model: str | None = Field(None, description="Model spec of the O4 swap, if any.")
+    recording: bool = Field(False, description="Whether the run's exchanges are recorded.")
 
 
 class Usage(_Strict):
@@ -80,7 +116,9 @@ class Usage(_Strict):
 class ExchangeRecord(_Strict):
     """One chat-completion exchange, as drained by the harness and written to recordings."""
 
-    run_key: str = Field(description="Run the exchange belongs to.")
+    run_key: str = Field(
+        description="Label of the run the exchange belongs to (never the gateway's run key)."
+    )
     cell_id: str = Field(description="Cell of that run.")
     agent: str = Field(description="Agent name from the base URL path.")
     call_index: int = Field(description="0-based index of this agent's calls within the run.")
@@ -145,6 +183,15 @@ class BudgetState(_Strict):
     reserved_usd: float = Field(description="Held for calls in flight or with unknown usage.")
     unknown_cost_calls: int = Field(description="Upstream calls whose usage was not reported.")
     exhausted: bool = Field(description="True once a call was refused for budget.")
+    ledger: str | None = Field(
+        None, description="The project's spend ledger the cap is kept in (None: this gateway)."
+    )
+    project_spent_usd: float | None = Field(
+        None, description="The project's spend from reported usage, all sessions together."
+    )
+    project_committed_usd: float | None = Field(
+        None, description="The project's spend plus every hold and unknown cost: what the cap sees."
+    )
 
 
 class GatewayStats(_Strict):

@@ -1,15 +1,24 @@
-"""Scrubbing of API keys and auth headers from anything the gateway writes or serves.
+"""Secrets of the gateway: the per-session secret, and the scrubbing of keys and secrets
+from anything the gateway writes, serves or logs.
 
-A value is scrubbed when it equals a known key (the provider key read from the
-environment, any bearer token a client presented) or matches a key-shaped pattern
-('Bearer ...', 'sk-...').
+A value is scrubbed when it equals a known secret (the provider key read from the
+environment, the gateway's session secret, any bearer token a client presented) or matches
+a key-shaped pattern ('Bearer ...', 'sk-...').
+
+The session secret travels inside the gateway URL (a path segment of every agent's base
+URL), and HTTP libraries log request URLs (httpx at INFO). Every process that learns a
+session secret therefore registers it with :func:`redact_in_logs`, which makes every log
+record of the process carry ``[REDACTED]`` in its place before any handler sees it.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import re
+import secrets
 import threading
+import traceback
 from typing import Any
 
 REDACTED = "[REDACTED]"
@@ -77,3 +86,67 @@ class Scrubber:
         if isinstance(value, list):
             return [self._walk(v) for v in value]
         return value
+
+
+# --------------------------------------------------------------------------- session secret
+
+SECRET_BYTES = 32  # 256 bits, url-safe base64: 43 characters
+
+
+def new_secret() -> str:
+    """A fresh, unguessable session secret (url-safe: usable as a path segment)."""
+    return secrets.token_urlsafe(SECRET_BYTES)
+
+
+def new_run_key() -> str:
+    """A fresh, unguessable run key (192 bits)."""
+    return secrets.token_urlsafe(24)
+
+
+# --------------------------------------------------------------------------- log redaction
+
+_LOG_SECRETS: set[str] = set()
+_LOG_LOCK = threading.Lock()
+_LOG_INSTALLED = False
+
+
+def redact_text(text: str) -> str:
+    """``text`` with every session secret registered in this process replaced."""
+    for secret in tuple(_LOG_SECRETS):
+        if secret in text:
+            text = text.replace(secret, REDACTED)
+    return text
+
+
+def _redacting_factory(previous: Any) -> Any:
+    def factory(*args: Any, **kwargs: Any) -> logging.LogRecord:
+        record: logging.LogRecord = previous(*args, **kwargs)
+        if not _LOG_SECRETS:
+            return record
+        try:
+            message = record.getMessage()
+        except Exception:  # a malformed record is logging's to report, not ours
+            return record
+        clean = redact_text(message)
+        if clean != message:
+            record.msg, record.args = clean, None
+        if record.exc_info and record.exc_info[0] is not None:
+            text = "".join(traceback.format_exception(*record.exc_info)).rstrip("\n")
+            if redact_text(text) != text:
+                record.exc_text = redact_text(text)
+        if record.stack_info:
+            record.stack_info = redact_text(record.stack_info)
+        return record
+
+    return factory
+
+
+def redact_in_logs(secret: str) -> None:
+    """Keep ``secret`` out of every log record this process creates from now on
+    (idempotent; the record factory is installed once per process)."""
+    global _LOG_INSTALLED
+    with _LOG_LOCK:
+        _LOG_SECRETS.add(secret)
+        if not _LOG_INSTALLED:
+            logging.setLogRecordFactory(_redacting_factory(logging.getLogRecordFactory()))
+            _LOG_INSTALLED = True

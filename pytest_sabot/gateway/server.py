@@ -1,20 +1,37 @@
 """The HTTP face of the gateway: a threaded stdlib server on 127.0.0.1.
 
+Every request carries the session secret ``S`` drawn when the gateway starts: agent routes
+as the first path segment (it is part of each agent's base URL), control routes in the
+``X-Sabot-Secret`` header. The gateway's URL, ``http://127.0.0.1:<port>/<S>``, is the one
+string the harness passes around; :class:`~pytest_sabot.gateway.client.GatewayClient`
+splits it.
+
 Routes:
-  POST /run/<run_key>/agent/<agent>/<any prefix>/chat/completions   chat completions
-  GET  /run/<run_key>/agent/<agent>/<any prefix>/models            model list probe
-  POST /sabot/runs                  register a run (RunRegistration)
+  POST /<S>/run/<run_key>/agent/<agent>/<any prefix>/chat/completions   chat completions
+  GET  /<S>/run/<run_key>/agent/<agent>/<any prefix>/models            model list probe
+  POST /sabot/runs                  register a run (RunRegistration -> RunRegistered)
   POST /sabot/runs/<run_key>/drain  exchanges since the last drain
   POST /sabot/runs/<run_key>/close  forget the run (returns undrained exchanges)
   GET  /sabot/stats                 spend, calls, budget state
   GET  /sabot/health                liveness
-Every error body is OpenAI-shaped and carries ``x-should-retry: false``: the gateway is
-the one layer that retries upstream failures.
+
+Before anything else a request that looks like a browser's is refused (403 for an
+``Origin`` or ``Sec-Fetch-*`` header or a ``Host`` other than the gateway's own address and
+port, 415 for a POST whose body is not ``application/json``); then a request without the
+secret gets 401 (none given) or 403 (a wrong one). A refused request is not routed: nothing
+is forwarded, recorded or charged. Every error body is OpenAI-shaped, never echoes the
+request path, and carries ``x-should-retry: false``: the gateway is the one layer that
+retries upstream failures.
+
+The stdlib server stays because it is measured no slower than uvicorn + starlette serving
+the same service (``bench/gateway_server.py``) and needs no event loop beside the
+threaded service.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hmac
 import json
 import threading
 from collections.abc import Mapping
@@ -25,8 +42,13 @@ from urllib.parse import quote, unquote
 from pytest_sabot.gateway.backends.base import Backend
 from pytest_sabot.gateway.protocol import encode_body, error_body
 from pytest_sabot.gateway.routing import parse_agent_path
+from pytest_sabot.gateway.secrets import new_secret, redact_in_logs
 from pytest_sabot.gateway.service import ControlError, GatewayService, Served
 from pytest_sabot.gateway.settings import GatewaySettings
+
+SECRET_HEADER = "X-Sabot-Secret"
+_BROWSER_HEADERS = ("Origin", "Sec-Fetch-Site", "Sec-Fetch-Mode", "Sec-Fetch-Dest")
+_DISCARD_LIMIT = 1024 * 1024  # a refused request's body is read (and dropped) up to this
 
 
 class _BadRequest(Exception):
@@ -40,6 +62,16 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
     service: GatewayService
+    secret: str
+    host_header: str  # the only Host a request may carry, e.g. '127.0.0.1:8431'
+
+
+def _same(given: str | None, secret: str) -> bool:
+    return given is not None and hmac.compare_digest(given.encode(), secret.encode())
+
+
+def _media_type(content_type: str | None) -> str:
+    return (content_type or "").split(";", 1)[0].strip().lower()
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -94,6 +126,8 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header("Cache-Control", "no-cache")
         if served.status >= 400:
             self.send_header("x-should-retry", "false")
+        if self.close_connection:  # tell the client not to reuse this connection
+            self.send_header("Connection", "close")
         self.end_headers()
         self.wfile.write(served.body)
         self.wfile.flush()
@@ -112,7 +146,58 @@ class _Handler(BaseHTTPRequestHandler):
 
     # ------------------------------------------------------------------ dispatch
 
+    def _refusal(self, method: str, path: str) -> tuple[int, str, str] | None:
+        """Why this request is refused before routing (status, message, code), or None."""
+        server = self.server
+        if any(name in self.headers for name in _BROWSER_HEADERS):
+            return 403, "requests from a web browser are refused", "sabot_browser_refused"
+        if self.headers.get("Host") != server.host_header:
+            return (
+                403,
+                "the Host header must name the gateway's own loopback address and port",
+                "sabot_bad_host",
+            )
+        if method == "POST" and _media_type(self.headers.get("Content-Type")) != (
+            "application/json"
+        ):
+            return 415, "request bodies must be Content-Type: application/json", "sabot_not_json"
+        if path == "/sabot" or path.startswith("/sabot/"):
+            given = self.headers.get(SECRET_HEADER)
+            if given is None:
+                return 401, f"the {SECRET_HEADER} header is missing", "sabot_no_secret"
+            if not _same(given, server.secret):
+                return 403, f"the {SECRET_HEADER} header is wrong", "sabot_bad_secret"
+            return None
+        segment = path.lstrip("/").split("/", 1)[0]
+        if not _same(unquote(segment), server.secret):
+            return (
+                401,
+                "this gateway needs its session secret as the first path segment",
+                "sabot_no_secret",
+            )
+        return None
+
+    def _discard_body(self) -> None:
+        """Read a refused request's body so the answer is not lost to a connection reset."""
+        try:
+            length = int(self.headers.get("Content-Length") or 0)
+        except ValueError:
+            return
+        if 0 < length <= _DISCARD_LIMIT:
+            with contextlib.suppress(OSError):
+                self.rfile.read(length)
+
     def _handle(self, method: str) -> None:
+        path = self.path.split("?", 1)[0]
+        refusal = self._refusal(method, path)
+        if refusal is not None:
+            status, message, code = refusal
+            self.close_connection = True
+            self._discard_body()
+            with contextlib.suppress(OSError):
+                self._error(status, message, code, "authentication_error")
+            return
+        scrub = self.server.service.scrubber.text
         try:
             body = self._read_body() if method == "POST" else b""
         except (_BadRequest, ValueError, OSError) as exc:
@@ -120,28 +205,32 @@ class _Handler(BaseHTTPRequestHandler):
             code = exc.code if isinstance(exc, _BadRequest) else "invalid_body"
             self.close_connection = True
             with contextlib.suppress(OSError):
-                self._error(status, f"could not read the request body: {exc}", code)
+                self._error(status, scrub(f"could not read the request body: {exc}"), code)
             return
         try:
-            self._route(method, body)
+            self._route(method, path, body)
         except ControlError as exc:
             self._send_json(exc.status, exc.body)
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True
-        except Exception as exc:  # never let one request take the server down
+        except BaseException as exc:  # a dying handler still answers, then ends
             self.close_connection = True
             with contextlib.suppress(OSError):
                 self._error(
                     500,
-                    f"gateway error: {type(exc).__name__}: {exc}",
+                    scrub(f"gateway error: {type(exc).__name__}: {exc}"),
                     "sabot_internal_error",
                     "server_error",
                 )
 
-    def _route(self, method: str, body: bytes) -> None:
+    def _route(self, method: str, path: str, body: bytes) -> None:
         service = self.server.service
-        path = self.path.split("?", 1)[0]
-        route = parse_agent_path(path)
+        if path == "/sabot" or path.startswith("/sabot/"):
+            parts = [unquote(p) for p in path.strip("/").split("/")]
+            self._control(method, parts[1:], body)
+            return
+        rest = "/" + path.lstrip("/").partition("/")[2]  # after the secret segment
+        route = parse_agent_path(rest)
         if route is not None:
             if method == "POST" and route.rest.rstrip("/").endswith("/chat/completions"):
                 self._send(
@@ -157,18 +246,12 @@ class _Handler(BaseHTTPRequestHandler):
                 listed = service.models(route.run_key)["data"]
                 self._send_json(200, listed[0])
                 return
-            self._error(
-                404,
-                f"no route for {method} {route.rest}: the gateway serves POST .../chat/completions "
-                "and GET .../models",
-                "unknown_route",
-            )
-            return
-        parts = [unquote(p) for p in path.strip("/").split("/")]
-        if parts[:1] == ["sabot"]:
-            self._control(method, parts[1:], body)
-            return
-        self._error(404, f"no route for {method} {path}", "unknown_route")
+        self._error(
+            404,
+            f"no route for {method} here: the gateway serves POST .../chat/completions and "
+            "GET .../models under /<secret>/run/<run key>/agent/<agent>/",
+            "unknown_route",
+        )
 
     def _control(self, method: str, parts: list[str], body: bytes) -> None:
         service = self.server.service
@@ -189,9 +272,7 @@ class _Handler(BaseHTTPRequestHandler):
         elif method == "POST" and len(parts) == 3 and parts[0] == "runs" and parts[2] == "close":
             self._send_json(200, {"exchanges": service.close_run(parts[1])})
         else:
-            self._error(
-                404, f"no control route for {method} /sabot/{'/'.join(parts)}", "unknown_route"
-            )
+            self._error(404, f"no control route for {method} here", "unknown_route")
 
     def do_POST(self) -> None:
         self._handle("POST")
@@ -207,16 +288,23 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 class Gateway:
-    """A running gateway; ``url`` is its root, ``close()`` stops it."""
+    """A running gateway; ``url`` is its root (secret included), ``close()`` stops it."""
 
     def __init__(self, settings: GatewaySettings, backends: Mapping[str, Backend] | None) -> None:
         self.settings = settings
-        self.service = GatewayService(settings, backends)
+        self.secret = new_secret()
+        redact_in_logs(self.secret)
+        self.service = GatewayService(settings, backends, secret=self.secret)
         handler = type("SabotGatewayHandler", (_Handler,), {"timeout": settings.client_timeout_s})
         self._server = _Server((settings.host, settings.port), handler)
         self._server.service = self.service
+        self._server.secret = self.secret
         host, port = self._server.server_address[:2]
-        self.url = f"http://{host!s}:{port}"
+        host = host.decode() if isinstance(host, bytes) else host
+        netloc = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+        self._server.host_header = netloc
+        self.origin = f"http://{netloc}"
+        self.url = f"{self.origin}/{self.secret}"
         self._thread = threading.Thread(
             target=self._server.serve_forever,
             kwargs={"poll_interval": 0.02},
@@ -226,8 +314,13 @@ class Gateway:
         self._thread.start()
         self._closed = False
 
+    def __repr__(self) -> str:  # never shows the secret
+        return f"Gateway({self.origin})"
+
     def base_url(self, run_key: str, agent: str) -> str:
-        return f"{self.url}/run/{quote(run_key, safe='')}/agent/{quote(agent, safe='')}/v1"
+        """The base URL of one agent of an open run (``run_key``: its key or its label)."""
+        key = self.service.key_of(run_key) or run_key
+        return f"{self.url}/run/{quote(key, safe='')}/agent/{quote(agent, safe='')}/v1"
 
     def close(self) -> None:
         if self._closed:

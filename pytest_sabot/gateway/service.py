@@ -1,6 +1,11 @@
 """The gateway's state and decisions, without HTTP: runs, call counters, the O4 swap,
 backends, spend and recordings. All of it lives in the one process that owns the gateway,
-so every xdist worker sees the same budget and counters."""
+so every xdist worker sees the same counters; spend is also kept in the project's ledger.
+
+A run is known by two names: the caller's label (e.g. ``<cell id>~a1``, recorded with each
+exchange) and the run key the gateway draws at registration (unguessable, returned only to
+the caller that registered it). Calls, drains and closes name the run key, so a process
+that can guess labels still cannot reach another session's runs."""
 
 from __future__ import annotations
 
@@ -14,11 +19,13 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from pytest_sabot.errors import SabotDataError
 from pytest_sabot.gateway.backends.base import Backend, BackendError, BackendReply, CallContext
 from pytest_sabot.gateway.backends.openai_upstream import OpenAIUpstream, RetryPolicy
 from pytest_sabot.gateway.backends.replay import ReplayBackend
 from pytest_sabot.gateway.backends.sim import SimBackend
 from pytest_sabot.gateway.budget import Budget
+from pytest_sabot.gateway.ledger import Ledger
 from pytest_sabot.gateway.limiter import AdaptiveLimit
 from pytest_sabot.gateway.prices import PriceTable, load_prices
 from pytest_sabot.gateway.protocol import (
@@ -26,6 +33,7 @@ from pytest_sabot.gateway.protocol import (
     ExchangeRecord,
     GatewayStats,
     RecordedExchange,
+    RunRegistered,
     RunRegistration,
     encode_body,
     error_body,
@@ -33,11 +41,13 @@ from pytest_sabot.gateway.protocol import (
 )
 from pytest_sabot.gateway.recording import Recorder
 from pytest_sabot.gateway.routing import ModelSpec, downgrade_spec, parse_model
-from pytest_sabot.gateway.secrets import Scrubber
+from pytest_sabot.gateway.secrets import Scrubber, new_run_key
 from pytest_sabot.gateway.settings import GatewaySettings
 from pytest_sabot.gateway.sse import completion_to_sse
 
 LIVE_SCHEMES = frozenset({"openai"})
+# Never echoes the key it was given: an error text may end up in a trace.
+_UNKNOWN_RUN = "unknown run: not registered at this gateway, or already closed"
 
 
 class ControlError(Exception):
@@ -60,6 +70,7 @@ class Served:
 
 @dataclass
 class _Run:
+    key: str
     reg: RunRegistration
     spec: ModelSpec
     swap: ModelSpec | None
@@ -94,12 +105,16 @@ def _text_of(response: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
 
 class GatewayService:
     def __init__(
-        self, settings: GatewaySettings, backends: Mapping[str, Backend] | None = None
+        self,
+        settings: GatewaySettings,
+        backends: Mapping[str, Backend] | None = None,
+        secret: str | None = None,
     ) -> None:
         self.settings = settings
         self.prices: PriceTable = load_prices(settings.prices_path)
-        self.scrubber = Scrubber()
-        self.budget = Budget(settings.budget_usd)
+        self.scrubber = Scrubber([secret] if secret else None)
+        ledger = Ledger(settings.spend_ledger_dir) if settings.spend_ledger_dir else None
+        self.budget = Budget(settings.budget_usd, ledger)
         self.limit = AdaptiveLimit(settings.max_connections, settings.recover_after)
         self.upstream = OpenAIUpstream(
             base_url=settings.base_url,
@@ -112,6 +127,7 @@ class GatewayService:
                 settings.max_retries, settings.backoff_base_s, settings.backoff_max_s
             ),
             timeout_s=settings.upstream_timeout_s,
+            deadline_s=settings.upstream_deadline_s,
             reserve_output_tokens=settings.reserve_output_tokens,
         )
         self._backends: dict[str, Backend] = {"sim": SimBackend(), "openai": self.upstream}
@@ -119,7 +135,8 @@ class GatewayService:
         self._replays: dict[str, ReplayBackend] = {}
         self.recorder = Recorder(settings.record_dir) if settings.record_dir else None
         self._lock = threading.Lock()
-        self._runs: dict[str, _Run] = {}
+        self._runs: dict[str, _Run] = {}  # by run key
+        self._labels: dict[str, str] = {}  # label -> run key, for runs open or registering
         self._calls = 0
         self._fixture_calls = 0
         self._errors = 0
@@ -173,6 +190,8 @@ class GatewayService:
                 )
 
     def register_run(self, raw: Any) -> dict[str, Any]:
+        """Register a run, all or nothing: a refused registration leaves no run, no label
+        and no recording behind."""
         try:
             reg = RunRegistration.model_validate(raw)
         except ValidationError as exc:
@@ -194,29 +213,51 @@ class GatewayService:
         if swap is not None and spec.scheme != "replay":
             self._check_spec(swap, "downgrade.model")
         record = spec.scheme in LIVE_SCHEMES and self.recorder is not None
+        key = new_run_key()
         with self._lock:
-            if reg.run_key in self._runs:
+            if reg.label in self._labels:
                 raise ControlError(
-                    409,
-                    f"run {reg.run_key!r} is already registered",
-                    "sabot_run_exists",
-                    "run_key",
+                    409, f"run {reg.label!r} is already registered", "sabot_run_exists", "label"
                 )
-            self._runs[reg.run_key] = _Run(reg, spec, swap, record)
-        if record and self.recorder is not None:
-            self.recorder.open_run(reg.run_key, reg.cell_id)
-        return {
-            "run_key": reg.run_key,
-            "model": spec.text,
-            "downgrade_model": swap.text if swap else None,
-            "recording": record,
-        }
+            self._labels[reg.label] = key  # held while the recording is opened
+        try:
+            if record and self.recorder is not None:
+                self.recorder.open_run(key, reg.cell_id)
+        except SabotDataError as exc:
+            self._forget_label(reg.label)
+            raise ControlError(400, str(exc), "invalid_registration", "cell_id") from exc
+        except OSError as exc:
+            self._forget_label(reg.label)
+            raise ControlError(
+                500,
+                f"run registration: the recording of cell {reg.cell_id} could not be opened: "
+                f"{exc}",
+                "sabot_recording_failed",
+            ) from exc
+        with self._lock:
+            self._runs[key] = _Run(key, reg, spec, swap, record)
+        return RunRegistered(
+            run_key=key,
+            label=reg.label,
+            model=spec.text,
+            downgrade_model=swap.text if swap else None,
+            recording=record,
+        ).model_dump(mode="json")
+
+    def _forget_label(self, label: str) -> None:
+        with self._lock:
+            self._labels.pop(label, None)
+
+    def key_of(self, label: str) -> str | None:
+        """The run key of an open run, by its label (for the process that owns the gateway)."""
+        with self._lock:
+            return self._labels.get(label)
 
     def drain(self, run_key: str) -> list[dict[str, Any]]:
         with self._lock:
             run = self._runs.get(run_key)
             if run is None:
-                raise ControlError(404, f"unknown run {run_key!r}", "sabot_unknown_run")
+                raise ControlError(404, _UNKNOWN_RUN, "sabot_unknown_run")
             out, run.pending = run.pending, []
         return [r.model_dump(mode="json") for r in out]
 
@@ -224,8 +265,10 @@ class GatewayService:
         """Forget the run; returns the exchanges not drained yet."""
         with self._lock:
             run = self._runs.pop(run_key, None)
+            if run is not None and self._labels.get(run.reg.label) == run_key:
+                del self._labels[run.reg.label]
         if run is None:
-            raise ControlError(404, f"unknown run {run_key!r}", "sabot_unknown_run")
+            raise ControlError(404, _UNKNOWN_RUN, "sabot_unknown_run")
         if run.record and self.recorder is not None:
             self.recorder.close_run(run_key)
         return [r.model_dump(mode="json") for r in run.pending]
@@ -247,7 +290,7 @@ class GatewayService:
         with self._lock:
             run = self._runs.get(run_key)
         if run is None:
-            raise ControlError(404, f"unknown run {run_key!r}", "sabot_unknown_run")
+            raise ControlError(404, _UNKNOWN_RUN, "sabot_unknown_run")
         return {
             "object": "list",
             "data": [{"id": run.spec.name, "object": "model", "created": 0, "owned_by": "sabot"}],
@@ -277,12 +320,7 @@ class GatewayService:
             if run is None:
                 self._errors += 1
                 return _json_error(
-                    404,
-                    error_body(
-                        f"unknown run {run_key!r} (register it before calling)",
-                        "invalid_request_error",
-                        "sabot_unknown_run",
-                    ),
+                    404, error_body(_UNKNOWN_RUN, "invalid_request_error", "sabot_unknown_run")
                 )
             index = run.counters.get(agent, 0)
             run.counters[agent] = index + 1
@@ -290,7 +328,7 @@ class GatewayService:
         spec = run.swap if swapped and run.swap is not None else run.spec
         clean: dict[str, Any] = self.scrubber.value(body)
         call = CallContext(
-            run_key=run_key,
+            run_key=run.reg.label,  # backends see the label: the embedded model seeds on it
             cell_id=run.reg.cell_id,
             seed=run.reg.seed,
             agent=agent,
@@ -301,7 +339,7 @@ class GatewayService:
         # Backends get the request as sent; replay compares with the scrubbed form it recorded.
         outcome = self._complete(spec, clean if spec.scheme == "replay" else body, call)
         record = ExchangeRecord(
-            run_key=run_key,
+            run_key=run.reg.label,
             cell_id=run.reg.cell_id,
             agent=agent,
             call_index=index,

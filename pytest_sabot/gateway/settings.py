@@ -2,9 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+# The pytest option behind each setting a session chooses (errors name the option).
+_OPTION_OF = {
+    "prices_path": "--sabot-prices",
+    "budget_usd": "--sabot-budget-usd",
+    "max_connections": "--sabot-max-connections",
+    "base_url": "--sabot-base-url",
+    "spend_ledger_dir": "--sabot-spend-ledger",
+    "upstream_deadline_s": "--sabot-upstream-deadline",
+}
 
 
 class GatewaySettings(BaseModel):
@@ -31,7 +43,19 @@ class GatewaySettings(BaseModel):
     max_retries: int = Field(6, ge=0, description="Upstream retries after the first attempt.")
     backoff_base_s: float = Field(0.5, ge=0, description="First backoff; doubles per retry.")
     backoff_max_s: float = Field(30.0, ge=0, description="Longest wait between retries.")
-    upstream_timeout_s: float = Field(300.0, gt=0, description="Read timeout per upstream call.")
+    upstream_timeout_s: float = Field(
+        300.0, gt=0, description="Read timeout of one upstream attempt (the deadline cuts it)."
+    )
+    upstream_deadline_s: float = Field(
+        240.0,
+        gt=0,
+        description=(
+            "Overall deadline of one upstream call: waiting for room under the spend cap, "
+            "every attempt and every backoff included. Past it the call is answered 504. "
+            "The default stays under the harness's 300 s cell timeout, so a stuck upstream "
+            "is a recorded run error, not a timeout."
+        ),
+    )
     client_timeout_s: float = Field(
         60.0, gt=0, description="How long the server waits for a client's request bytes."
     )
@@ -39,3 +63,43 @@ class GatewaySettings(BaseModel):
         32768, ge=1, description="Output tokens held against the cap when a call sets no cap."
     )
     max_body_bytes: int = Field(32 * 1024 * 1024, ge=1024, description="Largest request body.")
+    spend_ledger_dir: Path | None = Field(
+        None,
+        description=(
+            "Output root whose spend-ledger.json keeps the project's spend: the cap then "
+            "holds across sessions, waves, resumes and gateways (None: this gateway only)."
+        ),
+    )
+
+    @classmethod
+    def from_options(cls, values: Mapping[str, Any], out_dir: Path) -> GatewaySettings:
+        """The settings of a pytest session's own gateway, from its resolved options
+        (``values`` by option dest) and the wave's output directory. A bad value or an
+        unreadable spend ledger is a ValueError (SabotDataError for the ledger file) that
+        names the option or the file."""
+        live = str(values["sabot_model"]).startswith("openai:")
+        prices, ledger = values.get("sabot_prices"), values.get("sabot_spend_ledger")
+        options: dict[str, Any] = {
+            "prices_path": Path(prices) if prices else None,
+            "allow_live": live,
+            "budget_usd": values.get("sabot_budget_usd") if live else None,
+            "max_connections": values.get("sabot_max_connections", 8),
+            "record_dir": out_dir / "recordings" if live else None,
+            "spend_ledger_dir": Path(ledger) if ledger else out_dir.resolve().parent,
+            "upstream_deadline_s": values.get("sabot_upstream_deadline", 240.0),
+        }
+        if values.get("sabot_base_url"):
+            options["base_url"] = values["sabot_base_url"]
+        try:
+            settings = cls(**options)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            name = str(first["loc"][0]) if first.get("loc") else ""
+            raise ValueError(
+                f"{_OPTION_OF.get(name, name)}: {first['msg']} (got {first.get('input')!r})"
+            ) from None
+        if live and settings.spend_ledger_dir is not None:
+            from pytest_sabot.gateway.ledger import read_ledger
+
+            read_ledger(settings.spend_ledger_dir)
+        return settings

@@ -24,13 +24,15 @@ def shared_ssl_context() -> ssl.SSLContext:
 
 @functools.cache
 def sync_client() -> httpx.Client:
-    """One process-wide synchronous client (thread-safe, connection pooling)."""
-    return httpx.Client(verify=shared_ssl_context(), timeout=_TIMEOUT)
+    """One process-wide synchronous client (thread-safe, connection pooling). It never goes
+    through a proxy from the environment: its URLs carry the gateway's session secret."""
+    return httpx.Client(verify=shared_ssl_context(), timeout=_TIMEOUT, trust_env=False)
 
 
 def async_client() -> httpx.AsyncClient:
-    """A new asynchronous client for one run's event loop, on the shared SSL context."""
-    return httpx.AsyncClient(verify=shared_ssl_context(), timeout=_TIMEOUT)
+    """A new asynchronous client for one run's event loop, on the shared SSL context (no
+    proxy from the environment, as for ``sync_client``)."""
+    return httpx.AsyncClient(verify=shared_ssl_context(), timeout=_TIMEOUT, trust_env=False)
 
 
 _installed = False

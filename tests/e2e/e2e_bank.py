@@ -62,11 +62,12 @@ def require_adapter(framework: str) -> None:
 
 
 def refused_url() -> str:
-    """A loopback URL nobody listens on (a port just released by the kernel)."""
+    """A gateway URL (with a secret segment) nobody listens on (a port just released by
+    the kernel)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    return f"http://127.0.0.1:{port}"
+    return f"http://127.0.0.1:{port}/no-gateway-here"
 
 
 class RequestLog:

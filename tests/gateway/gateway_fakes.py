@@ -3,8 +3,11 @@ paid OpenAI-compatible upstream that can misbehave on cue."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import socket
+import struct
 import threading
 import time
 from collections import deque
@@ -126,9 +129,10 @@ def scripted_respond(
 class Step:
     """What the fake upstream does with one request."""
 
-    kind: str = (
-        "ok"  # ok | status | quota | malformed | midstream | truncate | echo_auth | no_usage
-    )
+    # ok | status | quota | malformed | midstream | truncate | echo_auth | no_usage
+    # | reset (the connection is reset, no answer) | hang (no answer for delay_s)
+    # | drip (an answer that arrives one byte per delay_s)
+    kind: str = "ok"
     status: int = 200
     headers: dict[str, str] = field(default_factory=dict)
     delay_s: float = 0.0
@@ -147,6 +151,7 @@ class FakeUpstream:
     def __init__(self) -> None:
         self.steps: deque[Step] = deque()
         self.seen: list[Seen] = []
+        self.billed: list[dict[str, Any]] = []  # usage of every completion served (what it bills)
         self._lock = threading.Lock()
         self.max_in_flight = 0
         self._in_flight = 0
@@ -207,8 +212,32 @@ class FakeUpstream:
         handler.wfile.flush()
 
     def _serve(self, handler: BaseHTTPRequestHandler, step: Step, body: dict[str, Any]) -> None:
+        if step.kind == "reset":
+            # SO_LINGER with a zero timeout: close() sends RST instead of FIN.
+            handler.connection.setsockopt(
+                socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0)
+            )
+            handler.close_connection = True
+            handler.connection.close()
+            return
+        if step.kind == "drip":
+            payload = json.dumps(scripted_completion(body, body["model"], "drip")).encode()
+            handler.send_response(200)
+            handler.send_header("Content-Type", "application/json")
+            handler.send_header("Content-Length", str(len(payload)))
+            handler.end_headers()
+            handler.wfile.flush()
+            with contextlib.suppress(OSError):
+                for byte in payload:
+                    handler.wfile.write(bytes([byte]))
+                    handler.wfile.flush()
+                    time.sleep(step.delay_s)
+            return
         if step.delay_s:
             time.sleep(step.delay_s)
+        if step.kind == "hang":
+            handler.close_connection = True
+            return
         if step.kind == "status":
             err = {
                 "error": {
@@ -256,6 +285,9 @@ class FakeUpstream:
         if step.kind == "no_usage":
             response.pop("usage")
         payload = json.dumps(response).encode()
+        if "usage" in response:
+            with self._lock:
+                self.billed.append({"model": body["model"], **response["usage"]})
         if step.kind == "truncate":
             self._send(handler, 200, payload[: len(payload) // 2], length=len(payload))
             handler.close_connection = True

@@ -62,14 +62,14 @@ def test_malformed_chat_request_gets_400_openai_error(
     assert client.drain(key) == []
 
 
-def test_unknown_run_gets_404_naming_the_run(client: GatewayClient) -> None:
+def test_unknown_run_gets_404_that_does_not_echo_the_key(client: GatewayClient) -> None:
     body = json.dumps({"model": "m", "messages": [{"role": "user", "content": "x"}]}).encode()
     error = _assert_openai_error(
         _post(client.base_url("ghost~a1", "worker") + "/chat/completions", body),
         404,
         "sabot_unknown_run",
     )
-    assert "ghost~a1" in error["message"]
+    assert "unknown run" in error["message"] and "ghost" not in error["message"]
 
 
 def test_unknown_route_gets_404(gateway: Gateway) -> None:
@@ -82,7 +82,8 @@ def test_any_prefix_ending_in_chat_completions_is_served(
 ) -> None:
     key = run()
     body = json.dumps({"model": "m", "messages": [{"role": "user", "content": "x"}]}).encode()
-    url = f"{gateway.url}/run/{key}/agent/worker/openai/deployments/x/chat/completions"
+    agent_root = client.base_url(key, "worker").removesuffix("/v1")
+    url = f"{agent_root}/openai/deployments/x/chat/completions"
     assert _post(url, body).status_code == 200
 
 
@@ -90,11 +91,13 @@ def test_body_shorter_than_content_length_does_not_hang_the_server(
     client: GatewayClient, run: Callable[..., str], gateway: Gateway
 ) -> None:
     key = run()
-    host, port = gateway.url.removeprefix("http://").split(":")
+    netloc = gateway.origin.removeprefix("http://")
+    host, port = netloc.split(":")
+    path = client.base_url(key, "worker").removeprefix(gateway.origin) + "/chat/completions"
     with socket.create_connection((host, int(port)), timeout=30) as sock:
         sock.sendall(
-            f"POST /run/{key}/agent/worker/v1/chat/completions HTTP/1.1\r\n"
-            f"Host: x\r\nContent-Type: application/json\r\nContent-Length: 500\r\n\r\n".encode()
+            f"POST {path} HTTP/1.1\r\nHost: {netloc}\r\n"
+            "Content-Type: application/json\r\nContent-Length: 500\r\n\r\n".encode()
             + b'{"model": "m"'
         )
         received = b""

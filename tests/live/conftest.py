@@ -4,12 +4,12 @@ the plugin sessions that run real frameworks against it (once per test session).
 from __future__ import annotations
 
 import dataclasses
-import fcntl
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from filelock import FileLock
 from live_provider import FakeProvider
 from live_sessions import (
     SELECTION,
@@ -70,24 +70,37 @@ def replay_session(root: Path, live_session: Session) -> Session:
 
 
 @pytest.fixture(scope="session")
-def budget_sessions(root: Path, canary: str) -> tuple[Session, Session]:
-    """A live slice under a tiny cap, then --sabot-resume of it under a larger one."""
+def budget_sessions(root: Path, canary: str) -> tuple[Session, Session, Session]:
+    """A live slice under a tiny cap, a --sabot-resume of it under the same cap, then one
+    under a larger cap; all three charge the same project ledger (the parent of ``out``)."""
     out = root / "budget-out"
     tiny = live_run(
         root / "budget-tiny", canary, [*BUDGET_SLICE, f"--sabot-budget-usd={TINY_BUDGET_USD}"], out
     )
-    snapshot = root / "budget-tiny" / "out-before-resume"
-    with (root / "budget-tiny" / "snapshot.lock").open("a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not snapshot.exists():
-            shutil.copytree(out, snapshot)
+    tiny = _snapshot(tiny, out)
+    same_cap = live_run(
+        root / "budget-same-cap",
+        canary,
+        [*BUDGET_SLICE, f"--sabot-budget-usd={TINY_BUDGET_USD}", "--sabot-resume"],
+        out,
+    )
+    same_cap = _snapshot(same_cap, out)
     resumed = live_run(
         root / "budget-resume",
         canary,
         [*BUDGET_SLICE, "--sabot-budget-usd=25", "--sabot-resume"],
         out,
     )
-    return dataclasses.replace(tiny, out=snapshot), resumed
+    return tiny, same_cap, resumed
+
+
+def _snapshot(session: Session, out: Path) -> Session:
+    """The session with ``out`` as it left it (a later resume changes the directory)."""
+    snapshot = session.where / "out-before-resume"
+    with FileLock(session.where / "snapshot.lock"):
+        if not snapshot.exists():
+            shutil.copytree(out, snapshot)
+    return dataclasses.replace(session, out=snapshot)
 
 
 @pytest.fixture

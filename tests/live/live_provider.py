@@ -13,7 +13,10 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import socket
+import struct
 import threading
+import time
 from collections import Counter, deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -30,12 +33,16 @@ _SELF_INTRODUCTION = re.compile(
 
 @dataclass
 class Fault:
-    """One scripted misbehaviour, served instead of an answer (then the queue moves on)."""
+    """One scripted misbehaviour, served instead of an answer (then the queue moves on).
+
+    ``status`` 0 is a transport fault: ``code`` 'reset' resets the connection without an
+    answer, 'hang' holds it open without one for ``hang_s``."""
 
     status: int
     code: str
     kind: str = "requests"
     retry_after: str | None = None
+    hang_s: float = 30.0
 
 
 @dataclass
@@ -111,6 +118,15 @@ class FakeProvider:
                 status, payload, headers = owner.handle(
                     self.path, self.headers.get("Authorization", ""), raw
                 )
+                if status == 0:  # a transport fault: no answer at all
+                    self.close_connection = True
+                    if payload["transport"] == "hang":
+                        time.sleep(float(payload["hang_s"]))
+                    self.connection.setsockopt(
+                        socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0)
+                    )
+                    self.connection.close()
+                    return
                 data = json.dumps(payload).encode("utf-8")
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
@@ -217,6 +233,8 @@ class FakeProvider:
             )
         with self._lock:
             fault = self.faults.popleft() if self.faults else None
+        if fault is not None and fault.status == 0:
+            return 0, {"transport": fault.code, "hang_s": fault.hang_s}, {}
         if fault is not None:
             headers = {"Retry-After": fault.retry_after} if fault.retry_after else {}
             message = (

@@ -9,7 +9,6 @@ provider's log of what it served included).
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import secrets
@@ -20,15 +19,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from filelock import FileLock
 from live_provider import FakeProvider
 
 from pytest_sabot.results import ResultsFile, read_results
 
 SESSION_TIMEOUT_S = 600
 MODEL = "openai:gpt-5.6-terra"
-# Every upstream call reserves a ceiling of about $0.51 (request bytes plus the 32,768
-# output tokens held when a call sets no cap), so this cap admits a few calls, then stops.
-TINY_BUDGET_USD = 0.55
+# Every upstream call reserves a ceiling of about $1.95 (request bytes plus the 128,000
+# output tokens gpt-5.6-terra may produce when a call sets no limit), and the stand-in's
+# calls cost about a cent each, so this cap admits a few calls, then stops.
+TINY_BUDGET_USD = 2.0
 SELECTION = [
     "--sabot-wave=1",
     "--sabot-task=T1",
@@ -95,8 +96,7 @@ def run_session(
     where.mkdir(parents=True, exist_ok=True)
     out = out or where / "out"
     record = where / "session.json"
-    with (where / "session.lock").open("a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    with FileLock(where / "session.lock"):
         if not record.exists():
             proc = subprocess.run(
                 [
@@ -136,8 +136,7 @@ def shared_secret(where: Path) -> str:
     """One canary key per test session, the same for every xdist worker."""
     where.mkdir(parents=True, exist_ok=True)
     path = where / "canary.key"
-    with (where / "canary.lock").open("a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    with FileLock(where / "canary.lock"):
         if not path.exists():
             path.write_text(canary_key(), encoding="utf-8")
         return path.read_text(encoding="utf-8").strip()

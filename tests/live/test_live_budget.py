@@ -1,6 +1,7 @@
 """The spend cap on the live path: a tiny cap stops new upstream calls, the cells it stops
-are RUN_ERRORs that say why, the session ends on its own and spend stays under the cap; a
-resumed session with a larger cap finishes the wave."""
+are RUN_ERRORs that say why, the session ends on its own and spend stays under the cap; the
+cap is the project's, so a resume under the same cap spends nothing more, and a resumed
+session with a larger cap finishes the wave within it."""
 
 from __future__ import annotations
 
@@ -9,6 +10,10 @@ from typing import Any
 
 import pytest
 from live_sessions import TINY_BUDGET_USD, Session, read_events
+
+from pytest_sabot.gateway.ledger import read_ledger
+from pytest_sabot.gateway.prices import load_prices
+from pytest_sabot.gateway.protocol import Usage
 
 pytestmark = pytest.mark.slow
 
@@ -39,15 +44,17 @@ def _run_errors(session: Session) -> dict[str, str]:
 
 
 def test_budget_tiny_cap_ends_the_session_cleanly(
-    budget_sessions: tuple[Session, Session],
+    budget_sessions: tuple[Session, Session, Session],
 ) -> None:
-    tiny, _ = budget_sessions
+    tiny, _, _ = budget_sessions
     assert tiny.returncode == 0, tiny.stdout[-3000:] + tiny.stderr[-2000:]
     assert _results(tiny)["selection"]["recorded"] == SLICE_CELLS
 
 
-def test_budget_spend_never_exceeds_the_cap(budget_sessions: tuple[Session, Session]) -> None:
-    tiny, _ = budget_sessions
+def test_budget_spend_never_exceeds_the_cap(
+    budget_sessions: tuple[Session, Session, Session],
+) -> None:
+    tiny, _, _ = budget_sessions
     budget = _results(tiny)["spend"]["budget"]
     assert budget["budget_usd"] == TINY_BUDGET_USD
     assert budget["exhausted"] is True
@@ -57,9 +64,9 @@ def test_budget_spend_never_exceeds_the_cap(budget_sessions: tuple[Session, Sess
 
 
 def test_budget_stopped_cells_are_run_errors_naming_the_budget(
-    budget_sessions: tuple[Session, Session],
+    budget_sessions: tuple[Session, Session, Session],
 ) -> None:
-    tiny, _ = budget_sessions
+    tiny, _, _ = budget_sessions
     errors = _run_errors(tiny)
     assert errors, "no cell was stopped by the cap"
     for cell_id, message in errors.items():
@@ -70,11 +77,47 @@ def test_budget_stopped_cells_are_run_errors_naming_the_budget(
 
 
 def test_budget_resume_with_a_larger_cap_finishes_the_wave(
-    budget_sessions: tuple[Session, Session],
+    budget_sessions: tuple[Session, Session, Session],
 ) -> None:
-    _, resumed = budget_sessions
+    _, _, resumed = budget_sessions
     assert resumed.returncode == 0, resumed.stdout[-3000:]
     assert _run_errors(resumed) == {}
     cells = _results(resumed)["cells"]
     assert len(cells) == SLICE_CELLS
     assert [c["cell_id"] for c in cells if _exclusion(c) == "RUN_ERROR"] == []
+
+
+def _billed(session: Session) -> float:
+    """What the stand-in provider billed this session: its usage times the price table."""
+    prices = load_prices()
+    total = 0.0
+    for entry in session.provider:
+        if entry["status"] == 200:
+            usage = Usage(
+                prompt_tokens=entry["usage"]["prompt_tokens"],
+                completion_tokens=entry["usage"]["completion_tokens"],
+            )
+            cost = prices.cost(entry["model"], usage)
+            assert cost is not None
+            total += cost
+    return total
+
+
+def test_S8_cap_is_the_projects_a_resume_under_the_same_cap_continues_its_account(
+    budget_sessions: tuple[Session, Session, Session],
+) -> None:
+    tiny, same_cap, resumed = budget_sessions
+    assert same_cap.returncode == 0, same_cap.stdout[-3000:]
+    # The resume continues the tiny session's account instead of opening a fresh cap: the
+    # two together stay under it (a call whose worst case still fits may go through).
+    assert _billed(tiny) + _billed(same_cap) <= TINY_BUDGET_USD
+    errors = _run_errors(same_cap)
+    assert errors and all("budget" in m.lower() or "cap" in m.lower() for m in errors.values())
+    ledger = read_ledger(resumed.out.parent)  # the project ledger of the sessions' output
+    assert ledger.holds == {}
+    billed = _billed(tiny) + _billed(same_cap) + _billed(resumed)
+    assert ledger.spent_usd == pytest.approx(billed, rel=1e-9)
+    assert len(ledger.gateways) == 3  # one account, three sessions
+    assert ledger.spent_usd <= 25
+    budget = _results(resumed)["spend"]["budget"]
+    assert budget["project_spent_usd"] == pytest.approx(ledger.spent_usd, rel=1e-9)

@@ -1,9 +1,15 @@
 """A live OpenAI-compatible upstream (``openai:<model>``): explicit opt-in, budget-capped.
 
-The gateway is the only layer that retries: 429 (except ``insufficient_quota``), 5xx,
-timeouts, dropped connections and unparseable bodies are retried with exponential backoff
-that honours ``retry-after-ms`` / ``Retry-After``; anything else is passed through. The
-upstream is always asked for a whole completion; the gateway streams it to the client
+The gateway is the only layer that retries (tenacity): 429 (except ``insufficient_quota``),
+5xx, timeouts, dropped or reset connections and unparseable bodies are retried with
+exponential backoff that honours ``retry-after-ms`` / ``Retry-After``; anything else is
+passed through. Each call has one overall deadline (``upstream_deadline_s``) that covers
+waiting for room under the spend cap and for a connection slot, every attempt and every
+backoff: past it the call is answered 504, so a hung upstream is an error the pipeline sees
+and the harness records, never a hung session. The deadline is checked between reads of a
+response, and every read waits at most what is left of it.
+
+The upstream is always asked for a whole completion; the gateway streams it to the client
 itself, so what is recorded is exactly what is served and replayed.
 """
 
@@ -19,10 +25,18 @@ from dataclasses import dataclass
 from typing import Any
 
 import httpx
+from tenacity import (
+    RetryCallState,
+    Retrying,
+    retry_if_exception_type,
+    stop_after_attempt,
+    stop_before_delay,
+    wait_exponential,
+)
 
 from pytest_sabot.gateway.backends.base import BackendError, BackendReply, CallContext, usage_of
 from pytest_sabot.gateway.budget import Budget, BudgetExhausted
-from pytest_sabot.gateway.limiter import AdaptiveLimit
+from pytest_sabot.gateway.limiter import AdaptiveLimit, SlotTimeout
 from pytest_sabot.gateway.prices import PriceTable
 from pytest_sabot.gateway.protocol import error_body
 from pytest_sabot.gateway.secrets import Scrubber
@@ -37,9 +51,28 @@ class RetryPolicy:
     backoff_max_s: float = 30.0
 
     def delay(self, attempt: int, retry_after: float | None) -> float:
+        """Wait before retry number ``attempt + 1``: the upstream's Retry-After when it gave
+        one, else exponential from ``backoff_base_s``; never more than ``backoff_max_s``."""
         if retry_after is not None:
             return min(max(retry_after, 0.0), self.backoff_max_s)
-        return float(min(self.backoff_base_s * (2**attempt), self.backoff_max_s))
+        exponential = wait_exponential(multiplier=self.backoff_base_s, max=self.backoff_max_s)
+        return float(exponential(_AttemptNumber(attempt + 1)))  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True)
+class _AttemptNumber:
+    """The one field of tenacity's RetryCallState that its exponential wait reads."""
+
+    attempt_number: int
+
+
+class _Transient(Exception):
+    """A failed attempt worth another one (until the attempts or the deadline run out)."""
+
+    def __init__(self, reason: str, retry_after: float | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.retry_after = retry_after
 
 
 def retry_after_seconds(headers: httpx.Headers) -> float | None:
@@ -64,6 +97,30 @@ def retry_after_seconds(headers: httpx.Headers) -> float | None:
     return max(parsed.timestamp() - time.time(), 0.0)
 
 
+# Input tokens of one image part at most (a high-detail image of the largest size the
+# provider accepts); an image's URL or base64 says nothing about its token count.
+IMAGE_TOKENS = 6_000
+
+
+def _image_parts(value: Any) -> int:
+    if isinstance(value, dict):
+        kind = value.get("type")
+        own = 1 if kind in ("image_url", "input_image", "image") else 0
+        return own + sum(_image_parts(v) for v in value.values())
+    if isinstance(value, list):
+        return sum(_image_parts(v) for v in value)
+    return 0
+
+
+def prompt_bound(body: dict[str, Any]) -> int:
+    """An upper bound of the input tokens a request can be billed for, counted from the
+    request itself: every token of text is at least one byte of it, and the JSON around
+    each message, tool and schema is longer than the tokens the provider's chat format
+    adds for them. Image parts are counted at ``IMAGE_TOKENS`` each."""
+    size = len(json.dumps(body, ensure_ascii=False).encode("utf-8"))
+    return size + IMAGE_TOKENS * _image_parts(body.get("messages"))
+
+
 def _is_quota_error(body: Any) -> bool:
     if not isinstance(body, dict) or not isinstance(body.get("error"), dict):
         return False
@@ -71,9 +128,9 @@ def _is_quota_error(body: Any) -> bool:
     return "insufficient_quota" in (str(err.get("code")), str(err.get("type")))
 
 
-def _json_or_none(response: httpx.Response) -> Any:
+def _json_or_none(content: bytes) -> Any:
     try:
-        return response.json()
+        return json.loads(content)
     except (json.JSONDecodeError, UnicodeDecodeError):
         return None
 
@@ -93,6 +150,7 @@ class OpenAIUpstream:
         policy: RetryPolicy,
         timeout_s: float,
         reserve_output_tokens: int,
+        deadline_s: float = 240.0,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self.base_url = base_url.rstrip("/")
@@ -102,7 +160,9 @@ class OpenAIUpstream:
         self.limit = limit
         self.scrubber = scrubber
         self.policy = policy
+        self.timeout_s = timeout_s
         self.reserve_output_tokens = reserve_output_tokens
+        self.deadline_s = deadline_s
         self._sleep = sleep
         self._client = httpx.Client(timeout=httpx.Timeout(timeout_s, connect=10.0))
         self._lock = threading.Lock()
@@ -125,19 +185,29 @@ class OpenAIUpstream:
         return key
 
     def _ceiling(self, body: dict[str, Any], model: str) -> float:
-        size = len(json.dumps(body, ensure_ascii=False).encode("utf-8"))
+        """The worst case of one call: ``prompt_bound(body)`` input tokens plus the call's
+        output limit (its own, else the model's, else ``reserve_output_tokens``)."""
         cap = body.get("max_completion_tokens") or body.get("max_tokens")
-        output = cap if isinstance(cap, int) and cap > 0 else self.reserve_output_tokens
-        ceiling = self.prices.ceiling(model, size, output)
+        if isinstance(cap, int) and cap > 0:
+            output = cap
+        else:
+            output = self.prices.max_output(model) or self.reserve_output_tokens
+        ceiling = self.prices.ceiling(model, prompt_bound(body), output)
         if ceiling is None:
             raise BackendError(
                 400, f"model {model!r} has no price in the price table", "sabot_unpriced_model"
             )
         return ceiling
 
-    def _backoff(self, attempt: int, retry_after: float | None) -> None:
-        if attempt < self.policy.max_retries:
-            self._sleep(self.policy.delay(attempt, retry_after))
+    def _count_retry(self, state: RetryCallState) -> None:
+        if state.attempt_number > 1:
+            with self._lock:
+                self.retries += 1
+
+    def _wait(self, state: RetryCallState) -> float:
+        failure = state.outcome.exception() if state.outcome is not None else None
+        retry_after = failure.retry_after if isinstance(failure, _Transient) else None
+        return self.policy.delay(state.attempt_number - 1, retry_after)
 
     def complete(self, request: dict[str, Any], call: CallContext) -> BackendReply:
         key = self._key()
@@ -145,51 +215,100 @@ class OpenAIUpstream:
         body["model"] = call.name
         ceiling = self._ceiling(body, call.name)
         headers = {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
-        url = f"{self.base_url}/chat/completions"
-        last = "no attempt made"
-        for attempt in range(self.policy.max_retries + 1):
-            if attempt:
-                with self._lock:
-                    self.retries += 1
-            try:
-                reservation = self.budget.reserve(ceiling)
-            except BudgetExhausted as exc:
+        deadline = time.monotonic() + self.deadline_s
+        retrying = Retrying(
+            stop=stop_after_attempt(self.policy.max_retries + 1)
+            | stop_before_delay(self.deadline_s),
+            wait=self._wait,
+            before=self._count_retry,
+            retry=retry_if_exception_type(_Transient),
+            sleep=self._sleep,
+            reraise=True,
+        )
+        try:
+            reply: BackendReply = retrying(self._attempt, body, headers, ceiling, call, deadline)
+            return reply
+        except _Transient as exc:
+            attempts = retrying.statistics.get("attempt_number", 1)
+            if time.monotonic() + self.policy.delay(attempts - 1, exc.retry_after) >= deadline:
                 raise BackendError(
-                    402, f"sabot budget exhausted: {exc}", "sabot_budget_exhausted", "sabot_budget"
-                ) from exc
-            with self.limit.slot() as generation:
-                with self._lock:
-                    self.requests_sent += 1
-                try:
-                    response: httpx.Response | None = self._client.post(
-                        url, json=body, headers=headers
-                    )
-                    dropped = ""
-                except httpx.TimeoutException as exc:
-                    response, dropped = None, f"timeout ({type(exc).__name__})"
-                except httpx.RequestError as exc:
-                    response, dropped = None, f"connection error ({type(exc).__name__}: {exc})"
-            if response is None:
-                # The upstream may have done (and billed) the work before the answer was
-                # lost, so the cost is unknown and its ceiling stays held.
-                self.budget.settle(reservation, None)
-                last = dropped
-                self._backoff(attempt, None)
-                continue
-            status = response.status_code
-            payload = _json_or_none(response)
+                    504,
+                    f"upstream call passed its deadline of {self.deadline_s:g}s after "
+                    f"{attempts} attempts; last: {exc.reason}",
+                    "sabot_upstream_deadline",
+                    "upstream_error",
+                ) from None
+            raise BackendError(
+                502,
+                f"upstream failed after {attempts} attempts; last: {exc.reason}",
+                "sabot_upstream_unavailable",
+                "upstream_error",
+            ) from None
+
+    def _post(
+        self, body: dict[str, Any], headers: dict[str, str], deadline: float
+    ) -> tuple[int, httpx.Headers, bytes]:
+        """One request, read whole; ``_Transient`` when it fails on the way or the deadline
+        passes between two reads."""
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise _Transient("the deadline passed before the request was sent")
+        wait = min(self.timeout_s, remaining)
+        timeout = httpx.Timeout(wait, connect=min(10.0, wait))
+        url = f"{self.base_url}/chat/completions"
+        try:
+            with self._client.stream(
+                "POST", url, json=body, headers=headers, timeout=timeout
+            ) as response:
+                chunks = []
+                for chunk in response.iter_bytes():
+                    chunks.append(chunk)
+                    if time.monotonic() > deadline:
+                        raise _Transient("the deadline passed while the answer was arriving")
+                return response.status_code, response.headers, b"".join(chunks)
+        except httpx.TimeoutException as exc:
+            raise _Transient(f"timeout ({type(exc).__name__})") from None
+        except httpx.RequestError as exc:
+            raise _Transient(f"connection error ({type(exc).__name__}: {exc})") from None
+
+    def _attempt(
+        self,
+        body: dict[str, Any],
+        headers: dict[str, str],
+        ceiling: float,
+        call: CallContext,
+        deadline: float,
+    ) -> BackendReply:
+        try:
+            reservation = self.budget.reserve(
+                ceiling, wait_s=max(0.0, deadline - time.monotonic())
+            )
+        except BudgetExhausted as exc:
+            raise BackendError(
+                402, f"sabot budget exhausted: {exc}", "sabot_budget_exhausted", "sabot_budget"
+            ) from exc
+        cost: float | None = None
+        billable = True  # until the upstream says the call was refused
+        try:
+            try:
+                with self.limit.slot(timeout=max(0.0, deadline - time.monotonic())) as generation:
+                    with self._lock:
+                        self.requests_sent += 1
+                    status, response_headers, content = self._post(body, headers, deadline)
+            except SlotTimeout:
+                billable = False
+                raise _Transient(
+                    "no upstream connection slot came free before the deadline"
+                ) from None
+            payload = _json_or_none(content)
             if status == 200:
                 if isinstance(payload, dict) and isinstance(payload.get("choices"), list):
                     usage = usage_of(payload)
                     cost = self.prices.cost(call.name, usage)
-                    self.budget.settle(reservation, cost)
                     self.limit.succeeded()
                     return BackendReply(response=payload, usage=usage, cost_usd=cost)
-                self.budget.settle(reservation, None)
-                last = "200 with a body that is not a ChatCompletion JSON object"
-                self._backoff(attempt, None)
-                continue
-            self.budget.release(reservation)
+                raise _Transient("200 with a body that is not a ChatCompletion JSON object")
+            billable = False
             if status == 429 and _is_quota_error(payload):
                 raise BackendError(
                     429, "upstream: insufficient_quota", "insufficient_quota", body=payload
@@ -197,21 +316,17 @@ class OpenAIUpstream:
             if status == 429 or status >= 500 or status == 408:
                 if status == 429:
                     self.limit.rate_limited(generation)
-                retry_after = retry_after_seconds(response.headers)
-                last = f"HTTP {status}"
-                self._backoff(attempt, retry_after)
-                continue
+                raise _Transient(f"HTTP {status}", retry_after_seconds(response_headers))
             passed = payload if isinstance(payload, dict) and "error" in payload else None
             if passed is None:
-                passed = error_body(
-                    f"upstream answered HTTP {status}: {response.text[:300]}",
-                    "upstream_error",
-                    f"upstream_{status}",
-                )
+                text = content.decode("utf-8", "replace")[:300]
+                message = f"upstream answered HTTP {status}: {text}"
+                passed = error_body(message, "upstream_error", f"upstream_{status}")
             raise BackendError(status, f"upstream HTTP {status}", f"upstream_{status}", body=passed)
-        raise BackendError(
-            502,
-            f"upstream failed after {self.policy.max_retries + 1} attempts; last: {last}",
-            "sabot_upstream_unavailable",
-            "upstream_error",
-        )
+        finally:
+            # A call the upstream may have done (and billed) without a usable answer keeps
+            # its worst case charged as unknown; one it refused releases it.
+            if billable:
+                self.budget.settle(reservation, cost)
+            else:
+                self.budget.release(reservation)
