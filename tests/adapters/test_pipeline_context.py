@@ -105,7 +105,7 @@ def test_I39_what_adapters_receive_reaches_no_ground_truth(
 ) -> None:
     cell = Cell(wave=2, framework="langgraph", config="guardrail", operator=operator,
                 task=task, seed=11)  # type: ignore[arg-type]
-    ctx = build(wave, cell, tmp_path, "http://127.0.0.1:9")
+    ctx = build(wave, cell, tmp_path, "http://127.0.0.1:9/no-gateway-here")
     # The walk does reach the context's own data: the public view and the armed operator.
     reached = list(reachable(ctx))
     assert ctx.view in reached and ctx.seams in reached
@@ -127,7 +127,7 @@ def test_I39_the_O5_seam_holds_the_stale_revision_it_plants_and_nothing_else(
 ) -> None:
     cell = Cell(wave=2, framework="crewai", config="default", operator="O5", task="T4",
                 seed=11)  # type: ignore[arg-type]
-    ctx = build(wave, cell, tmp_path, "http://127.0.0.1:9")
+    ctx = build(wave, cell, tmp_path, "http://127.0.0.1:9/no-gateway-here")
     stale = wave.private("T4").stale_materials
     held = [obj for obj in reachable(ctx) if isinstance(obj, str) and obj in stale.values()]
     assert held, "the O5 seam must hold the superseded revision it plants"
