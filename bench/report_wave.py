@@ -95,18 +95,18 @@ def main() -> int:
         for layout in ("inline", "pages"):
             out = work / layout / "report.html"
             start = time.perf_counter()
-            write_results_html(results, out, layout=layout)  # type: ignore[arg-type]
+            write_results_html(results, out, layout=layout)
             build_s = time.perf_counter() - start
-            pages = list((work / layout / "report-cells").glob("*.html"))
+            cell_pages = list((work / layout / "report-cells").glob("*.html"))
             row: dict[str, float] = {
                 "build_s": build_s,
                 "bytes": out.stat().st_size,
-                "pages": len(pages),
-                "pages_bytes": sum(p.stat().st_size for p in pages),
+                "pages": len(cell_pages),
+                "pages_bytes": sum(p.stat().st_size for p in cell_pages),
             }
             row.update(_open(context, out.as_uri(), args.opens))
-            if pages:
-                biggest = max(pages, key=lambda p: p.stat().st_size)
+            if cell_pages:
+                biggest = max(cell_pages, key=lambda p: p.stat().st_size)
                 cell = _open(context, biggest.as_uri(), args.opens)
                 row["cell_page_bytes"] = biggest.stat().st_size
                 row["cell_page_dcl_ms"] = cell["dcl_ms"]

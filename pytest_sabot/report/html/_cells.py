@@ -274,8 +274,9 @@ def _event_views(
         seq = event.get("seq")
         seq = seq if isinstance(seq, int) else position
         kind = str(event.get("kind", "?"))
-        text = event.get("text") if isinstance(event.get("text"), str) else ""
-        data = event.get("data") if isinstance(event.get("data"), dict) else {}
+        raw_text, raw_data = event.get("text"), event.get("data")
+        text = raw_text if isinstance(raw_text, str) else ""
+        data: dict[str, Any] = raw_data if isinstance(raw_data, dict) else {}
         same_as = None
         if kind == "model_call" and text and text in shown_texts:
             same_as, text = shown_texts[text], ""
