@@ -128,8 +128,8 @@ def test_S1_6_cell_pages_open_from_the_report(
     cell = page.locator("details.cell").nth(3)
     cell_id = cell.get_attribute("data-cell")
     cell.locator("summary").click()
-    cell.locator("a.timeline-link").click()
-    page.wait_for_load_state("load")
+    with page.expect_navigation(wait_until="load"):
+        cell.locator("a.timeline-link").click()
     assert page.url.endswith(f"/report-cells/{cell_id}.html")
     events = (wave_slice / "cells" / cell_id / "events.jsonl").read_text().splitlines()
     assert page.locator("table.timeline tr[id]").count() == len(events)

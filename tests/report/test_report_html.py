@@ -300,6 +300,9 @@ def test_fields_a_newer_results_json_adds_are_shown_not_dropped(wave_slice: Path
     results = _results(wave_slice)
     results["session"] = {"run_id": "20261130-abc", "mode": "wave", "status": "complete"}
     results["ledger_note"] = "spend recorded in the history"
+    results["selection"]["not_run"] = [{"cell_id": "crewai-default-O1-T1-s12",
+                                        "reason": "interrupted"}]
+    results["judge"]["unjudged"] = 3
     clean = {"k": 1, "n": 1, "value": 1.0, "ci_low": 0.2065, "ci_high": 1.0}
     for row in results["scoreboard"]["rows"]:
         row["clean_fire"] = clean
@@ -314,6 +317,8 @@ def test_fields_a_newer_results_json_adds_are_shown_not_dropped(wave_slice: Path
     assert "20261130-abc" in html[: html.index('id="scoreboard"')]
     other = html[html.index('id="other-fields"'):]
     assert "ledger_note" in other and "spend recorded in the history" in other
+    assert "selection.not_run" in other and "crewai-default-O1-T1-s12" in other
+    assert "3 unjudged" in html[html.index('id="soft-tier"'):html.index('id="funnels"')]
     row = next(r for r in view.rows if r.name == "crewai-default")
     parts = {s.key: s.count for s in row.funnel.lines[0].segments}
     assert parts["unjudged"] == 1

@@ -32,6 +32,11 @@ SHOWN_RATES = {
     "wave1_mapping", "union", "mapping_permissive", "mapping_narrow", "anchored_flag",
     "any_flag", "strict_floor",
 }
+SHOWN_NESTED = {
+    "selection": {"registered", "selected", "recorded", "missing"},
+    "judge": {"backend", "judged", "errors", "kappa", "kappa_pairs", "observed_agreement",
+              "low_confidence", "kappa_note", "note", "unjudged", "noticed", "double_judged"},
+}
 EXCLUSION_ORDER = ("RUN_ERROR", "BASELINE_FAIL", "INJECTION_UNVERIFIED")
 
 # Funnel chart geometry (SVG user units).
@@ -273,6 +278,20 @@ def banners(results: dict[str, Any], status_line: str | None) -> list[str]:
     return out
 
 
+def other_fields(results: dict[str, Any]) -> dict[str, Any]:
+    """Fields of results.json the page has no place for (a newer writer's), so they are
+    listed rather than lost: top-level ones, and new keys of the selection and judge blocks."""
+    found = {k: v for k, v in sorted(results.items()) if k not in SHOWN_TOP}
+    for block, shown in SHOWN_NESTED.items():
+        value = results.get(block)
+        if isinstance(value, dict):
+            found.update({
+                f"{block}.{k}": v for k, v in sorted(value.items())
+                if k not in shown and v not in (None, "", [], {})
+            })
+    return found
+
+
 def build(
     results_dir: Path,
     results: dict[str, Any],
@@ -312,7 +331,7 @@ def build(
         rows=rows,
         cells=cells,
         extra_rate_names=sorted(extra_names),
-        other_fields={k: v for k, v in sorted(results.items()) if k not in SHOWN_TOP},
+        other_fields=other_fields(results),
         banners=banners(results, status_line),
         judge=judge,
         low_confidence=bool(judge and judge.get("low_confidence")),
