@@ -1,0 +1,52 @@
+"""Fixtures of the report tests: real recorded runs (a keyless wave-1 slice through the
+plugin, a second slice under another persona for compare, lab runs of a scripted
+controller) and a headless Chromium."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from report_helpers import SLICE, Browser, chromium_context, recorded_run, shared_dir
+
+from pytest_sabot.lab import LabRun, load_scenario, resolve_agent, resolve_scenario, run_scenario
+
+
+@pytest.fixture(scope="session")
+def shared(pytestconfig: pytest.Config, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return shared_dir(pytestconfig, tmp_path_factory, "sabot-report-runs")
+
+
+@pytest.fixture(scope="session")
+def wave_slice(shared: Path) -> Path:
+    """Wave 1, task T1, seed 11, every framework and config: 42 cells, sim:realistic."""
+    return recorded_run(shared, "slice-realistic", *SLICE)
+
+
+@pytest.fixture(scope="session")
+def vigilant_slice(shared: Path) -> Path:
+    """The LangGraph cells of the same slice under sim:vigilant: the B side of compare."""
+    return recorded_run(shared, "slice-vigilant", *SLICE, "--sabot-framework=langgraph",
+                        "--sabot-model=sim:vigilant")
+
+
+@pytest.fixture(scope="session")
+def lab_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, LabRun]:
+    """lost-create-response under builtin:naive: a duplicate ticket (LS1) and LC1."""
+    out = tmp_path_factory.mktemp("lab")
+    scenario = load_scenario(resolve_scenario("lost-create-response"))
+    record = run_scenario(scenario, resolve_agent("builtin:naive"), out)
+    return out / "run.json", record
+
+
+@pytest.fixture(scope="session")
+def chromium(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
+    yield from chromium_context(tmp_path_factory.mktemp("chromium-profile"))
+
+
+@pytest.fixture
+def browser(chromium: Browser) -> Browser:
+    """The session's Chromium with its request and error records cleared for this test."""
+    chromium.reset()
+    return chromium
