@@ -13,7 +13,10 @@ the harness. How the process ended is the harness's account:
 * the process crashed, exited or broke the protocol: ``agent_error``
   (``AgentProcessExited: ...`` with the exit status and the tail of its output);
 * the real-time deadline passed: the process is stopped, ``deadline_exceeded``, and any
-  request that still arrives is refused and listed in the record's ``process.late``.
+  request that still arrives is refused and listed in the record's ``process.late``;
+* the run's own budget or virtual deadline is reached: the child's call raises
+  ``LimitReached`` as in process, every later request is refused and listed as late, and
+  a child that does not return within its grace is stopped.
 
 The lab's gate applies unchanged: an unfinished execution is inconclusive unless a
 violation was observed. Not a sandbox (see docs/TRUSTED_AGENTS.md).
@@ -80,25 +83,28 @@ class _Handlers:
             # Unreadable arguments reach the boundary as they are: it records their repr
             # and answers invalid_arguments, exactly as for an in-process agent.
             observation = self._context._call_tool(name, arguments)  # type: ignore[arg-type]
-        except RunClosed as exc:
-            raise Refusal("closed", str(exc)) from None
-        except LimitReached as exc:
-            raise Refusal("limit", str(exc)) from None
-        except HarnessFailure as exc:
-            raise Refusal("harness_failure", str(exc)) from None
+        except (LimitReached, HarnessFailure) as exc:
+            raise _refusal(exc) from None
         return observation.model_dump(mode="json")
 
     def sleep(self, ms: int) -> None:
         try:
             self._context.sleep(ms)
-        except RunClosed as exc:
-            raise Refusal("closed", str(exc)) from None
-        except LimitReached as exc:
-            raise Refusal("limit", str(exc)) from None
-        except HarnessFailure as exc:
-            raise Refusal("harness_failure", str(exc)) from None
+        except (LimitReached, HarnessFailure) as exc:
+            raise _refusal(exc) from None
         except ValueError as exc:
             raise Refusal("invalid", str(exc)) from None
+
+
+def _refusal(exc: LimitReached | HarnessFailure) -> Refusal:
+    """A boundary refusal for the child. A reached limit ends the run: the supervisor then
+    refuses every later request itself (recorded as late) and stops the child if it does
+    not return within its grace."""
+    if isinstance(exc, RunClosed):
+        return Refusal("closed", str(exc), final=True)
+    if isinstance(exc, LimitReached):
+        return Refusal("limit", str(exc), final=True)
+    return Refusal("harness_failure", str(exc), final=True)
 
 
 def _raised(error_type: str, message: str) -> Exception:

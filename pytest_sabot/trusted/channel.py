@@ -29,12 +29,18 @@ from pytest_sabot.trusted.protocol import (
 
 
 class Refusal(Exception):
-    """The parent refused a request; ``reason`` says why (see protocol.RefusalReason)."""
+    """A refused request; ``reason`` says why (see protocol.RefusalReason).
 
-    def __init__(self, reason: RefusalReason, message: str) -> None:
+    The child's channel raises it when the parent refuses. The parent's handlers raise it
+    to refuse; ``final=True`` says the run is over (the supervisor then refuses every later
+    request itself and gives the child its grace to return).
+    """
+
+    def __init__(self, reason: RefusalReason, message: str, *, final: bool = False) -> None:
         super().__init__(message)
         self.reason: RefusalReason = reason
         self.message = message
+        self.final = final
 
 
 class ChildChannel:

@@ -11,6 +11,7 @@ ProcessEnd = Literal[
     "failed",
     "exited",
     "stopped_at_deadline",
+    "stopped_after_end",
     "cancelled",
     "protocol_error",
     "harness_error",
@@ -22,6 +23,8 @@ ProcessEnd = Literal[
 * ``exited``: the process ended without a report, or with a non-zero status (a crash,
   ``sys.exit``, a signal);
 * ``stopped_at_deadline``: the real-time deadline passed; the parent stopped the process;
+* ``stopped_after_end``: the run itself ended (its budget or its own deadline was spent)
+  and the process did not return within the grace; the parent stopped it;
 * ``cancelled``: the parent was interrupted and stopped the process;
 * ``protocol_error``: the child sent something that is not a protocol message;
 * ``harness_error``: the parent failed while serving a request.
@@ -57,6 +60,8 @@ class ProcessReport(_Strict):
     requests: int = Field(0, description="Requests the parent served before the end.")
     late: list[LateRequest] = Field(
         default_factory=list,
-        description="Requests that arrived after the deadline or the end: refused.",
+        description="Requests that arrived after the deadline or the end of the run: refused, "
+        "never carried out (the first 100).",
     )
+    late_total: int = Field(0, description="How many late requests arrived in all.")
     log_file: str = Field(description="File name (in the run directory) of stdout+stderr.")

@@ -14,6 +14,10 @@ what the ``start`` message carries (see :mod:`pytest_sabot.trusted.protocol`).
 * At the deadline the process group gets SIGTERM; requests that still arrive are refused
   (reason ``deadline``) and recorded as late; after ``grace_s`` it gets SIGKILL. Whatever
   the child's processes left behind in its group is killed when it exits.
+* When a handler refuses with ``final=True`` (the run itself is over: its budget or its
+  own deadline is spent), every later request is refused the same way without reaching
+  the handlers, and recorded as late; the child gets ``grace_s`` to return, then it is
+  stopped the same way.
 * A crash, ``sys.exit``, a signal or a non-zero exit is recorded with its status and the
   tail of the log; it is never mistaken for a return.
 
@@ -69,6 +73,8 @@ BASE_ENV: tuple[str, ...] = (
 )
 """Variables a child inherits (plus LC_*); anything else only when named explicitly."""
 LOG_TAIL_CHARS = 1500
+MAX_LATE = 100
+"""Late requests kept in the report (all are counted in ``late_total``)."""
 _POLL_S = 0.02
 
 
@@ -188,6 +194,7 @@ class Supervisor:
         self._eof = False
         self._served = 0
         self._late: list[LateRequest] = []
+        self._late_total = 0
 
     # ----------------------------------------------------------------- lifecycle
 
@@ -254,6 +261,7 @@ class Supervisor:
 
     def _serve(self, start: Start, handlers: Handlers, deadline: float) -> Outcome:
         self._send(start, deadline)
+        final: Refused | None = None  # set once a handler refused with final=True
         while True:
             try:
                 message = self._next(deadline)
@@ -261,35 +269,60 @@ class Supervisor:
                 self._kill_now("protocol_error", f"the agent process broke the protocol: {exc}")
                 return Outcome(self._report_now())
             if isinstance(message, _Timeout):
-                return self._stop_at_deadline()
+                if final is not None:
+                    return self._stop("stopped_after_end", final.message,
+                                      f"the run ended ({final.message}); the agent process "
+                                      f"did not return within {self.grace_s:g} s and was "
+                                      "stopped")
+                return self._stop("stopped_at_deadline", f"the real-time deadline of "
+                                  f"{self.timeout_s:g} s passed; the run is over",
+                                  f"the real-time deadline of {self.timeout_s:g} s passed; "
+                                  "the agent process was stopped")
             if isinstance(message, _Eof):
                 return self._after_exit(None)
             if isinstance(message, ToolCall | Sleep):
-                self._send(self._answer(message, handlers), deadline)
+                if final is not None:  # the run is over: refused here, kept as late
+                    self._add_late(message)
+                    self._send(final.model_copy(update={"id": message.id}), deadline)
+                    continue
+                answer, ends_run = self._answer(message, handlers)
+                if ends_run and isinstance(answer, Refused):
+                    final = answer
+                    deadline = min(deadline, time.monotonic() + self.grace_s)
+                self._send(answer, deadline)
             elif isinstance(message, Finished | Failed):
                 return self._after_exit(message)
             else:
                 self._kill_now("protocol_error", f"unexpected {message.type} during the run")
                 return Outcome(self._report_now())
 
-    def _answer(self, request: ToolCall | Sleep, handlers: Handlers) -> Message:
+    def _answer(self, request: ToolCall | Sleep, handlers: Handlers) -> tuple[Message, bool]:
+        """The answer to one request, and whether it ended the run (a final refusal)."""
         self._served += 1
         try:
             if isinstance(request, Sleep):
                 handlers.sleep(request.ms)
-                return Slept(id=request.id)
+                return Slept(id=request.id), False
             arguments: dict[str, Any] | Unreadable = (
                 request.arguments if request.arguments is not None
                 else Unreadable(request.unreadable or "<no arguments>"))
-            return ToolResult(id=request.id, result=handlers.call_tool(request.name, arguments))
+            result = handlers.call_tool(request.name, arguments)
+            return ToolResult(id=request.id, result=result), False
         except Refusal as refusal:
-            return Refused(id=request.id, reason=refusal.reason, message=refusal.message)
+            return (Refused(id=request.id, reason=refusal.reason, message=refusal.message),
+                    refusal.final)
         except Exception as exc:
             self._kill_now("harness_error", f"the supervisor failed serving request "
                            f"{request.id} ({request.type}): {type(exc).__name__}: {exc}")
             raise
 
-    def _stop_at_deadline(self) -> Outcome:
+    def _add_late(self, request: ToolCall | Sleep) -> None:
+        self._late_total += 1
+        if len(self._late) < MAX_LATE:
+            self._late.append(_late(request))
+
+    def _stop(self, ended: ProcessEnd, refusal: str, detail: str) -> Outcome:
+        """SIGTERM the group, refuse (and keep) what still arrives, SIGKILL after the grace."""
         self._kill_group(signal.SIGTERM)
         until = time.monotonic() + self.grace_s
         while True:
@@ -300,15 +333,12 @@ class Supervisor:
             if isinstance(message, _Timeout | _Eof):
                 break
             if isinstance(message, ToolCall | Sleep):
-                self._late.append(_late(message))
-                self._send(Refused(id=message.id, reason="deadline",
-                                   message=f"the real-time deadline of {self.timeout_s:g} s "
-                                   "passed; the run is over"), until)
+                self._add_late(message)
+                self._send(Refused(id=message.id, reason="deadline", message=refusal), until)
         if not self._wait_exit(max(0.0, until - time.monotonic())):
             self._kill_group(signal.SIGKILL)
         code = self._reap(self.grace_s + 5)
-        self._set_report("stopped_at_deadline", f"the real-time deadline of "
-                         f"{self.timeout_s:g} s passed; the agent process was stopped", code)
+        self._set_report(ended, detail, code)
         return Outcome(self._report_now())
 
     def _after_exit(self, message: Finished | Failed | None) -> Outcome:
@@ -424,6 +454,7 @@ class Supervisor:
         self.report = ProcessReport(
             target=self.target, ended=ended, detail=detail, exit_code=exit_code, signal=sig,
             timeout_s=self.timeout_s, requests=self._served, late=list(self._late),
+            late_total=self._late_total,
             log_file=self.log_path.name,
         )
 

@@ -21,6 +21,7 @@ from pytest_sabot.lab import LabAgent, LabRun, read_run, replay_run, run_scenari
 from pytest_sabot.lab.__main__ import main
 from pytest_sabot.lab.controllers import naive, resilient
 from pytest_sabot.lab.render import run_text
+from pytest_sabot.lab.trusted import TrustedLabAgent
 from pytest_sabot.lab.scenario_load import resolve_scenario
 from pytest_sabot.lab.world.store import World
 
@@ -262,6 +263,57 @@ def test_TA3_an_effect_requested_after_the_deadline_is_refused_and_recorded_as_l
     log = (workdir / "o" / proc.log_file).read_text()
     assert "refused: the real-time deadline of 1 s passed; the run is over" in log
     assert "1 late requests refused" in run_text(record)
+
+
+def test_TA3_once_the_runs_own_limit_is_reached_later_requests_are_late_and_a_child_that_stays_is_stopped(  # noqa: E501
+        workdir: Path) -> None:
+    user_package(workdir, "looping_bot", """
+        from pytest_sabot.lab import LimitReached
+
+        def run(context):
+            refused = 0
+            while refused < 4:
+                try:
+                    context.call_tool("get_customer", {"customer_id": context.task.customer_id})
+                except LimitReached:
+                    refused += 1
+            context.sleep(5)  # refused too: the run is over
+    """)
+    small = scenario_file(workdir, "small.yaml", lambda d: d["limits"].update(max_tool_calls=2))
+    user_package(workdir, "lingering_bot", """
+        import time
+        from pytest_sabot.lab import LimitReached
+
+        def run(context):
+            try:
+                for _ in range(3):
+                    context.call_tool("get_customer", {"customer_id": context.task.customer_id})
+            except LimitReached:
+                time.sleep(600)  # told the run is over, it stays
+    """)
+    with TrustedLabAgent("looping_bot.agent:run", log_dir=workdir / "o", grace_s=0.5) as agent:
+        record = run_scenario(parsed(small), agent.agent, workdir / "o")
+    assert record.execution.status == "budget_exhausted"
+    assert record.execution.refused is not None and record.execution.refused.tool == \
+        "get_customer"
+    assert [r.tool for r in record.streams.requests] == ["get_customer"] * 2
+    proc = record.process
+    assert proc is not None and proc.ended == "failed"  # the refused sleep raised
+    assert [(r.kind, r.tool, r.ms) for r in proc.late] == [
+        ("tool_call", "get_customer", None)] * 3 + [("sleep", None, 5)]
+    assert proc.late_total == 4
+    assert replay_run(record).reproduction == "verified"
+
+    with TrustedLabAgent("lingering_bot.agent:run", log_dir=workdir / "p",
+                         grace_s=0.5) as agent:
+        record = run_scenario(parsed(small), agent.agent, workdir / "p")
+    proc = record.process
+    assert record.execution.status == "budget_exhausted" and record.gate.outcome == \
+        "inconclusive"
+    assert proc is not None and (proc.ended, proc.signal, proc.late) == (
+        "stopped_after_end", "SIGTERM", [])
+    assert proc.detail == ("the run ended (the run stopped: budget_exhausted); the agent "
+                           "process did not return within 0.5 s and was stopped")
 
 
 # --------------------------------------------------------------------------- TA4 crashes
