@@ -21,8 +21,8 @@ from pytest_sabot.lab import LabAgent, LabRun, read_run, replay_run, run_scenari
 from pytest_sabot.lab.__main__ import main
 from pytest_sabot.lab.controllers import naive, resilient
 from pytest_sabot.lab.render import run_text
-from pytest_sabot.lab.trusted import TrustedLabAgent
 from pytest_sabot.lab.scenario_load import resolve_scenario
+from pytest_sabot.lab.trusted import TrustedLabAgent
 from pytest_sabot.lab.world.store import World
 
 SAME = ("streams", "waits", "world_initial", "world_final", "coverage", "execution", "gate",
