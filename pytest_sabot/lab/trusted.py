@@ -131,7 +131,7 @@ class TrustedLabAgent:
             raise SabotDataError("--agent-timeout", "agent-timeout", "a number of seconds > 0",
                                  timeout_s)
         self.target = target
-        self.supervisor = Supervisor(target, log_path=next_log_path(log_dir),
+        self.supervisor = Supervisor(target, log_path=next_log_path(log_dir), binding=BINDING,
                                      timeout_s=timeout_s, grace_s=grace_s, pass_env=pass_env,
                                      cwd=cwd)
         self.start_message: Start | None = None
@@ -156,7 +156,6 @@ class TrustedLabAgent:
     def _run(self, context: AgentContext) -> AgentResult:
         view = context.view
         self.start_message = Start(
-            binding=BINDING,
             view=view.model_dump(mode="json"),
             tools=[ToolSpec(name=c.name, description=c.description, parameters=c.arguments,
                             annotations={"effect": c.effect,

@@ -1,10 +1,10 @@
 """The child process: ``python -m pytest_sabot.trusted.child --in FD --out FD``.
 
 Started only by :class:`pytest_sabot.trusted.supervisor.Supervisor`. It reads ``load``,
-imports the target and answers ``loaded`` (or ``load_failed``), reads ``start``, builds the
-callable's context with the named binding, runs the callable (awaiting it when it is a
-coroutine) and reports ``finished`` or ``failed``. Then it exits at once, whatever threads
-the callable left running. Its stdout and stderr are the supervisor's log file; the
+imports the target and the binding and answers ``loaded`` (or ``load_failed``), reads
+``start``, builds the callable's context with the binding, runs the callable (awaiting it
+when it is a coroutine) and reports ``finished`` or ``failed``. Then it exits at once,
+whatever threads the callable left running. Its stdout and stderr are the supervisor's log file; the
 protocol runs over the two inherited pipe descriptors only.
 
 ``sys.exit(n)`` inside the callable ends the process with ``n`` and no report; the parent
@@ -57,7 +57,7 @@ def _await(result: Awaitable[Any]) -> Any:
     return asyncio.run(wait())
 
 
-def _load(channel: ChildChannel, load: Load) -> Any | None:
+def _load(channel: ChildChannel, load: Load) -> tuple[Any, Any] | None:
     if load.protocol != PROTOCOL_VERSION:
         channel.send(LoadFailed(target=load.target, error_type="ProtocolError",
                                 message=f"the child speaks protocol {PROTOCOL_VERSION}, "
@@ -65,13 +65,14 @@ def _load(channel: ChildChannel, load: Load) -> Any | None:
         return None
     try:
         fn = load_target(load.target)
+        binding = load_target(load.binding)
     except BaseException as exc:  # an import may raise anything, SystemExit included
         traceback.print_exc()
         channel.send(LoadFailed(target=load.target, error_type=type(exc).__name__,
                                 message=str(exc)))
         return None
     channel.send(Loaded(target=load.target, is_async=inspect.iscoroutinefunction(fn)))
-    return fn
+    return fn, binding
 
 
 def serve(channel: ChildChannel) -> int:
@@ -80,13 +81,14 @@ def serve(channel: ChildChannel) -> int:
         load = channel.receive()
         if not isinstance(load, Load):
             raise ProtocolError(f"expected load, got {load.type}")
-        fn = _load(channel, load)
-        if fn is None:
+        loaded = _load(channel, load)
+        if loaded is None:
             return 0
+        fn, binding = loaded
         start = channel.receive()
         if not isinstance(start, Start):
             raise ProtocolError(f"expected start, got {start.type}")
-        bound: Bound = load_target(start.binding)(start, channel)
+        bound: Bound = binding(start, channel)
     except (EOFError, ProtocolError) as exc:
         print(f"pytest_sabot.trusted.child: {exc}", file=sys.stderr)
         return EXIT_PROTOCOL

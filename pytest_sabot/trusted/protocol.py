@@ -9,10 +9,10 @@ The exchange is strictly call-and-answer: the child asks, the parent answers wit
 ::
 
     parent                                   child
-      load {protocol, target}          ->
+      load {protocol, target, binding} ->
                                        <-    loaded {target, is_async}
                                              | load_failed {target, error_type, message}
-      start {binding, view, tools, models} ->
+      start {view, tools, models}      ->
                                        <-    tool_call {id, name, arguments | unreadable}
       tool_result {id, result}         ->
                                        <-    sleep {id, ms}
@@ -39,6 +39,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 PROTOCOL_VERSION: Literal[1] = 1
+PLAIN_BINDING = "pytest_sabot.trusted.context:plain_binding"
 MAX_LINE_BYTES = 16 * 1024 * 1024
 """The longest message line either side accepts; a longer one is a protocol violation."""
 
@@ -86,21 +87,22 @@ class ModelEndpoint(Message):
 
 
 class Load(Message):
-    """First message: import this callable (nothing of the run is known yet)."""
+    """First message: import this callable and its binding (nothing of the run is known)."""
 
     type: Literal["load"] = "load"
     protocol: int = Field(PROTOCOL_VERSION, description="Protocol version the parent speaks.")
     target: str = Field(description="'package.module:callable' to import in the child.")
+    binding: str = Field(
+        PLAIN_BINDING,
+        description="'module:callable' that builds the child-side context from the start "
+        "message and the channel (e.g. the lab's AgentContext).",
+    )
 
 
 class Start(Message):
-    """Run the loaded callable with a context built by ``binding`` from these public facts."""
+    """Run the loaded callable with a context its binding builds from these public facts."""
 
     type: Literal["start"] = "start"
-    binding: str = Field(
-        description="'module:callable' that builds the child-side context from this message "
-        "and the channel (e.g. the lab's AgentContext)."
-    )
     view: dict[str, Any] = Field(
         default_factory=dict, description="The public view the binding hands the callable."
     )

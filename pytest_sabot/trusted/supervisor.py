@@ -46,6 +46,7 @@ import pytest_sabot
 from pytest_sabot.trusted.channel import Refusal
 from pytest_sabot.trusted.protocol import (
     MAX_LINE_BYTES,
+    PLAIN_BINDING,
     Failed,
     Finished,
     Load,
@@ -163,6 +164,7 @@ class Supervisor:
         target: str,
         *,
         log_path: Path,
+        binding: str = PLAIN_BINDING,
         timeout_s: float,
         grace_s: float = 5.0,
         load_timeout_s: float = 120.0,
@@ -175,6 +177,7 @@ class Supervisor:
         if timeout_s <= 0 or grace_s < 0 or load_timeout_s <= 0:
             raise ValueError("timeouts must be positive")
         self.target = target
+        self.binding = binding
         self.log_path = log_path
         self.timeout_s = timeout_s
         self.grace_s = grace_s
@@ -205,10 +208,11 @@ class Supervisor:
         self.close()
 
     def load(self) -> Loaded:
-        """Start the child and import the target there; TargetError when it cannot."""
+        """Start the child and import the target (and the binding) there; TargetError when
+        it cannot. The real-time deadline does not count the load."""
         self._spawn()
         until = time.monotonic() + self.load_timeout_s
-        if not self._send(Load(target=self.target), until):
+        if not self._send(Load(target=self.target, binding=self.binding), until):
             return self._load_failed("the agent process ended before it could load")
         try:
             message = self._next(until)

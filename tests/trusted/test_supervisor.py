@@ -40,8 +40,6 @@ from pytest_sabot.trusted.protocol import (
     encode,
 )
 
-PLAIN = "pytest_sabot.trusted.context:plain_binding"
-
 
 class Desk:
     """Handlers a caller of the supervisor supplies: a tiny key-value tool and a clock."""
@@ -109,7 +107,7 @@ def test_TA7_the_plain_binding_hands_over_a_catalog_call_tool_and_model_endpoint
                                "answer": answer, "odd": odd, "refused": refused})
     """)
     desk = Desk()
-    start = Start(binding=PLAIN, view={"task": "look k1 up"},
+    start = Start(view={"task": "look k1 up"},
                   tools=[ToolSpec(name="lookup", parameters={"type": "object"}),
                          ToolSpec(name="forbidden")],
                   models=[ModelEndpoint(agent="worker", base_url="http://127.0.0.1:9/r1/worker/v1",
@@ -150,7 +148,7 @@ def test_TA7_a_child_that_breaks_the_protocol_is_stopped_and_recorded(tmp_path: 
     """)
     with _supervisor(tmp_path, "rude_bot.agent:run") as supervisor:
         supervisor.load()
-        outcome = supervisor.run(Start(binding=PLAIN), Desk())
+        outcome = supervisor.run(Start(), Desk())
     report = outcome.report
     assert report.ended == "protocol_error" and report.signal == "SIGKILL"
     assert "not a protocol message" in report.detail and outcome.finished is None
@@ -169,7 +167,7 @@ def test_TA3_a_child_that_ignores_sigterm_is_killed_after_the_grace(tmp_path: Pa
     desk = Desk()
     with _supervisor(tmp_path, "deaf_bot.agent:run", timeout_s=0.5, grace_s=0.5) as supervisor:
         supervisor.load()
-        outcome = supervisor.run(Start(binding=PLAIN), desk)
+        outcome = supervisor.run(Start(), desk)
     report = outcome.report
     assert (report.ended, report.signal, report.requests) == ("stopped_at_deadline",
                                                               "SIGKILL", 1)
@@ -197,7 +195,7 @@ def test_TA4_what_the_child_leaves_running_in_its_group_is_killed(tmp_path: Path
     """)
     with _supervisor(tmp_path, "leaky_bot.agent:run") as supervisor:
         supervisor.load()
-        outcome = supervisor.run(Start(binding=PLAIN), Desk())
+        outcome = supervisor.run(Start(), Desk())
     assert outcome.finished is not None and outcome.finished.output == "left a helper behind"
     helper = int((tmp_path / "helper.pid").read_text())
     for _ in range(200):
