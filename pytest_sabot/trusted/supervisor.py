@@ -34,8 +34,10 @@ import os
 import select
 import selectors
 import signal
+import site
 import subprocess
 import sys
+import sysconfig
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -121,12 +123,20 @@ class _Eof:
 _TIMEOUT, _EOF = _Timeout(), _Eof()
 
 
+def _installed_dirs() -> set[str]:
+    """The interpreter's own package directories (the child finds these without help)."""
+    found = {sysconfig.get_paths()[key] for key in ("purelib", "platlib")}
+    with contextlib.suppress(AttributeError):  # some virtualenvs lack getsitepackages
+        found.update(site.getsitepackages())
+    return {str(Path(p).resolve()) for p in found}
+
+
 def child_environment(pass_env: Sequence[str] = (),
                       source: Mapping[str, str] | None = None) -> dict[str, str]:
     """The child's environment: the allow-list, LC_*, and the variables named in pass_env.
 
-    The directory this package was imported from comes first on PYTHONPATH, so the child
-    runs the same protocol code as the parent.
+    When this package was imported from a source checkout, that directory comes first on
+    PYTHONPATH, so the child runs the same protocol code as the parent.
     """
     env = os.environ if source is None else source
     keep = {k: v for k, v in env.items() if k in BASE_ENV or k.startswith("LC_")}
@@ -134,8 +144,10 @@ def child_environment(pass_env: Sequence[str] = (),
         if name in env:
             keep[name] = env[name]
     home = str(Path(pytest_sabot.__file__).resolve().parents[1])
-    paths = [home] + [p for p in keep.get("PYTHONPATH", "").split(os.pathsep) if p and p != home]
-    keep["PYTHONPATH"] = os.pathsep.join(paths)
+    if home not in _installed_dirs():  # a source checkout: the child must find the same one
+        paths = [home] + [p for p in keep.get("PYTHONPATH", "").split(os.pathsep)
+                          if p and p != home]
+        keep["PYTHONPATH"] = os.pathsep.join(paths)
     keep["PYTHONUNBUFFERED"] = "1"
     return keep
 
