@@ -162,6 +162,7 @@ def test_TA1_the_child_is_given_only_the_public_task_capabilities_and_catalog(
     assert background  # the seeded world holds customers the task never names
     monkeypatch.setenv("OPENAI_API_KEY", "sk-zq-private-key")
     monkeypatch.setenv("SABOT_ZQ_PRIVATE", "zq-private-setting")
+    monkeypatch.setenv("NOSY_BOT_MODE", "careful")  # the one variable passed on purpose
     user_package(workdir, "nosy_bot", """
         import gc, json, os, sys
 
@@ -184,7 +185,8 @@ def test_TA1_the_child_is_given_only_the_public_task_capabilities_and_catalog(
                            "cwd": os.getcwd()}, out)
             return "looked around"
     """)
-    code, record = run_trusted(path, "nosy_bot.agent:run", workdir / "out")
+    code, record = run_trusted(path, "nosy_bot.agent:run", workdir / "out",
+                               "--agent-env", "NOSY_BOT_MODE")
     assert code == 1 and record is not None  # it did nothing: completion fails
     dump = json.loads((workdir / "dump.json").read_text())
     text = json.dumps(dump)
@@ -193,7 +195,8 @@ def test_TA1_the_child_is_given_only_the_public_task_capabilities_and_catalog(
     markers = ["zq-private", "ZQPRIV", str(path), "lost-create-response", *background]
     assert [m for m in markers if m in text] == []
     assert "OPENAI_API_KEY" not in dump["environ"]
-    assert set(dump["environ"]) <= {"PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG",
+    assert dump["environ"]["NOSY_BOT_MODE"] == "careful"
+    assert set(dump["environ"]) <= {"NOSY_BOT_MODE", "PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG",
                                     "LANGUAGE", "TZ", "TMPDIR", "TEMP", "TMP", "PYTHONPATH",
                                     "VIRTUAL_ENV", "PYTHONUNBUFFERED"} | {
         k for k in dump["environ"] if k.startswith("LC_")}
