@@ -196,10 +196,9 @@ def test_TA1_the_child_is_given_only_the_public_task_capabilities_and_catalog(
     assert [m for m in markers if m in text] == []
     assert "OPENAI_API_KEY" not in dump["environ"]
     assert dump["environ"]["NOSY_BOT_MODE"] == "careful"
-    assert set(dump["environ"]) <= {"NOSY_BOT_MODE", "PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG",
-                                    "LANGUAGE", "TZ", "TMPDIR", "TEMP", "TMP", "PYTHONPATH",
-                                    "VIRTUAL_ENV", "PYTHONUNBUFFERED"} | {
-        k for k in dump["environ"] if k.startswith("LC_")}
+    allowed = {"NOSY_BOT_MODE", "PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE",
+               "TZ", "TMPDIR", "TEMP", "TMP", "PYTHONPATH", "VIRTUAL_ENV", "PYTHONUNBUFFERED"}
+    assert {k for k in dump["environ"] if not k.startswith("LC_")} <= allowed
     assert dump["argv"][1:3] == ["--in", dump["argv"][2]] and len(dump["argv"]) == 5
     assert dump["argv"][0].endswith(os.path.join("trusted", "child.py"))
     assert json.loads(dump["briefing"]) == record.agent_view.model_dump(mode="json")
