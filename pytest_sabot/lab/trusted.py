@@ -145,6 +145,9 @@ class TrustedLabAgent:
             raise SabotDataError("--agent", "agent", "an importable 'package.module:callable' "
                                  f"(it is imported in the agent's process): {exc}",
                                  self.target) from None
+        except BaseException:  # an interrupt while loading: leave no child behind
+            self.supervisor.close()
+            raise
         return self
 
     def __exit__(self, *exc: object) -> None:
