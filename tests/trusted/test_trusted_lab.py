@@ -217,10 +217,10 @@ def test_TA3_at_the_real_time_deadline_the_child_is_stopped_and_the_run_is_incon
             time.sleep(600)
     """)
     code, record = run_trusted("lost-create-response", "slow_bot.agent:run", workdir / "o",
-                               "--agent-timeout", "1")
+                               "--agent-timeout", "2")
     assert code == 3 and record is not None
     assert record.execution.status == "deadline_exceeded"
-    assert record.execution.detail == ("the real-time deadline of 1 s passed; the agent "
+    assert record.execution.detail == ("the real-time deadline of 2 s passed; the agent "
                                        "process was stopped")
     assert record.gate.outcome == "inconclusive"
     proc = record.process
@@ -251,7 +251,7 @@ def test_TA3_an_effect_requested_after_the_deadline_is_refused_and_recorded_as_l
             return "kept going"
     """)
     code, record = run_trusted("lost-create-response", "stubborn_bot.agent:run",
-                               workdir / "o", "--agent-timeout", "1")
+                               workdir / "o", "--agent-timeout", "2")
     assert code == 3 and record is not None
     proc = record.process
     assert proc is not None and proc.ended == "stopped_at_deadline"
@@ -263,7 +263,7 @@ def test_TA3_an_effect_requested_after_the_deadline_is_refused_and_recorded_as_l
         record.world_initial.tickets
     assert record.execution.status == "deadline_exceeded" and record.execution.output == ""
     log = (workdir / "o" / proc.log_file).read_text()
-    assert "refused: the real-time deadline of 1 s passed; the run is over" in log
+    assert "refused: the real-time deadline of 2 s passed; the run is over" in log
     assert "1 late requests refused" in run_text(record)
 
 
