@@ -15,7 +15,9 @@ The public interface (what a framework integration calls):
   takes an ``AgentContext`` (``call_tool(name, arguments) -> Observation``,
   ``sleep(ms)``);
 * ``evaluate(record) -> Gate`` (pure), ``read_run(path)``, ``replay_run(record)``;
-* ``CONTROLLERS`` / ``resolve_agent(name)``: the scripted acceptance fixtures.
+* ``CONTROLLERS`` / ``resolve_agent(name)``: the scripted acceptance fixtures;
+* ``LabSession``: one run driven from outside (the MCP server, ``lab.mcp_server``);
+  ``lab.trusted``: a user's callable run in a supervised child process.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from __future__ import annotations
 from pytest_sabot.lab.agent import (
     AgentContext,
     AgentResult,
+    AgentStopped,
     AgentView,
     HarnessFailure,
     LabAgent,
@@ -31,7 +34,7 @@ from pytest_sabot.lab.agent import (
 )
 from pytest_sabot.lab.catalog import ToolContract, build_catalog
 from pytest_sabot.lab.controllers import CONTROLLERS, resolve_agent
-from pytest_sabot.lab.engine import agent_view, execute, run_scenario
+from pytest_sabot.lab.engine import LabSession, agent_view, execute, run_scenario
 from pytest_sabot.lab.gate import evaluate
 from pytest_sabot.lab.observation import Observation, ToolError
 from pytest_sabot.lab.record import Gate, LabRun, ProviderUsage, Violation, read_run, write_run
@@ -45,11 +48,13 @@ __all__ = [
     "EXIT_CODES",
     "AgentContext",
     "AgentResult",
+    "AgentStopped",
     "AgentView",
     "Gate",
     "HarnessFailure",
     "LabAgent",
     "LabRun",
+    "LabSession",
     "LimitReached",
     "Observation",
     "ProviderUsage",

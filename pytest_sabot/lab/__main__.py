@@ -1,6 +1,9 @@
 """``python -m pytest_sabot.lab``: the lab's command line.
 
     run SCENARIO --agent builtin:naive --out DIR   run one scenario (exit: the gate)
+    run SCENARIO --agent mypkg.agent:run --trust-local-agent --out DIR
+                                                    run your own callable, supervised
+    mcp SCENARIO --out DIR                          serve one run over MCP stdio
     init DIR                                        write a starter scenario
     validate FILE...                                check scenario files
     demo [--out DIR]                                the three controllers' declared gates
@@ -19,6 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from pytest_sabot.lab import commands
+from pytest_sabot.lab.trusted import DEFAULT_TIMEOUT_S, TRUST_FLAG
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -31,9 +35,23 @@ def _parser() -> argparse.ArgumentParser:
     p = sub.add_parser("run", help="run one scenario with one agent")
     p.add_argument("scenario", help="scenario file, or the name of a shipped scenario")
     p.add_argument("--agent", required=True,
-                   help="builtin:naive, builtin:resilient or builtin:noop")
+                   help="builtin:naive, builtin:resilient, builtin:noop, or your own "
+                   "package.module:callable (needs --trust-local-agent)")
     p.add_argument("--out", type=Path, required=True, help="directory for run.json")
     p.add_argument("--json", action="store_true", help="print the run record as JSON")
+    p.add_argument(TRUST_FLAG, dest="trust_local_agent", action="store_true",
+                   help="run a package.module:callable agent: your code runs in a "
+                   "supervised child process (not a sandbox; run only code you trust)")
+    p.add_argument("--agent-timeout", dest="agent_timeout", type=_seconds,
+                   default=DEFAULT_TIMEOUT_S, metavar="SECONDS",
+                   help="real-time deadline of a trusted agent's process (default "
+                   f"{DEFAULT_TIMEOUT_S:g}); at the deadline it is stopped")
+    p.add_argument("--agent-env", dest="agent_env", action="append", default=[],
+                   metavar="NAME", help="pass this environment variable to a trusted "
+                   "agent's process (repeatable; it gets only a short allow-list otherwise)")
+    p = sub.add_parser("mcp", help="serve one run of a scenario over MCP stdio")
+    p.add_argument("scenario", help="scenario file, or the name of a shipped scenario")
+    p.add_argument("--out", type=Path, required=True, help="directory for run.json")
     p = sub.add_parser("init", help="write a starter scenario into DIR")
     p.add_argument("dir", type=Path)
     p = sub.add_parser("validate", help="check scenario files")
@@ -51,10 +69,25 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") \
+            from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds > 0, got {text!r}")
+    return value
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "run":
-        return commands.cmd_run(args.scenario, args.agent, args.out, as_json=args.json)
+        return commands.cmd_run(args.scenario, args.agent, args.out, as_json=args.json,
+                                trust_local_agent=args.trust_local_agent,
+                                agent_timeout_s=args.agent_timeout, agent_env=args.agent_env)
+    if args.command == "mcp":
+        return commands.cmd_mcp(args.scenario, args.out)
     if args.command == "init":
         return commands.cmd_init(args.dir)
     if args.command == "validate":

@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pytest_sabot.lab.catalog import ToolContract
 from pytest_sabot.lab.observation import Observation
 from pytest_sabot.lab.scenario import PublicTask
+from pytest_sabot.trusted.report import ProcessReport
 
 
 class LimitReached(Exception):
@@ -32,6 +33,21 @@ class RunClosed(LimitReached):
 
 class HarnessFailure(Exception):
     """The harness itself failed while routing a call (never the agent's fault)."""
+
+
+class AgentStopped(Exception):
+    """The harness stopped the agent from outside before it returned.
+
+    Raised by an agent's runner (never by the agent itself) when execution ended for a
+    reason the boundary did not see: a supervisor's real-time deadline
+    (``deadline_exceeded``) or a client that went away (``cancelled``). The engine records
+    ``status`` and ``detail`` as they are.
+    """
+
+    def __init__(self, status: Literal["deadline_exceeded", "cancelled"], detail: str) -> None:
+        super().__init__(detail)
+        self.status: Literal["deadline_exceeded", "cancelled"] = status
+        self.detail = detail
 
 
 class AgentView(BaseModel):
@@ -97,13 +113,19 @@ class AgentContext:
 
 AgentOutput = AgentResult | str | None
 AgentFn = Callable[[AgentContext], AgentOutput | Awaitable[AgentOutput]]
+AgentKind = Literal["scripted", "python", "framework", "mcp"]
 
 
 @dataclass(frozen=True)
 class LabAgent:
-    """An agent the engine can run: a name for the record and the callable."""
+    """An agent the engine can run: a name for the record and the callable.
+
+    ``process`` is asked once, after the agent loop, for the supervisor's report when the
+    agent ran in a supervised child process (``pytest_sabot.lab.trusted``).
+    """
 
     name: str
-    kind: Literal["scripted", "python", "framework"]
+    kind: AgentKind
     run: AgentFn
     fixture: bool = False  # True: an acceptance fixture, never a measurement of a model
+    process: Callable[[], ProcessReport | None] | None = None

@@ -51,6 +51,12 @@ def _jsonable(arguments: object) -> dict[str, Any] | None:
     return copy if isinstance(copy, dict) else None
 
 
+def check_wait(ms: object) -> None:
+    """A wait is a whole number of milliseconds >= 0 (ValueError otherwise)."""
+    if isinstance(ms, bool) or not isinstance(ms, int) or ms < 0:
+        raise ValueError(f"sleep takes a whole number of milliseconds >= 0, got {ms!r}")
+
+
 class _Call:
     """The FaultCall handle for one request."""
 
@@ -133,8 +139,7 @@ class Boundary:
                 raise HarnessFailure(f"the harness failed routing {tool}: {exc}") from exc
 
     def sleep(self, ms: int) -> None:
-        if isinstance(ms, bool) or not isinstance(ms, int) or ms < 0:
-            raise ValueError(f"sleep takes a whole number of milliseconds >= 0, got {ms!r}")
+        check_wait(ms)
         with self._lock:
             self._admit(None)
             deadline = self.scenario.limits.deadline_ms

@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from pytest_sabot.errors import SabotDataError
-from pytest_sabot.lab.controllers import resolve_agent
+from pytest_sabot.lab.controllers import CONTROLLERS, resolve_agent
 from pytest_sabot.lab.demo import run_demo
 from pytest_sabot.lab.engine import agent_view, run_scenario
 from pytest_sabot.lab.gate import evaluate
@@ -26,6 +26,12 @@ from pytest_sabot.lab.render import demo_text, replay_text, run_text
 from pytest_sabot.lab.replay import replay_run
 from pytest_sabot.lab.scenario_load import load_scenario, resolve_scenario
 from pytest_sabot.lab.starter import write_starter
+from pytest_sabot.lab.trusted import (
+    DEFAULT_TIMEOUT_S,
+    TRUST_FLAG,
+    TrustedLabAgent,
+    is_local_agent,
+)
 from pytest_sabot.lab.vocabulary import EXIT_CODES, RUN_FILE
 
 BAD_INPUT = 2
@@ -52,14 +58,50 @@ def _emit(as_json: bool, model: BaseModel | list[Any], text: str) -> None:
         print(text)
 
 
-def cmd_run(scenario: str, agent: str, out: Path, *, as_json: bool = False) -> int:
-    """``lab run SCENARIO --agent NAME --out DIR``: exit code of the gate."""
+def cmd_run(scenario: str, agent: str, out: Path, *, as_json: bool = False,
+            trust_local_agent: bool = False, agent_timeout_s: float = DEFAULT_TIMEOUT_S,
+            agent_env: Sequence[str] = ()) -> int:
+    """``lab run SCENARIO --agent NAME --out DIR``: exit code of the gate.
+
+    ``--agent package.module:callable`` runs a user's callable as a trusted local agent in
+    a supervised child process; it is refused unless ``trust_local_agent`` is set.
+    """
+    def body() -> int:
+        local = is_local_agent(agent)
+        if local and not trust_local_agent:
+            raise SabotDataError(
+                "--agent", "agent",
+                f"a built-in controller ({', '.join(sorted(CONTROLLERS))}); a "
+                f"'package.module:callable' is your own code and runs only with "
+                f"{TRUST_FLAG} (in a supervised child process; not a sandbox, run only "
+                "code you trust)", agent)
+        path = resolve_scenario(scenario)
+        loaded = load_scenario(path)
+        if not local:
+            record = run_scenario(loaded, resolve_agent(agent), out, source=str(path))
+        else:
+            with TrustedLabAgent(agent, log_dir=out, timeout_s=agent_timeout_s,
+                                 pass_env=tuple(agent_env)) as trusted:
+                record = run_scenario(loaded, trusted.agent, out, source=str(path))
+        _emit(as_json, record, run_text(record, str(out / RUN_FILE)))
+        return record.gate.exit_code
+
+    return _guard(body)
+
+
+def cmd_mcp(scenario: str, out: Path) -> int:
+    """``lab mcp SCENARIO --out DIR``: serve one run over MCP stdio; exit code of the gate.
+
+    The scenario is checked before anything is served. Nothing but the protocol is
+    written to stdout; the summary goes to stderr when the session ends.
+    """
     def body() -> int:
         path = resolve_scenario(scenario)
         loaded = load_scenario(path)
-        chosen = resolve_agent(agent)
-        record = run_scenario(loaded, chosen, out, source=str(path))
-        _emit(as_json, record, run_text(record, str(out / RUN_FILE)))
+        from pytest_sabot.lab.mcp_server import serve_stdio  # the MCP SDK loads only here
+
+        record = serve_stdio(loaded, out, source=str(path))
+        print(run_text(record, str(out / RUN_FILE)), file=sys.stderr)
         return record.gate.exit_code
 
     return _guard(body)

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import re
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from pytest_sabot.lab.agent import AgentContext, AgentResult, AgentView, LabAgent
+from pytest_sabot.lab.agent import AgentContext, AgentResult, AgentStopped, AgentView, LabAgent
 from pytest_sabot.lab.boundary import Boundary
 from pytest_sabot.lab.catalog import build_catalog
 from pytest_sabot.lab.gate import evaluate
@@ -34,6 +35,7 @@ from pytest_sabot.lab.recorder import Recorder
 from pytest_sabot.lab.scenario import Scenario
 from pytest_sabot.lab.scenario_load import scenario_digest
 from pytest_sabot.lab.world.store import World
+from pytest_sabot.trusted.report import ProcessReport
 
 UsageSource = Callable[[], ProviderUsage]
 # Stands in for the gate only while the draft record is evaluated; never written.
@@ -79,10 +81,86 @@ def _execution(boundary: Boundary, output: str, error: BaseException | None) -> 
                          refused=refused)
     if isinstance(error, KeyboardInterrupt):
         return Execution(status="cancelled", detail="interrupted", output=output)
+    if isinstance(error, AgentStopped):
+        return Execution(status=error.status, detail=error.detail, output=output)
     if error is not None:
         return Execution(status="agent_error", detail=f"{type(error).__name__}: {error}",
                          output=output)
     return Execution(status="completed", output=output)
+
+
+def _run_id(scenario: Scenario, agent_name: str) -> str:
+    name = re.sub(r"[^A-Za-z0-9._-]+", "-", agent_name).strip("-") or "agent"
+    return f"{scenario.name}--{name}--s{scenario.world.seed}"
+
+
+class LabSession:
+    """One run in progress: the world, the boundary and the recorder, driven from outside.
+
+    ``execute`` drives a session with an agent callable; the MCP server drives one with a
+    client's requests. ``context`` is the only door to the world; ``finish`` closes the
+    world (a late call writes nothing), evaluates the gate and returns the record.
+    """
+
+    def __init__(self, scenario: Scenario, *, source: str | None = None) -> None:
+        self.scenario = scenario
+        self.source = source
+        self.started = datetime.now(UTC).isoformat(timespec="milliseconds")
+        self._t0 = time.perf_counter()
+        self.world = World(scenario)
+        self.initial = self.world.current
+        self.recorder = Recorder()
+        self.boundary = Boundary(scenario, self.world, self.recorder)
+        self.view = agent_view(scenario)
+        self.context = AgentContext(self.view, self.boundary.call_tool, self.boundary.sleep)
+
+    @property
+    def closed(self) -> bool:
+        return self.boundary.closed
+
+    def finish(
+        self,
+        agent: AgentInfo,
+        *,
+        output: str = "",
+        error: BaseException | None = None,
+        agent_ms: float = 0.0,
+        usage: UsageSource | None = None,
+        process: ProcessReport | None = None,
+    ) -> LabRun:
+        """End the run for good and return its evaluated record."""
+        boundary, recorder = self.boundary, self.recorder
+        boundary.close()
+        provider = usage() if usage is not None else ProviderUsage()
+        streams = recorder.streams()
+        draft = LabRun(
+            run_id=_run_id(self.scenario, agent.name),
+            scenario=self.scenario,
+            scenario_source=self.source,
+            scenario_digest=scenario_digest(self.scenario),
+            agent=agent,
+            agent_view=self.view,
+            world_initial=self.initial,
+            world_final=self.world.current,
+            streams=streams,
+            waits=list(recorder.waits),
+            coverage=boundary.schedule.coverage(dict(boundary.calls)),
+            execution=_execution(boundary, output, error),
+            measurement=Measurement(
+                routed_calls=len(streams.requests), deliveries=len(streams.deliveries),
+                effects=len(streams.effects), waits=len(recorder.waits),
+                virtual_ms=boundary.now_ms, provider_usage=provider,
+            ),
+            gate=_UNEVALUATED,
+            timings=Timings(started_at=self.started, real_ms=0.0, agent_real_ms=agent_ms),
+            process=process,
+        )
+        return draft.model_copy(update={
+            "gate": evaluate(draft),
+            "timings": Timings(started_at=self.started,
+                               real_ms=(time.perf_counter() - self._t0) * 1000,
+                               agent_real_ms=agent_ms),
+        })
 
 
 def run_scenario(
@@ -115,48 +193,17 @@ def execute(
     usage: UsageSource | None = None,
 ) -> tuple[LabRun, KeyboardInterrupt | None]:
     """One run in memory: the evaluated record, and the interrupt that cancelled it."""
-    started = datetime.now(UTC).isoformat(timespec="milliseconds")
-    t0 = time.perf_counter()
-    world = World(scenario)
-    initial = world.current
-    recorder = Recorder()
-    boundary = Boundary(scenario, world, recorder)
-    view = agent_view(scenario)
-    context = AgentContext(view, boundary.call_tool, boundary.sleep)
+    session = LabSession(scenario, source=source)
     output, error = "", None
     t_agent = time.perf_counter()
     try:
-        output = _run_agent(agent, context)
+        output = _run_agent(agent, session.context)
     except (Exception, KeyboardInterrupt) as exc:  # classified by _execution
         error = exc
     agent_ms = (time.perf_counter() - t_agent) * 1000
-    boundary.close()
-    provider = usage() if usage is not None else ProviderUsage()
-    streams = recorder.streams()
-    draft = LabRun(
-        run_id=f"{scenario.name}--{agent.name.replace(':', '-')}--s{scenario.world.seed}",
-        scenario=scenario,
-        scenario_source=source,
-        scenario_digest=scenario_digest(scenario),
-        agent=AgentInfo(name=agent.name, kind=agent.kind, fixture=agent.fixture),
-        agent_view=view,
-        world_initial=initial,
-        world_final=world.current,
-        streams=streams,
-        waits=list(recorder.waits),
-        coverage=boundary.schedule.coverage(dict(boundary.calls)),
-        execution=_execution(boundary, output, error),
-        measurement=Measurement(
-            routed_calls=len(streams.requests), deliveries=len(streams.deliveries),
-            effects=len(streams.effects), waits=len(recorder.waits),
-            virtual_ms=boundary.now_ms, provider_usage=provider,
-        ),
-        gate=_UNEVALUATED,
-        timings=Timings(started_at=started, real_ms=0.0, agent_real_ms=agent_ms),
+    record = session.finish(
+        AgentInfo(name=agent.name, kind=agent.kind, fixture=agent.fixture),
+        output=output, error=error, agent_ms=agent_ms, usage=usage,
+        process=agent.process() if agent.process is not None else None,
     )
-    record = draft.model_copy(update={
-        "gate": evaluate(draft),
-        "timings": Timings(started_at=started, real_ms=(time.perf_counter() - t0) * 1000,
-                           agent_real_ms=agent_ms),
-    })
     return record, error if isinstance(error, KeyboardInterrupt) else None

@@ -19,13 +19,14 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from pytest_sabot.errors import SabotDataError, from_validation_error
-from pytest_sabot.lab.agent import AgentView
+from pytest_sabot.lab.agent import AgentKind, AgentView
 from pytest_sabot.lab.evidence import EvidenceRef, Streams, WaitEvent
 from pytest_sabot.lab.faults.base import FaultCoverage
 from pytest_sabot.lab.scenario import Scenario
 from pytest_sabot.lab.vocabulary import RUN_FILE, ExecutionStatus, FaultKind, GateOutcome
 from pytest_sabot.lab.world.entities import WorldState
 from pytest_sabot.trace_io import write_json_atomic
+from pytest_sabot.trusted.report import ProcessReport
 
 RUN_FORMAT_VERSION: Literal[1] = 1
 Unknown = Literal["unknown"]
@@ -39,8 +40,9 @@ class AgentInfo(_Strict):
     """Which agent ran."""
 
     name: str = Field(description="Agent name, e.g. 'builtin:naive'.")
-    kind: Literal["scripted", "python", "framework"] = Field(
-        description="'scripted' (a built-in controller), 'python' or 'framework'."
+    kind: AgentKind = Field(
+        description="'scripted' (a built-in controller), 'python' (a callable, in-process or "
+        "a trusted local agent), 'framework', or 'mcp' (a client of the lab's MCP server)."
     )
     fixture: bool = Field(
         description="True for acceptance fixtures: never a measurement of any model."
@@ -160,6 +162,11 @@ class LabRun(_Strict):
     measurement: Measurement = Field(description="Counts and virtual time.")
     gate: Gate = Field(description="The verdict (recomputable with evaluate()).")
     timings: Timings = Field(description="Wall-clock figures.")
+    process: ProcessReport | None = Field(
+        None,
+        description="For a trusted local agent: the supervisor's account of its child "
+        "process (how it ended, exit status, late requests refused, the log file).",
+    )
 
 
 def _set_aside(path: Path) -> Path | None:

@@ -22,6 +22,13 @@ def run_text(record: LabRun, where: str | None = None) -> str:
         f"{m.virtual_ms} virtual ms, {record.timings.real_ms:.1f} real ms; provider usage "
         f"{m.provider_usage.model_calls} calls, cost {m.provider_usage.cost_usd}",
     ]
+    proc = record.process
+    if proc is not None:
+        code = proc.signal or (f"exit {proc.exit_code}" if proc.exit_code is not None else "?")
+        lines.append(f"  agent process ({proc.target}): {proc.ended}, {code}, "
+                     f"{proc.requests} requests served"
+                     + (f", {len(proc.late)} late requests refused" if proc.late else "")
+                     + f"; output in {proc.log_file}")
     for check in gate.coverage:
         lines.append(f"  fault {check.id} ({check.fault}, "
                      f"{'required' if check.required else 'optional'}): {check.status}, "

@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from pytest_sabot.lab.agent import AgentContext, AgentResult, LabAgent
+from pytest_sabot.lab.agent import AgentContext, AgentResult, AgentStopped, LabAgent
 from pytest_sabot.lab.engine import execute
 from pytest_sabot.lab.record import LabRun
 from pytest_sabot.lab.scenario_load import scenario_digest
@@ -87,8 +87,11 @@ def replay_agent(record: LabRun) -> LabAgent:
                 context.sleep(refused.ms or 0)
         if execution.status == "agent_error":
             raise _recorded_error(execution.detail)
-        if execution.status == "cancelled":
-            raise KeyboardInterrupt
+        if execution.status == "cancelled" or (
+                execution.status == "deadline_exceeded" and refused is None):
+            # stopped from outside (an interrupt, a supervisor's real-time deadline, a
+            # client that went away): end the same way without a real interrupt
+            raise AgentStopped(execution.status, execution.detail)
         return AgentResult(execution.output)
 
     return LabAgent(record.agent.name, record.agent.kind, run, fixture=record.agent.fixture)

@@ -1,0 +1,223 @@
+"""One lab run served over MCP stdio: ``python -m pytest_sabot.lab mcp SCENARIO --out DIR``.
+
+Any MCP client can be the agent. The server (the official MCP Python SDK's low-level
+``Server``, over stdio only) exposes:
+
+* the resource ``lab://run/context`` and the tool ``get_context``: the public task, the
+  capabilities and the tool catalog, exactly what an in-process agent is given;
+* one tool per capability, with the catalog's argument schema; each call goes through the
+  lab's boundary like any agent's call (faults, the four streams, virtual time) and
+  returns the ``Observation``: its stable JSON as text, the full observation as structured
+  content, ``isError`` when it is a typed error;
+* ``sleep``: wait ``ms`` milliseconds of virtual time (to honour ``retry_after_ms``);
+* ``finish_run``: closes the run for good, writes ``run.json`` and returns the evaluation
+  (gate, violations, coverage). Every later call is refused and reaches nothing.
+
+Arguments are not validated by the SDK: the boundary sees every request as it was made and
+records it (a malformed one answers ``invalid_arguments``). A client that goes away
+without ``finish_run`` still gets a record: execution ``cancelled``, so the gate is
+inconclusive unless a violation was observed. There is no network transport, so there is
+no door to lock: the client that started the process is the only one that can speak.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+import anyio
+import mcp.types as types
+from mcp.server.lowlevel import Server
+from mcp.server.lowlevel.helper_types import ReadResourceContents
+from mcp.server.stdio import stdio_server
+from pydantic import AnyUrl
+
+from pytest_sabot import __version__
+from pytest_sabot.lab.agent import AgentStopped, LimitReached
+from pytest_sabot.lab.catalog import ToolContract
+from pytest_sabot.lab.engine import LabSession
+from pytest_sabot.lab.record import AgentInfo, LabRun, write_run
+from pytest_sabot.lab.scenario import Scenario
+from pytest_sabot.lab.vocabulary import RUN_FILE
+
+SERVER_NAME = "sabot-lab"
+CONTEXT_URI = "lab://run/context"
+CONTEXT_TOOL = "get_context"
+SLEEP_TOOL = "sleep"
+FINISH_TOOL = "finish_run"
+INSTRUCTIONS = (
+    "One run of a simulated helpdesk. Read lab://run/context (or call get_context) for the "
+    "task, your capabilities and each tool's contract (arguments, result, typed errors, "
+    "idempotency). Act only through the tools; wait with sleep(ms) (virtual time). Call "
+    "finish_run when you are done: it closes the run for good and returns the evaluation."
+)
+
+
+def _text(text: str, *, error: bool, structured: dict[str, Any] | None = None) -> (
+        types.CallToolResult):
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)],
+                                structuredContent=structured, isError=error)
+
+
+def _describe(contract: ToolContract) -> str:
+    return (f"{contract.description} Idempotency: {contract.idempotency.support}. "
+            f"{contract.idempotency.semantics} Errors: "
+            + ", ".join(e.code for e in contract.errors) + ".")
+
+
+class McpRun:
+    """The state of one served run: the lab session, the client's name, the record."""
+
+    def __init__(self, scenario: Scenario, out_dir: Path, *, source: str | None = None) -> None:
+        self.session = LabSession(scenario, source=source)
+        self.out_dir = out_dir
+        self.client = "client"
+        self.record: LabRun | None = None
+        self._t0 = time.perf_counter()
+
+    # ----------------------------------------------------------------- what is listed
+
+    def context(self) -> dict[str, Any]:
+        return self.session.view.model_dump(mode="json")
+
+    def tools(self) -> list[types.Tool]:
+        listed = [
+            types.Tool(
+                name=c.name, description=_describe(c), inputSchema=c.arguments,
+                annotations=types.ToolAnnotations(
+                    readOnlyHint=c.effect == "read", destructiveHint=False,
+                    idempotentHint=c.idempotency.support in ("read_only", "supported"),
+                    openWorldHint=False),
+            )
+            for c in self.session.view.catalog
+        ]
+        listed += [
+            types.Tool(name=CONTEXT_TOOL, description="The public task, your capabilities and "
+                       "the tool catalog (the same as the resource " + CONTEXT_URI + ").",
+                       inputSchema={"type": "object", "properties": {},
+                                    "additionalProperties": False},
+                       annotations=types.ToolAnnotations(readOnlyHint=True)),
+            types.Tool(name=SLEEP_TOOL, description="Wait ms milliseconds of the run's virtual "
+                       "time (returns at once). Use it to honour retry_after_ms or to back off.",
+                       inputSchema={"type": "object", "required": ["ms"],
+                                    "properties": {"ms": {"type": "integer", "minimum": 0}},
+                                    "additionalProperties": False}),
+            types.Tool(name=FINISH_TOOL, description="End the run for good: nothing reaches "
+                       "the world afterwards. Returns the evaluation (gate, violations, fault "
+                       "coverage). 'output' is your own account (recorded, never judged).",
+                       inputSchema={"type": "object",
+                                    "properties": {"output": {"type": "string"}},
+                                    "additionalProperties": False},
+                       annotations=types.ToolAnnotations(destructiveHint=True)),
+        ]
+        return listed
+
+    # ----------------------------------------------------------------- calls
+
+    def call(self, name: str, arguments: dict[str, Any]) -> types.CallToolResult:
+        if self.record is not None:
+            return _text(f"the run is finished ({FINISH_TOOL} was called); nothing more "
+                         "reaches the world", error=True)
+        if name == FINISH_TOOL:
+            output = arguments.get("output", "")
+            record = self.finish(output=output if isinstance(output, str) else str(output))
+            return self._evaluation(record)
+        if name == CONTEXT_TOOL:
+            view = self.context()
+            return _text(json.dumps(view, sort_keys=True), error=False, structured=view)
+        try:
+            if name == SLEEP_TOOL:
+                self.session.context.sleep(arguments.get("ms"))  # type: ignore[arg-type]
+                return _text(json.dumps({"ok": True, "slept_ms": arguments["ms"]}),
+                             error=False)
+            observation = self.session.context.call_tool(name, arguments)
+        except (LimitReached, ValueError) as exc:
+            return _text(str(exc), error=True)
+        return _text(observation.to_text(), error=not observation.ok,
+                     structured=observation.model_dump(mode="json"))
+
+    def finish(self, *, output: str = "", error: BaseException | None = None) -> LabRun:
+        """Close the run (once), write run.json and return the record."""
+        if self.record is None:
+            self.record = self.session.finish(
+                AgentInfo(name=f"mcp:{self.client}", kind="mcp", fixture=False),
+                output=output, error=error,
+                agent_ms=(time.perf_counter() - self._t0) * 1000,
+            )
+            write_run(self.record, self.out_dir)
+        return self.record
+
+    def _evaluation(self, record: LabRun) -> types.CallToolResult:
+        gate = record.gate
+        body = {
+            "run_id": record.run_id,
+            "record": str(self.out_dir / RUN_FILE),
+            "execution": record.execution.model_dump(mode="json"),
+            "gate": gate.model_dump(mode="json"),
+        }
+        return _text(json.dumps(body, sort_keys=True), error=False, structured=body)
+
+
+def build_server(run: McpRun) -> Server[Any, Any]:
+    """The low-level MCP server for one run."""
+    server: Server[Any, Any] = Server(SERVER_NAME, version=__version__,
+                                      instructions=INSTRUCTIONS)
+
+    @server.list_tools()  # type: ignore[untyped-decorator, no-untyped-call]
+    async def list_tools() -> list[types.Tool]:
+        return run.tools()
+
+    @server.call_tool(validate_input=False)  # type: ignore[untyped-decorator]
+    async def call_tool(name: str, arguments: dict[str, Any]) -> types.CallToolResult:
+        params = server.request_context.session.client_params
+        if params is not None and run.record is None:
+            run.client = params.clientInfo.name
+        return run.call(name, arguments)
+
+    @server.list_resources()  # type: ignore[untyped-decorator, no-untyped-call]
+    async def list_resources() -> list[types.Resource]:
+        return [types.Resource(uri=AnyUrl(CONTEXT_URI), name="context",
+                               description="The public task, capabilities and tool catalog.",
+                               mimeType="application/json")]
+
+    @server.read_resource()  # type: ignore[untyped-decorator, no-untyped-call]
+    async def read_resource(uri: AnyUrl) -> Iterable[ReadResourceContents]:
+        if str(uri) != CONTEXT_URI:
+            raise ValueError(f"no resource {uri}; the only one is {CONTEXT_URI}")
+        return [ReadResourceContents(content=json.dumps(run.context(), sort_keys=True),
+                                     mime_type="application/json")]
+
+    return server
+
+
+def _terminate(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
+
+
+def serve_stdio(scenario: Scenario, out_dir: Path, *, source: str | None = None) -> LabRun:
+    """Serve one run on stdin/stdout until the client leaves; the run's record.
+
+    A client that leaves (or a SIGTERM/SIGINT) before ``finish_run`` ends the run as
+    ``cancelled``; the record is written either way.
+    """
+    run = McpRun(scenario, out_dir, source=source)
+    server = build_server(run)
+
+    async def serve() -> None:
+        async with stdio_server() as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+
+    previous = signal.signal(signal.SIGTERM, _terminate)
+    try:
+        anyio.run(serve)
+        reason = f"the MCP client left before {FINISH_TOOL}"
+    except KeyboardInterrupt:
+        reason = f"the MCP server was stopped before {FINISH_TOOL}"
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    return run.finish(error=AgentStopped("cancelled", reason))
