@@ -19,6 +19,8 @@ ADAPTERS: dict[str, str] = {
     "langgraph": "pytest_sabot.adapters.langgraph_pipeline",
     "crewai": "pytest_sabot.adapters.crewai_pipeline",
     "autogen": "pytest_sabot.adapters.autogen_pipeline",
+    # A candidate row (not part of the standard's waves); needs the agent-framework extra.
+    "agent_framework": "pytest_sabot.adapters.agent_framework_pipeline",
 }
 
 __all__ = ["ADAPTERS", "AdapterRun", "get_adapter"]
