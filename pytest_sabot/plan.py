@@ -26,6 +26,9 @@ DEFAULT_PER_RUN: dict[str, tuple[float, float, float]] = {
     "crewai-guardrail": (13, 3000, 450),
     "autogen-default": (8, 2600, 400),
     "autogen-guardrail": (16, 4000, 350),
+    # Candidate row: the same shapes (a workflow like LangGraph's graph; Magentic ledgers).
+    "agent_framework-default": (8, 2600, 400),
+    "agent_framework-guardrail": (16, 4000, 350),
 }
 SEED_CUT_TO = 3
 

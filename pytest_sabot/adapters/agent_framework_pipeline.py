@@ -94,7 +94,7 @@ import json
 import threading
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Never, TypeVar
 
 from agent_framework import (
     Agent,
@@ -105,6 +105,7 @@ from agent_framework import (
     Case,
     Default,
     Executor,
+    FunctionInvocationConfiguration,
     FunctionTool,
     Message,
     WorkflowBuilder,
@@ -118,7 +119,6 @@ from agent_framework_orchestrations import (
     MagenticOrchestratorEventType,
 )
 from openai import AsyncOpenAI
-from typing_extensions import Never
 
 from pytest_sabot.adapters._agent_framework_magentic import MagenticLogCapture, StallFollower
 from pytest_sabot.harness.context import WORKER_MODEL_CALL_CAP, RunContext, ToolHandle
@@ -178,11 +178,13 @@ def _chat_client(
     openai_client = AsyncOpenAI(
         base_url=ctx.base_url(agent), api_key=ctx.api_key, max_retries=0, http_client=http
     )
-    configuration: dict[str, Any] = {"max_iterations": WORKER_MAX_ITERATIONS} if worker else {}
+    configuration: FunctionInvocationConfiguration = (
+        {"max_iterations": WORKER_MAX_ITERATIONS} if worker else {}
+    )
     return OpenAIChatCompletionClient(
         model=ctx.model_name,
         async_client=openai_client,
-        function_invocation_configuration=configuration,  # type: ignore[arg-type]
+        function_invocation_configuration=configuration,
     )
 
 
@@ -290,7 +292,10 @@ class _Worker(Executor):
     @handler
     async def work(self, task: _WorkerPass, wctx: WorkflowContext[_Draft]) -> None:
         response = await self._agent.run(
-            [Message(role="system", contents=[task.system]), Message(role="user", contents=[task.user])],
+            [
+                Message(role="system", contents=[task.system]),
+                Message(role="user", contents=[task.user]),
+            ],
             session=self._agent.create_session(),
         )
         stage = "worker" if task.round == 0 else "revise"
@@ -309,7 +314,10 @@ class _Review(Executor):
     async def review(self, draft: _Draft, wctx: WorkflowContext[_Rejected | _Approved]) -> None:
         prompt = self._ctx.reviewer_prompt(draft.delivered, draft.round)
         response = await self._agent.run(
-            [Message(role="system", contents=[prompt.system]), Message(role="user", contents=[prompt.user])],
+            [
+                Message(role="system", contents=[prompt.system]),
+                Message(role="user", contents=[prompt.user]),
+            ],
             session=self._agent.create_session(),
         )
         self._ctx.sync_model_calls()
@@ -360,7 +368,10 @@ def build_default_workflow(ctx: RunContext, worker: Agent, reviewer: Agent) -> A
         .add_edge(work, review)
         .add_switch_case_edge_group(
             review,
-            [Case(condition=lambda m: isinstance(m, _Rejected), target=revise), Default(target=emit)],
+            [
+                Case(condition=lambda m: isinstance(m, _Rejected), target=revise),
+                Default(target=emit),
+            ],
         )
         .add_edge(revise, work)
         .build()
@@ -380,9 +391,8 @@ async def _run_default(ctx: RunContext) -> None:
         result = await workflow.run(_Start())
         ctx.sync_model_calls()
         if not result.get_outputs():
-            raise RuntimeError(
-                f"the agent-framework workflow ended without emitting (state: {result.get_final_state()})"
-            )
+            state = result.get_final_state()
+            raise RuntimeError(f"the agent-framework workflow ended without emitting ({state})")
     finally:
         await http.aclose()
 
@@ -398,7 +408,9 @@ class _FailedCallGuard(AgentMiddleware):
     def __init__(self) -> None:
         self.failure: BaseException | None = None
 
-    async def process(self, context: AgentContext, call_next: Callable[[], Awaitable[None]]) -> None:
+    async def process(
+        self, context: AgentContext, call_next: Callable[[], Awaitable[None]]
+    ) -> None:
         try:
             await call_next()
         except Exception as exc:
@@ -410,7 +422,9 @@ class _FailedCallGuard(AgentMiddleware):
 class _MagenticObserver:
     """Follows one Magentic team run through its event stream and writes it to the trace."""
 
-    def __init__(self, ctx: RunContext, capture: MagenticLogCapture, guard: _FailedCallGuard) -> None:
+    def __init__(
+        self, ctx: RunContext, capture: MagenticLogCapture, guard: _FailedCallGuard
+    ) -> None:
         self.ctx = ctx
         self.capture = capture
         self.guard = guard
@@ -441,17 +455,20 @@ class _MagenticObserver:
         self.ctx.sync_model_calls()  # the manager's calls come before what they produced
         trace = self.ctx.trace
         if data.event_type == MagenticOrchestratorEventType.PROGRESS_LEDGER_UPDATED:
-            ledger = data.content.to_dict()  # type: ignore[union-attr]
+            ledger = data.content.to_dict()
             self.follower.feed(ledger)
-            trace.emit("ledger", "orchestrator", json.dumps(ledger, ensure_ascii=False), ledger=ledger)
+            text = json.dumps(ledger, ensure_ascii=False)
+            trace.emit("ledger", "orchestrator", text, ledger=ledger)
         elif data.event_type == MagenticOrchestratorEventType.REPLANNED:
             self.replans += 1
             reason, _ = self.follower.replanned()
             line = self.capture.take_replan_line()
             trace.emit("replan", "orchestrator", reason, reason=reason, log_line=line)
-            trace.emit("agent_output", "orchestrator", _message_text(data.content), stage="replan", round=0)
+            ledger_text = _message_text(data.content)
+            trace.emit("agent_output", "orchestrator", ledger_text, stage="replan", round=0)
         elif data.event_type == MagenticOrchestratorEventType.PLAN_CREATED:
-            trace.emit("agent_output", "orchestrator", _message_text(data.content), stage="plan", round=0)
+            ledger_text = _message_text(data.content)
+            trace.emit("agent_output", "orchestrator", ledger_text, stage="plan", round=0)
 
     def record_surface_check(self) -> None:
         logged = self.capture.stall_lines
@@ -580,4 +597,3 @@ def run(ctx: RunContext) -> None:
         _in_fresh_loop(_run_guardrail(ctx))
     else:
         _in_fresh_loop(_run_default(ctx))
-
