@@ -20,6 +20,7 @@ from pytest_sabot.models.anchors import AnchorRegistry
 from pytest_sabot.models.cells import (
     CONFIGS,
     KNOWN_FRAMEWORKS,
+    NAMED_WAVE_FROM,
     OPERATORS,
     TASKS,
     Cell,
@@ -236,6 +237,9 @@ def _check_consistency(path: Path, expected_wave: int, spec: WaveSpec) -> None:
                              "lives in cells/<name>.yaml)", spec.name)
     if not numbered and spec.name != path.stem:
         raise SabotDataError(path, "name", f"{path.stem!r} (the file's name)", spec.name)
+    if not numbered and spec.wave < NAMED_WAVE_FROM:
+        raise SabotDataError(path, "wave", f"a wave number of {NAMED_WAVE_FROM} or more (a named "
+                             "matrix stays clear of the standard's wave numbers)", spec.wave)
     if spec.contract_revision not in CONTRACT_REVISIONS:
         raise SabotDataError(path, "contract_revision",
                              f"one of {', '.join(CONTRACT_REVISIONS)}", spec.contract_revision)

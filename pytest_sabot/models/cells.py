@@ -88,8 +88,6 @@ class WaveSpec(BaseModel):
 
     @model_validator(mode="after")
     def _candidates_apart(self) -> WaveSpec:
-        if self.name is not None and self.wave < NAMED_WAVE_FROM:
-            raise ValueError(f"a named matrix carries a wave number of {NAMED_WAVE_FROM} or more")
         if self.candidate and self.name is None:
             raise ValueError("a candidate matrix needs a name")
         listed = [fw for fw in self.frameworks if fw in CANDIDATE_FRAMEWORKS]
