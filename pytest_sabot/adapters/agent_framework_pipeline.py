@@ -115,6 +115,7 @@ from agent_framework import (
 from agent_framework_openai import OpenAIChatCompletionClient
 from agent_framework_orchestrations import (
     MagenticBuilder,
+    MagenticOrchestrator,
     MagenticOrchestratorEvent,
     MagenticOrchestratorEventType,
 )
@@ -147,8 +148,8 @@ WORKER_MAX_ITERATIONS = WORKER_MODEL_CALL_CAP
 ROUND_LIMIT_TEXT = "Workflow terminated due to reaching maximum round count."
 """What agent-framework-orchestrations 1.4.0 yields instead of a final answer at the limit."""
 TERMINATION_TEXTS = (ROUND_LIMIT_TEXT, "Workflow terminated due to reaching maximum reset count.")
-ORCHESTRATOR = "magentic_orchestrator"
-"""The executor id agent-framework gives the Magentic orchestrator."""
+ORCHESTRATOR: str = MagenticOrchestrator.MANAGER_NAME
+"""The executor id agent-framework gives the Magentic orchestrator ('magentic_orchestrator')."""
 
 WORKER = "worker"
 REVIEWER = "reviewer"
@@ -431,6 +432,7 @@ class _MagenticObserver:
         self.follower = StallFollower(MAX_STALL_COUNT)
         self.replans = 0
         self.output: list[str] = []
+        self.last_ledger: dict[str, Any] | None = None
 
     def check_guard(self) -> None:
         if self.guard.failure is not None:
@@ -456,6 +458,7 @@ class _MagenticObserver:
         trace = self.ctx.trace
         if data.event_type == MagenticOrchestratorEventType.PROGRESS_LEDGER_UPDATED:
             ledger = data.content.to_dict()
+            self.last_ledger = ledger
             self.follower.feed(ledger)
             text = json.dumps(ledger, ensure_ascii=False)
             trace.emit("ledger", "orchestrator", text, ledger=ledger)
@@ -469,6 +472,14 @@ class _MagenticObserver:
         elif data.event_type == MagenticOrchestratorEventType.PLAN_CREATED:
             ledger_text = _message_text(data.content)
             trace.emit("agent_output", "orchestrator", ledger_text, stage="plan", round=0)
+
+    def ended_on_a_settled_ledger(self) -> bool:
+        """The last published ledger is satisfied, or names no participant: the two ways
+        agent-framework 1.4.0 goes on to prepare a final answer."""
+        ledger = self.last_ledger or {}
+        satisfied = (ledger.get("is_request_satisfied") or {}).get("answer")
+        speaker = (ledger.get("next_speaker") or {}).get("answer")
+        return satisfied is True or speaker != WORKER
 
     def record_surface_check(self) -> None:
         logged = self.capture.stall_lines
@@ -539,19 +550,30 @@ async def _run_guardrail(ctx: RunContext) -> None:
 
     final = "".join(observer.output)
     if final in TERMINATION_TEXTS:
-        ctx.trace.emit(
-            "cap",
-            "orchestrator",
-            cap="team_turns",
-            limit=MAX_ROUND_COUNT,
-            setting="max_round_count",
-            ending="stopped",
-        )
+        # The framework stopped the team at a limit and yielded this message instead of a
+        # final answer: the artifact is withheld and the task fails (SPEC.md I62).
+        if final == ROUND_LIMIT_TEXT:
+            ctx.trace.emit(
+                "cap",
+                "orchestrator",
+                cap="team_turns",
+                limit=MAX_ROUND_COUNT,
+                setting="max_round_count",
+                ending="stopped",
+            )
         ctx.trace.emit("stop_reason", "orchestrator", final)
         ctx.trace.emit("run_end", "pipeline", final, status="task_failed", detail=final)
         return
     if not final:
         raise RuntimeError("the Magentic team ended without a final answer")
+    if not observer.ended_on_a_settled_ledger():
+        # Only a limit ends the team after an unsettled ledger; an output that is not the
+        # framework's termination message means a release changed it: fail loudly rather
+        # than emit that message as the task's artifact.
+        raise RuntimeError(
+            f"the Magentic team ended after an unsettled progress ledger with {final[:200]!r}, "
+            f"which is not a termination message this adapter knows ({TERMINATION_TEXTS})"
+        )
     ctx.trace.emit("agent_output", "orchestrator", final, stage="final", round=0)
     # Post-run seams (the section 10.6 carve-out): nothing in the team sees what follows.
     delivered = ctx.handoff("orchestrator", "emitter", final)

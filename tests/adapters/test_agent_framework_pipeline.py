@@ -1019,3 +1019,13 @@ def test_same_cell_twice_gives_the_same_trace_timing_aside(
         one = run_real(tmp_path / "one", gateway_url, std, "sim:realistic", config, "O1", "T2")
         two = run_real(tmp_path / "two", gateway_url, std, "sim:realistic", config, "O1", "T2")
         assert comparable(one.events) == comparable(two.events)
+
+
+def test_I34_an_unsettled_last_ledger_is_read_as_a_limit_never_as_a_final_answer() -> None:
+    observer = pipeline._MagenticObserver.__new__(pipeline._MagenticObserver)
+    observer.last_ledger = ledger()
+    assert not observer.ended_on_a_settled_ledger()
+    observer.last_ledger = ledger(satisfied=True)
+    assert observer.ended_on_a_settled_ledger()
+    observer.last_ledger = {**ledger(), "next_speaker": {"reason": "?", "answer": "nobody"}}
+    assert observer.ended_on_a_settled_ledger()  # the framework's invalid-speaker ending
