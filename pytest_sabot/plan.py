@@ -148,13 +148,14 @@ def _project(
 
 def render(plan: Plan, model: str) -> list[str]:
     lines = [f"plan for model {model} ({plan.source}); cap ${plan.cap_usd:.2f}"]
+    width = max([20, *(len(r.row) + 1 for r in plan.rows)])  # candidate rows are longer
     lines.append(
-        f"{'row':<20}{'runs':>6}{'calls':>9}{'prompt tok':>13}{'compl tok':>12}{'cost':>11}"
+        f"{'row':<{width}}{'runs':>6}{'calls':>9}{'prompt tok':>13}{'compl tok':>12}{'cost':>11}"
     )
     for r in plan.rows:
         cost = "no price" if r.cost_usd is None else f"${r.cost_usd:.2f}"
         lines.append(
-            f"{r.row:<20}{r.runs:>6}{r.calls:>9.0f}{r.prompt_tokens:>13.0f}"
+            f"{r.row:<{width}}{r.runs:>6}{r.calls:>9.0f}{r.prompt_tokens:>13.0f}"
             f"{r.completion_tokens:>12.0f}{cost:>11}"
         )
     total = "unknown (a model has no price)" if plan.cost_usd is None else f"${plan.cost_usd:.2f}"
