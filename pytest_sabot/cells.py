@@ -19,7 +19,8 @@ from pytest_sabot.errors import SabotDataError
 from pytest_sabot.models.anchors import AnchorRegistry
 from pytest_sabot.models.cells import (
     CONFIGS,
-    FRAMEWORKS,
+    KNOWN_FRAMEWORKS,
+    NAMED_WAVE_FROM,
     OPERATORS,
     TASKS,
     Cell,
@@ -37,6 +38,7 @@ __all__ = [
     "load_wave_anchors",
     "load_wave_spec",
     "load_yaml_mapping",
+    "named_waves",
     "parse_wave_number",
     "raise_validation",
     "runnable",
@@ -50,6 +52,7 @@ CONTRACT_REVISIONS = ("v0.1", "v0.2")
 
 _WAVE_FILE = re.compile(r"^wave(\d+)\.yaml$")
 _WAVE_ARG = re.compile(r"^(?:wave[-_]?)?(\d+)$", re.IGNORECASE)
+_NAMED_FILE = re.compile(r"^([a-z][a-z0-9]*(?:-[a-z0-9]+)*)\.yaml$")
 
 _M = TypeVar("_M", bound=BaseModel)
 
@@ -126,8 +129,7 @@ def _cells_dir(root: Path) -> Path:
     return Path(root) / CELLS_DIR
 
 
-def available_waves(root: Path) -> list[int]:
-    """Wave numbers that have a cells/waveN.yaml under ``root``, ascending."""
+def _numbered_waves(root: Path) -> list[int]:
     found: list[int] = []
     directory = _cells_dir(root)
     if directory.is_dir():
@@ -138,19 +140,67 @@ def available_waves(root: Path) -> list[int]:
     return sorted(found)
 
 
+def named_waves(root: Path) -> dict[str, tuple[int, Path]]:
+    """Named matrices under ``root``: name -> (wave number, file).
+
+    A named matrix is a ``cells/<name>.yaml`` whose top level carries ``name: <name>`` (a
+    candidate row's registered matrix, for instance). Two of them may not share a number.
+    """
+    found: dict[str, tuple[int, Path]] = {}
+    directory = _cells_dir(root)
+    if not directory.is_dir():
+        return found
+    by_number: dict[int, Path] = {}
+    for child in sorted(directory.iterdir()):
+        match = _NAMED_FILE.match(child.name)
+        if match is None or _WAVE_FILE.match(child.name) or not child.is_file():
+            continue
+        raw = load_yaml_mapping(child)
+        if "name" not in raw:
+            continue  # another registry (anchors, ...)
+        if _WAVE_ARG.match(match.group(1)):
+            raise SabotDataError(child, "name", "a name that does not read as a wave number",
+                                 raw["name"])
+        if raw["name"] != match.group(1):
+            raise SabotDataError(child, "name", f"{match.group(1)!r} (the file's name)",
+                                 raw["name"])
+        number = raw.get("wave")
+        if not isinstance(number, int) or isinstance(number, bool):
+            raise SabotDataError(child, "wave", "a wave number (an integer)", number)
+        if number in by_number:
+            raise SabotDataError(child, "wave", f"a number no other matrix has "
+                                 f"({by_number[number].name} has {number})", number)
+        by_number[number] = child
+        found[match.group(1)] = (number, child)
+    return found
+
+
+def available_waves(root: Path) -> list[int | str]:
+    """Registered waves under ``root``: the numbers of the cells/waveN.yaml files, ascending,
+    then the names of the named matrices (cells/<name>.yaml), in name order."""
+    return [*_numbered_waves(root), *sorted(named_waves(root))]
+
+
 def parse_wave_number(wave: int | str, root: Path) -> int:
-    """Accept 2, '2', 'wave2' or 'wave-2'; anything else is a clear error."""
+    """Accept 2, '2', 'wave2', 'wave-2' or a named matrix's name; anything else is a clear
+    error."""
+    number: int | None
     if isinstance(wave, bool):
         number = None
     elif isinstance(wave, int):
         number = wave
     else:
         match = _WAVE_ARG.match(wave.strip())
-        number = int(match.group(1)) if match else None
+        if match:
+            number = int(match.group(1))
+        else:
+            named = named_waves(root).get(wave.strip())
+            number = named[0] if named is not None else None
     if number is None or number < 1:
-        raise SabotDataError(
-            _cells_dir(root), "wave", "a wave number such as 1, '2' or 'wave3'", wave
-        )
+        names = ", ".join(sorted(named_waves(root)))
+        expected = "a wave number such as 1, '2' or 'wave3'"
+        expected += f", or the name of a registered matrix ({names})" if names else ""
+        raise SabotDataError(_cells_dir(root), "wave", expected, wave)
     return number
 
 
@@ -158,12 +208,15 @@ def wave_path(wave: int | str, root: Path) -> Path:
     """Path of the wave's YAML; an unknown wave names the waves that exist."""
     number = parse_wave_number(wave, root)
     path = _cells_dir(root) / f"wave{number}.yaml"
-    if not path.is_file():
-        known = ", ".join(str(n) for n in available_waves(root)) or "none"
-        raise SabotDataError(
-            _cells_dir(root), "wave", f"a registered wave (known waves: {known})", wave
-        )
-    return path
+    if path.is_file():
+        return path
+    for named_number, named_path in named_waves(root).values():
+        if named_number == number:
+            return named_path
+    known = ", ".join(str(w) for w in available_waves(root)) or "none"
+    raise SabotDataError(
+        _cells_dir(root), "wave", f"a registered wave (known waves: {known})", wave
+    )
 
 
 def _check_unique(path: Path, field: str, values: Sequence[object]) -> None:
@@ -175,9 +228,18 @@ def _check_unique(path: Path, field: str, values: Sequence[object]) -> None:
 
 
 def _check_consistency(path: Path, expected_wave: int, spec: WaveSpec) -> None:
+    numbered = _WAVE_FILE.match(path.name) is not None
     if spec.wave != expected_wave:
-        raise SabotDataError(path, "wave", f"{expected_wave} (the number in the file name)",
-                             spec.wave)
+        where = "the number in the file name" if numbered else "the number asked for"
+        raise SabotDataError(path, "wave", f"{expected_wave} ({where})", spec.wave)
+    if numbered and spec.name is not None:
+        raise SabotDataError(path, "name", "no name in a numbered wave file (a named matrix "
+                             "lives in cells/<name>.yaml)", spec.name)
+    if not numbered and spec.name != path.stem:
+        raise SabotDataError(path, "name", f"{path.stem!r} (the file's name)", spec.name)
+    if not numbered and spec.wave < NAMED_WAVE_FROM:
+        raise SabotDataError(path, "wave", f"a wave number of {NAMED_WAVE_FROM} or more (a named "
+                             "matrix stays clear of the standard's wave numbers)", spec.wave)
     if spec.contract_revision not in CONTRACT_REVISIONS:
         raise SabotDataError(path, "contract_revision",
                              f"one of {', '.join(CONTRACT_REVISIONS)}", spec.contract_revision)
@@ -314,7 +376,7 @@ def select_cells(
     wanted_task = _as_set(task)
     wanted_seed = _as_set(seed)
     for field, wanted, known in (
-        ("framework", wanted_fw, FRAMEWORKS),
+        ("framework", wanted_fw, KNOWN_FRAMEWORKS),
         ("config", wanted_cfg, CONFIGS),
         ("operator", wanted_op, (*OPERATORS, "baseline")),
         ("task", wanted_task, TASKS),

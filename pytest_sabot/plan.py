@@ -31,6 +31,9 @@ DEFAULT_PER_RUN: dict[str, tuple[float, float, float]] = {
     "crewai-guardrail": (13, 3000, 450),
     "autogen-default": (8, 2600, 400),
     "autogen-guardrail": (16, 4000, 350),
+    # Candidate row: the same shapes (a workflow like LangGraph's graph; Magentic ledgers).
+    "agent_framework-default": (8, 2600, 400),
+    "agent_framework-guardrail": (16, 4000, 350),
 }
 SEED_CUT_TO = 3
 
@@ -182,13 +185,14 @@ def render(plan: Plan, model: str) -> list[str]:
             f"project spend so far ${plan.spent_usd:.2f} ({plan.ledger}); "
             f"room left ${plan.room_usd:.2f}"
         )
+    width = max([20, *(len(r.row) + 1 for r in plan.rows)])  # candidate rows are longer
     lines.append(
-        f"{'row':<20}{'runs':>6}{'calls':>9}{'prompt tok':>13}{'compl tok':>12}{'cost':>11}"
+        f"{'row':<{width}}{'runs':>6}{'calls':>9}{'prompt tok':>13}{'compl tok':>12}{'cost':>11}"
     )
     for r in plan.rows:
         cost = "no price" if r.cost_usd is None else f"${r.cost_usd:.2f}"
         lines.append(
-            f"{r.row:<20}{r.runs:>6}{r.calls:>9.0f}{r.prompt_tokens:>13.0f}"
+            f"{r.row:<{width}}{r.runs:>6}{r.calls:>9.0f}{r.prompt_tokens:>13.0f}"
             f"{r.completion_tokens:>12.0f}{cost:>11}"
         )
     total = "unknown (a model has no price)" if plan.cost_usd is None else f"${plan.cost_usd:.2f}"

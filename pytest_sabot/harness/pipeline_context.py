@@ -243,7 +243,10 @@ class PipelineContext:
 
     @property
     def is_magentic(self) -> bool:
-        return self.cell.framework == "autogen" and self.cell.config == "guardrail"
+        # Magentic-One (autogen) and agent-framework's Magentic orchestration.
+        return self.cell.framework in ("autogen", "agent_framework") and (
+            self.cell.config == "guardrail"
+        )
 
     def base_url(self, agent: str) -> str:
         return self.gateway.base_url(self.run_key, agent)

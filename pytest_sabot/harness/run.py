@@ -47,6 +47,9 @@ FRAMEWORK_PACKAGES = (
     "autogen-agentchat",
     "autogen-core",
     "autogen-ext",
+    "agent-framework-core",
+    "agent-framework-openai",
+    "agent-framework-orchestrations",
     "openai",
 )
 # The adapter-facing context and the FLAGS head split live in pipeline_context.py; both

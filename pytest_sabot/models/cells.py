@@ -7,6 +7,14 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pytest_sabot.models.trace import Config, Framework, OperatorId, TaskId
 
 FRAMEWORKS: tuple[Framework, ...] = ("langgraph", "crewai", "autogen")
+"""The standard's frameworks (section 8), the default of every wave."""
+CANDIDATE_FRAMEWORKS: tuple[Framework, ...] = ("agent_framework",)
+"""Frameworks with a candidate row: runnable only in a candidate matrix, never in a wave of
+the standard."""
+KNOWN_FRAMEWORKS: tuple[Framework, ...] = FRAMEWORKS + CANDIDATE_FRAMEWORKS
+NAMED_WAVE_FROM = 100
+"""A named matrix (cells/<name>.yaml) carries a number of at least this, so a number never
+means both a wave of the standard and a named matrix."""
 CONFIGS: tuple[Config, ...] = ("default", "guardrail")
 OPERATORS: tuple[OperatorId, ...] = ("O1", "O2", "O3", "O4", "O5", "O6")
 TASKS: tuple[TaskId, ...] = ("T1", "T2", "T3", "T4", "T5")
@@ -30,6 +38,21 @@ class WaveSpec(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     wave: int = Field(ge=1)
+    name: str | None = Field(
+        None,
+        pattern=r"^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$",
+        description=(
+            "The name of a named matrix, e.g. 'agent-framework' (file cells/<name>.yaml, "
+            "selected with --sabot-wave=<name>); none for a numbered wave (cells/waveN.yaml)."
+        ),
+    )
+    candidate: bool = Field(
+        False,
+        description=(
+            "A candidate matrix: registered and scored like a wave, but not part of the "
+            "standard's waves (it may run candidate frameworks such as agent_framework)."
+        ),
+    )
     title: str
     rules: str = Field(
         pattern=r"^v\d+\.\d+\.\d+$",
@@ -62,6 +85,23 @@ class WaveSpec(BaseModel):
         if self.flags_protocol and not self.anchors:
             raise ValueError("a wave with flags_protocol on must name its anchors registry")
         return self
+
+    @model_validator(mode="after")
+    def _candidates_apart(self) -> WaveSpec:
+        if self.candidate and self.name is None:
+            raise ValueError("a candidate matrix needs a name")
+        listed = [fw for fw in self.frameworks if fw in CANDIDATE_FRAMEWORKS]
+        if listed and not self.candidate:
+            raise ValueError(
+                f"{listed[0]} has a candidate row only: it runs in a matrix marked "
+                "'candidate: true', never in a wave of the standard"
+            )
+        return self
+
+    @property
+    def label(self) -> str:
+        """How the wave is named to people: its name, else 'wave N'."""
+        return self.name if self.name is not None else f"wave {self.wave}"
 
 
 class SeedRegistry(BaseModel):

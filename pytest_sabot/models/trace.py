@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 TRACE_FORMAT_VERSION = "1"
 
-Framework = Literal["langgraph", "crewai", "autogen"]
+Framework = Literal["langgraph", "crewai", "autogen", "agent_framework"]
 Config = Literal["default", "guardrail"]
 OperatorId = Literal["O1", "O2", "O3", "O4", "O5", "O6"]
 TaskId = Literal["T1", "T2", "T3", "T4", "T5"]

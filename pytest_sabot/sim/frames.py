@@ -7,6 +7,13 @@ fact sheet, plan, progress ledger, re-plan and final-answer prompts (autogen-age
 output converter (crewai 1.15.5, ``tasks/llm_guardrail.py``, ``utilities/converter.py``),
 and CrewAI's text (ReAct) tool format. Each is recognised by phrases that are fixed in
 the pinned release, looked for in the last user-side message.
+
+agent-framework's Magentic orchestration (agent-framework-orchestrations 1.4.0,
+``_magentic.py``) carries the same prompts, reworded in places; the phrases below occur in
+both. Its progress-ledger prompt is told apart (``magentic_ledger_af``) because the two
+frameworks relay the ledger's instruction differently: an AutoGen participant reads the
+whole group thread, while an agent-framework participant is sent the instruction alone
+(``_send_request_to_participant``), so the instruction is all it learns of the task.
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ Frame = Literal[
     "magentic_facts",
     "magentic_plan",
     "magentic_ledger",
+    "magentic_ledger_af",
     "magentic_facts_update",
     "magentic_plan_update",
     "magentic_final",
@@ -27,6 +35,14 @@ Frame = Literal[
 
 # (frame, phrases that must all occur), checked in order; the first match wins.
 _MARKERS: tuple[tuple[Frame, tuple[str, ...]], ...] = (
+    (
+        "magentic_ledger_af",
+        (
+            "Is the request fully satisfied?",
+            "is_request_satisfied",
+            "repeating the same requests and or getting the same responses",
+        ),
+    ),
     ("magentic_ledger", ("Is the request fully satisfied?", "is_request_satisfied")),
     ("magentic_facts_update", ("Please rewrite the following fact sheet",)),
     ("magentic_plan_update", ("Please briefly explain what went wrong on this last run",)),

@@ -1,4 +1,5 @@
-"""The Magentic-One orchestrator role (autogen-agentchat 0.7.5 prompts).
+"""The Magentic-One orchestrator role (autogen-agentchat 0.7.5 prompts, and the same prompts
+as agent-framework-orchestrations 1.4.0 words them).
 
 * fact sheet and plan (and their re-plan updates): short deterministic text derived from
   our task sections;
@@ -10,6 +11,16 @@
   framework's own stall counter and its re-plan at ``max_stalls``;
 * final answer: the artifact per the task's contract; when the contract's line 1 asks for
   a FLAGS line, line 1 is ``FLAGS: ...`` as the persona reports it.
+
+The two frameworks hand the orchestrator its participants' messages in different shapes:
+AutoGen as user messages named after the participant, agent-framework as assistant
+messages carrying the participant's name (beside the manager's own assistant messages). A
+participant is whoever the prompt's ``(select from: ...)`` list, or else the team roster
+in the conversation ("... assembled the following team:"), names. In agent-framework a
+participant is sent the ledger's instruction alone, so there the instruction repeats the
+task (its brief, materials, contract and tools, as the team's task states them) ahead of
+what to do next, the way a ledger is told to "include any specific information they may
+need".
 """
 
 from __future__ import annotations
@@ -31,6 +42,10 @@ from pytest_sabot.sim.sections import gather, task_id, with_section
 from pytest_sabot.sim.stance import Stance, choose_stance
 
 _SELECT = re.compile(r"\(select from: ([^)\n]*)\)")
+_TEAM_INTRO = "the following team:"
+_TEAM_LINE = re.compile(r"^\s*(?:-\s*)?([A-Za-z_][\w.-]*):\s")
+# The task sections a relayed instruction repeats (the ROLE section is the team task's own).
+_RELAYED = (pf.TASK, pf.BRIEF, pf.MATERIAL, pf.CONTRACT, pf.TOOLS)
 _FLAGS_LINE = re.compile(r"^\s*FLAGS:", re.IGNORECASE)
 _FRAMEWORK_SOURCES = frozenset({"user", ""})
 
@@ -60,11 +75,37 @@ def _title(sections: list[Section]) -> str:
     return one_line(sec.label + " " + sec.body) or "the request"
 
 
+def team_roster(view: ChatView) -> list[str]:
+    """Participant names from the team roster the conversation carries ("... assembled the
+    following team:" then one ``name: description`` or ``- name: description`` line each)."""
+    names: list[str] = []
+    for text in view.texts():
+        at = text.find(_TEAM_INTRO)
+        if at < 0:
+            continue
+        started = False
+        for line in text[at + len(_TEAM_INTRO) :].splitlines():
+            m = _TEAM_LINE.match(line)
+            if m:
+                started = True
+                if m.group(1) not in names:
+                    names.append(m.group(1))
+            elif started and not line.strip():
+                break
+    return names
+
+
 def _worker_messages(view: ChatView, names: list[str]) -> list[Message]:
     prompt_source = view.last("user")
     me = prompt_source.name if prompt_source else ""
+    roster = names or team_roster(view)
     out: list[Message] = []
     for m in view.messages[:-1]:
+        if m.role == "assistant":
+            # agent-framework: a participant's reply, named after it.
+            if m.name and m.name in roster:
+                out.append(m)
+            continue
         if m.role != "user" or m.name in _FRAMEWORK_SOURCES or m.name == me:
             continue
         if names and m.name not in names:
@@ -132,8 +173,15 @@ def _entry(reason: str, answer: object) -> dict[str, object]:
     return {"reason": reason, "answer": answer}
 
 
-def ledger_reply(view: ChatView, persona: Persona, chance: Chance) -> str:
+def relayed_task(sections: list[Section]) -> str:
+    """The team's task as a relayed instruction repeats it (no ROLE section)."""
+    kept = [s for s in sections if s.name in _RELAYED]
+    return pf.render([(s.name, s.label, s.body) if s.label else (s.name, s.body) for s in kept])
+
+
+def ledger_reply(view: ChatView, persona: Persona, chance: Chance, relay_task: bool = False) -> str:
     sections = _task_sections(view)
+    relay = relayed_task(sections) if relay_task else ""
     prompt = view.last("user")
     names = participant_names(prompt.text if prompt else "")
     worker = pick_worker(names)
@@ -154,7 +202,8 @@ def ledger_reply(view: ChatView, persona: Persona, chance: Chance) -> str:
             "instruction_or_question": _entry(
                 "The worker should carry on with the task.",
                 "Carry on with the task: use the tools to gather what you need, then reply "
-                "with the artifact exactly as the output contract asks.",
+                "with the artifact exactly as the output contract asks."
+                + ("\n" + relay if relay else ""),
             ),
         }
         return json.dumps(ledger, ensure_ascii=False)
@@ -172,7 +221,8 @@ def ledger_reply(view: ChatView, persona: Persona, chance: Chance) -> str:
             "next_speaker": _entry(f"{worker} wrote the draft and must fix it.", worker),
             "instruction_or_question": _entry(
                 "The conflict has to be resolved before the artifact is accepted.",
-                f"=== {pf.FEEDBACK} ===\nFix this before replying with the artifact again: "
+                relay
+                + f"=== {pf.FEEDBACK} ===\nFix this before replying with the artifact again: "
                 + reason,
             ),
         }
@@ -236,6 +286,7 @@ def orchestrator_reply(frame: Frame, view: ChatView, persona: Persona, chance: C
         return Reply(plan_reply(sections, pick_worker(_team_names(prompt.text if prompt else ""))))
     if frame == "magentic_plan_update":
         return Reply(replan_reply(view, persona, chance))
-    if frame == "magentic_ledger":
-        return Reply(ledger_reply(view, persona, chance))
+    if frame in ("magentic_ledger", "magentic_ledger_af"):
+        relay = frame == "magentic_ledger_af"
+        return Reply(ledger_reply(view, persona, chance, relay_task=relay))
     return Reply(final_reply(view, persona, chance))

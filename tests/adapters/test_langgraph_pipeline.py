@@ -462,10 +462,10 @@ def test_no_secret_reaches_the_trace(server: ScriptedServer, tmp_path: Path) -> 
 def test_importing_the_adapter_registry_imports_no_framework() -> None:
     probe = (
         "import sys, pytest_sabot.adapters as a\n"
-        "heavy = [m for m in ('langgraph', 'langchain_openai', 'crewai', 'autogen_agentchat')"
-        " if m in sys.modules]\n"
+        "heavy = [m for m in ('langgraph', 'langchain_openai', 'crewai', 'autogen_agentchat',"
+        " 'agent_framework') if m in sys.modules]\n"
         "assert not heavy, heavy\n"
-        "assert sorted(a.ADAPTERS) == ['autogen', 'crewai', 'langgraph']\n"
+        "assert sorted(a.ADAPTERS) == ['agent_framework', 'autogen', 'crewai', 'langgraph']\n"
     )
     subprocess.run([sys.executable, "-c", probe], check=True)
 

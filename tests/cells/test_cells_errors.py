@@ -78,7 +78,7 @@ def test_top_level_must_be_a_mapping(root: Path) -> None:
     ("old", "new", "field", "expected"),
     [
         ("frameworks: [langgraph, crewai, autogen]", "frameworks: [langgraph, crewai, smolagents]",
-         "frameworks.2", "'langgraph', 'crewai' or 'autogen'"),
+         "frameworks.2", "'langgraph', 'crewai', 'autogen' or 'agent_framework'"),
         ("operators: [O1, O2, O3, O4, O5, O6]", "operators: [O1, O2, O3, O4, O5, O9]",
          "operators.5", "'O1'"),
         ("tasks: [T1, T2, T3, T4, T5]", "tasks: [T1, T2, T3, T4, T6]", "tasks.4", "'T5'"),

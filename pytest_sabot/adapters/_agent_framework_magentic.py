@@ -1,0 +1,214 @@
+"""Reading agent-framework's Magentic orchestration (agent-framework-orchestrations 1.4.0).
+
+The Magentic orchestrator (``agent_framework_orchestrations/_magentic.py``) publishes its
+inner-loop decisions as workflow events of type ``magentic_orchestrator`` whose data is a
+``MagenticOrchestratorEvent``:
+
+* ``PLAN_CREATED`` (the first task ledger) and ``REPLANNED`` (a rebuilt task ledger), each
+  carrying the ledger message;
+* ``PROGRESS_LEDGER_UPDATED``, carrying the parsed ``MagenticProgressLedger`` (five entries,
+  each a ``reason`` and an ``answer``).
+
+A stall is a ledger that is not satisfied and answers "no progress" or "in a loop"; any
+other unsatisfied ledger takes one stall off the count. When the count goes *above*
+``max_stall_count`` the orchestrator logs ``Magentic Orchestrator: Stalling detected after
+N rounds`` (DEBUG, logger ``agent_framework_orchestrations._magentic``), resets its context
+(the stall count starts again from 0), rebuilds the task ledger and publishes
+``REPLANNED``. A progress ledger that cannot be produced (the model's JSON does not parse
+after the manager's own retries, or its call fails) also resets and re-plans, after the
+WARNING line ``Magentic Orchestrator: Progress ledger creation failed, triggering reset:
+...``. Neither ends the run.
+
+This module holds the pure reading of those events (:class:`StallFollower`) and
+:class:`MagenticLogCapture`, a handler on the orchestrator's logger attached for exactly one
+run and always removed again. It imports nothing of agent-framework, so it can be tested
+and imported without the framework installed.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import Any
+
+__all__ = [
+    "LEDGER_FAILED_PREFIX",
+    "MAGENTIC_LOGGER",
+    "STALL_LINE",
+    "MagenticLogCapture",
+    "StallFollower",
+    "stall_reasons",
+]
+
+MAGENTIC_LOGGER = "agent_framework_orchestrations._magentic"
+"""The logger of the Magentic orchestrator module in agent-framework-orchestrations 1.4.0."""
+STALL_LINE = re.compile(r"^Magentic Orchestrator: Stalling detected after \d+ rounds$")
+"""The DEBUG line the orchestrator logs right before a stall re-plan."""
+LEDGER_FAILED_PREFIX = "Magentic Orchestrator: Progress ledger creation failed, triggering reset"
+"""The start of the WARNING line logged before a re-plan caused by a failed progress ledger."""
+
+#: The ledger entries whose answers make a round a stall, and the answer that does.
+_STALL_ANSWERS: tuple[tuple[str, bool, str], ...] = (
+    ("is_progress_being_made", False, "no progress"),
+    ("is_in_loop", True, "in a loop"),
+)
+
+
+def _entry(ledger: Mapping[str, Any], key: str) -> tuple[Any, str]:
+    entry = ledger.get(key)
+    if not isinstance(entry, Mapping):
+        return None, ""
+    return entry.get("answer"), str(entry.get("reason", ""))
+
+
+def stall_reasons(ledger: Mapping[str, Any]) -> list[str]:
+    """Why this progress ledger counts as a stall: its no-progress / in-loop reasons.
+
+    Empty when the ledger reports progress and no loop, or when the request is satisfied
+    (the orchestrator then prepares its final answer without counting stalls).
+    """
+    satisfied, _ = _entry(ledger, "is_request_satisfied")
+    if satisfied is True:
+        return []
+    reasons = []
+    for key, stalled_answer, label in _STALL_ANSWERS:
+        answer, reason = _entry(ledger, key)
+        if answer is stalled_answer:
+            reasons.append(f"{label}: {reason}" if reason else label)
+    return reasons
+
+
+@dataclass
+class StallFollower:
+    """Mirrors the orchestrator's stall counter over the published progress ledgers.
+
+    ``feed`` takes each ``PROGRESS_LEDGER_UPDATED`` ledger (as its ``to_dict()``) in order;
+    ``replanned`` is called at each ``REPLANNED`` event and returns the re-plan's reason and
+    whether the mirrored count says a stall caused it. The reason is the stall reasons
+    recorded since the previous re-plan, less the oldest one per progress ledger in between,
+    which is how the count itself rises and falls.
+    """
+
+    max_stall_count: int
+    count: int = 0
+    pending: list[str] = field(default_factory=list)
+    stall_replans: int = 0  # re-plans the ledgers account for (count above the limit)
+
+    def feed(self, ledger: Mapping[str, Any]) -> None:
+        satisfied, _ = _entry(ledger, "is_request_satisfied")
+        if satisfied is True:
+            return
+        reasons = stall_reasons(ledger)
+        if reasons:
+            self.count += 1
+            self.pending.append("; ".join(reasons))
+        else:
+            self.count = max(0, self.count - 1)
+            if self.pending:
+                self.pending.pop(0)
+
+    @property
+    def stalled_out(self) -> bool:
+        """The mirrored count is above the limit: the orchestrator re-plans now."""
+        return self.count > self.max_stall_count
+
+    def replanned(self) -> tuple[str, bool]:
+        """The reason of the re-plan being published, and whether a stall caused it."""
+        by_stall = self.stalled_out
+        reason = " | ".join(r for r in self.pending if r)
+        if by_stall:
+            self.stall_replans += 1
+        # The orchestrator's reset starts the stall count again from zero.
+        self.count = 0
+        self.pending = []
+        return reason, by_stall
+
+
+# --------------------------------------------------------------------------- log capture
+
+_LEVEL_LOCK = threading.Lock()
+_ACTIVE = 0
+_SAVED: dict[str, Any] = {}
+
+
+def _raise_level() -> None:
+    """Let DEBUG records of the Magentic logger through while a capture is active, and keep
+    them from reaching handlers further up (they are for the capture only)."""
+    global _ACTIVE
+    with _LEVEL_LOCK:
+        if _ACTIVE == 0:
+            logger = logging.getLogger(MAGENTIC_LOGGER)
+            _SAVED["level"] = logger.level
+            _SAVED["propagate"] = logger.propagate
+            logger.setLevel(logging.DEBUG)
+            logger.propagate = False
+        _ACTIVE += 1
+
+
+def _restore_level() -> None:
+    global _ACTIVE
+    with _LEVEL_LOCK:
+        _ACTIVE -= 1
+        if _ACTIVE == 0:
+            logger = logging.getLogger(MAGENTIC_LOGGER)
+            logger.setLevel(_SAVED.pop("level", logging.NOTSET))
+            logger.propagate = _SAVED.pop("propagate", True)
+
+
+class _Handler(logging.Handler):
+    def __init__(self, owner: MagenticLogCapture) -> None:
+        super().__init__(level=logging.DEBUG)
+        self._owner = owner
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self._owner.receive(record)
+
+
+class MagenticLogCapture:
+    """The orchestrator's re-plan lines, for one run.
+
+    Use it as a context manager inside the run's event-loop thread: only records logged by
+    that thread are kept, so runs in other threads of the same process never bleed in.
+    ``take_replan_line()`` hands over the line logged before the re-plan now being
+    published (a stall line or a failed-ledger line), or ``""`` when none was logged.
+    """
+
+    def __init__(self) -> None:
+        self._thread: int | None = None
+        self._handler = _Handler(self)
+        self._pending: list[str] = []
+        self.stall_lines = 0  # every stall line logged during the run
+
+    def receive(self, record: logging.LogRecord) -> None:
+        if record.thread != self._thread:
+            return
+        message = record.getMessage()
+        if STALL_LINE.match(message):
+            self.stall_lines += 1
+            self._pending.append(message)
+        elif message.startswith(LEDGER_FAILED_PREFIX):
+            self._pending.append(message)
+
+    def take_replan_line(self) -> str:
+        if not self._pending:
+            return ""
+        return self._pending.pop(0)
+
+    def __enter__(self) -> MagenticLogCapture:
+        self._thread = threading.get_ident()
+        _raise_level()
+        logging.getLogger(MAGENTIC_LOGGER).addHandler(self._handler)
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        logging.getLogger(MAGENTIC_LOGGER).removeHandler(self._handler)
+        _restore_level()
