@@ -18,7 +18,7 @@ from typing import Any
 from pydantic import TypeAdapter
 
 from pytest_sabot.adjudicate import NotRun
-from pytest_sabot.harness.run import RunOutcome
+from pytest_sabot.harness.run import CrashNote, RunOutcome
 from pytest_sabot.judge.models import SoftRecord
 from pytest_sabot.models.anchors import AnchorRegistry
 from pytest_sabot.models.cells import SeedRegistry, WaveSpec
@@ -27,7 +27,9 @@ from pytest_sabot.models.rules import RuleBook
 from pytest_sabot.models.task import ContractFile, CriterionFile, OperatorsFile, TaskFile
 from pytest_sabot.models.trace import TraceEvent
 from pytest_sabot.models.verdict import BaselineVerdict, CellVerdict
+from pytest_sabot.records import SetAside
 from pytest_sabot.results import ResultsFile
+from pytest_sabot.session.manifest import SessionRecord
 
 __all__ = [
     "DEFAULT_OUT",
@@ -92,6 +94,9 @@ FORMATS: tuple[FileFormat, ...] = (
     FileFormat("not-run", "<run dir>/not_run.json", NotRun),
     FileFormat("soft", "<run dir>/soft.json (the judge's verdict)", SoftRecord),
     FileFormat("results", "<out dir>/results.json", ResultsFile),
+    FileFormat("session", "<out dir>/sessions/<run id>.json", SessionRecord),
+    FileFormat("set-aside", "<out dir>/superseded/<cell id>~<n>/set-aside.json", SetAside),
+    FileFormat("crashed", "<run dir>/crashed.json (a crashed worker's attempt)", CrashNote),
 )
 
 
