@@ -182,3 +182,12 @@ def no_empty_baselines(results: ResultsFile) -> None:
         if not isinstance(cell, BaselineVerdict) and cell.excluded is None:
             baseline = cell.cell_id.replace(f"-{cell.operator}-", "-baseline-")
             assert baseline in bases, cell.cell_id
+
+
+def plugin(where: Path, name: str, source: str) -> tuple[list[str], dict[str, str]]:
+    """A small pytest plugin module for a child session (``-p name``): its hooks apply to
+    the wave's cells, which live in the installed package, outside any conftest's reach."""
+    where.mkdir(parents=True, exist_ok=True)
+    (where / f"{name}.py").write_text(source)
+    path = os.pathsep.join(p for p in (str(where), os.environ.get("PYTHONPATH", "")) if p)
+    return ["-p", name], {"PYTHONPATH": path}
