@@ -271,7 +271,7 @@ def convert(spec: OptionSpec, raw: Any) -> Any:
 
 def resolve(spec: OptionSpec, cli_value: Any, ini_value: Any) -> Any:
     """command line > environment > ini > default; OptionValueError names the source."""
-    if cli_value not in (None, [], False):
+    if cli_value is not None and cli_value is not False and cli_value != []:
         try:
             return convert(spec, cli_value)
         except argparse.ArgumentTypeError as exc:
@@ -283,7 +283,7 @@ def resolve(spec: OptionSpec, cli_value: Any, ini_value: Any) -> Any:
             raise OptionValueError(
                 spec, f"environment variable {spec.env}", str(exc)
             ) from None
-    if ini_value not in (None, "", []):
+    if ini_value is not None and ini_value != "" and ini_value != []:
         try:
             return convert(spec, ini_value)
         except argparse.ArgumentTypeError as exc:

@@ -47,7 +47,7 @@ FRAMEWORK_WARNING_MODULES = (
 )
 # pytest-timeout's timer for a cell test covers both attempts of the cell and of a
 # pulled-in baseline, the judge and the harness's own grace per attempt: it fires only
-# when the harness itself hangs (SPEC I49).
+# when the harness itself hangs (SPEC I46).
 TIMEOUT_GRACE_PER_ATTEMPT_S = 10.0
 TIMEOUT_GRACE_S = 120.0
 ABANDONED_WAIT_S = 10.0

@@ -1,4 +1,4 @@
-"""What the session's exit status must say about its results (SPEC I48).
+"""What the session's exit status must say about its results (SPEC I43).
 
 A session does not pass when:
 
