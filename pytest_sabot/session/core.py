@@ -447,14 +447,16 @@ class SabotSession:
             return "output-unwritable", self.stop_detail
         if self.stop_reason == "budget":
             return "budget-stopped", self.stop_detail
-        if session.exitstatus == pytest.ExitCode.INTERRUPTED and not complete:
+        if complete:
+            return "complete", ""
+        stopped_by = session.shouldfail or session.shouldstop
+        if stopped_by:  # -x, --maxfail, --sw: pytest stopped on purpose
+            return "stopped", str(stopped_by)
+        if session.exitstatus == pytest.ExitCode.INTERRUPTED:
             return "interrupted", "interrupted (Ctrl-C or SIGTERM)"
-        if self.crashed_cells and not complete:
+        if self.crashed_cells:
             return "crashed-workers", "worker processes crashed"
-        if not complete:
-            why = session.shouldfail or session.shouldstop or "the session ended early"
-            return "stopped", str(why)
-        return "complete", ""
+        return "stopped", "the session ended before its selection was recorded"
 
     def _finish(self, session: pytest.Session) -> None:
         from pytest_sabot.adjudicate import Provenance
