@@ -103,7 +103,12 @@ def suite_properties(config: pytest.Config, results: ResultsFile, run_id: str) -
 
 
 def report_gates(config: pytest.Config, gates: list[Gate]) -> None:
-    """Each shown gate as a test result of its own (terminal, summary counts, JUnit)."""
+    """Each shown gate as a test result of its own: a testcase in the JUnit XML, a count
+    in the terminal's summary line and, when it failed, an entry of the failures and the
+    short summary. (They are not sent through the hook, so the progress line of the cells
+    stays at 100%.)"""
+    xml = _xml(config)
+    terminal = config.pluginmanager.get_plugin("terminalreporter")
     for gate in gates:
         if not gate.shown:
             continue
@@ -117,10 +122,19 @@ def report_gates(config: pytest.Config, gates: list[Gate]) -> None:
             None if gate.passed else f"pytest-sabot gate: {gate.message}",
             "call",
         )
-        call.sabot_gate = {"name": gate.name, "message": gate.message}  # type: ignore[attr-defined]
-        teardown = pytest.TestReport(gate.nodeid, location, {}, "passed", None, "teardown")
-        xml = _xml(config)
-        if xml is not None:
-            xml.node_reporter(call).add_attribute("classname", "sabot.gate")
-        for report in (call, teardown):
-            config.hook.pytest_runtest_logreport(report=report)
+        if terminal is not None:
+            terminal.stats.setdefault(outcome, []).append(call)
+        if xml is None:
+            continue
+        reporter = xml.node_reporter(call)
+        reporter.add_attribute("classname", "sabot.gate")
+        out = ET.Element("system-out")
+        out.text = (
+            f"sabot.gate={gate.name}\nsabot.passed={str(gate.passed).lower()}\n"
+            f"sabot.message={gate.message}\n"
+        )
+        reporter.append(out)
+        xml.pytest_runtest_logreport(call)
+        xml.pytest_runtest_logreport(
+            pytest.TestReport(gate.nodeid, location, {}, "passed", None, "teardown")
+        )
