@@ -190,6 +190,7 @@ def rebuild(original: object, directory: Path, rules: str, root: str | None) -> 
         session=original.session,
         provenance=Provenance(original.model, original.registration_hash, original.rules),
         not_run=reasons,
+        counted=original.counted,
         keyword=sel.keyword,
         markexpr=sel.markexpr,
         filters=sel.filters,

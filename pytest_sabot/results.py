@@ -19,7 +19,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from pytest_sabot import __version__
-from pytest_sabot.adjudicate import Provenance, Record, score_dir
+from pytest_sabot.adjudicate import Provenance, Record, read_record, score_dir
 from pytest_sabot.harness.run import cell_dir, installed_versions
 from pytest_sabot.models.cells import Cell
 from pytest_sabot.models.verdict import BaselineVerdict, CellVerdict
@@ -36,7 +36,13 @@ JUDGE_PIN = "claude-cli"  # standard section 6: Claude, run headless via claude 
 DEFAULT_UPSTREAM = "https://api.openai.com/v1"
 
 NotRunReason = Literal[
-    "interrupted", "budget", "crashed worker", "output unwritable", "stopped", "not reached"
+    "interrupted",
+    "budget",
+    "crashed worker",
+    "output unwritable",
+    "stopped",
+    "not reached",
+    "pending",
 ]
 SessionStatus = Literal[
     "running",
@@ -233,6 +239,11 @@ class ResultsFile(BaseModel):
     scoreboard: Scoreboard
     cells: list[Annotated[CellVerdict | BaselineVerdict, Field(discriminator="kind")]]
     structural_zeros: list[str] = Field(description="Registered carve-out cells, never run.")
+    counted: dict[str, str] = Field(
+        default_factory=dict,
+        description="Cell id -> run id of the session whose record was scored, for every "
+        "verdict (and unpaired cell); sabot rescore reads exactly these records.",
+    )
     judge: dict[str, Any] | None = Field(None, description="Soft-tier judge summary.")
     spend: dict[str, Any] | None = Field(None, description="Gateway spend and call counts.")
 
@@ -254,13 +265,17 @@ def acceptance(
     session: SessionInfo | None,
     pulled_in: Iterable[str] = (),
     downgrade_model: str | None = None,
+    counted: dict[str, str] | None = None,
 ) -> Any:
     """Which records a session counts: records of its own provenance, made by itself, kept
     by it (resume), or reused as pulled-in baselines. Without a session every record of
-    the provenance counts (a directory scored offline)."""
+    the provenance counts (a directory scored offline). ``counted`` (results.json's own
+    list, when it is rebuilt) names exactly the records to read."""
     pulled = set(pulled_in)
 
     def accept(cell: Cell, record: Record) -> bool:
+        if counted is not None and counted.get(cell.id) != record.session:
+            return False
         if provenance is not None:
             mine = record.provenance
             if mine is None or provenance.difference(mine) is not None:
@@ -295,6 +310,7 @@ def build_results(
     session: SessionInfo | None = None,
     provenance: Provenance | None = None,
     not_run: dict[str, tuple[NotRunReason, str]] | None = None,
+    counted: dict[str, str] | None = None,
     keyword: str | None = None,
     markexpr: str | None = None,
     filters: dict[str, list[str]] | None = None,
@@ -309,8 +325,12 @@ def build_results(
     pulled = sorted((set(pulled_in) | needed) - ids)
     extra = [std.cell(cid) for cid in pulled]
     runnable = [c for c in chosen if not c.carved_out]
-    accept = acceptance(provenance, session, pulled, downgrade_model)
+    accept = acceptance(provenance, session, pulled, downgrade_model, counted)
     scored = score_dir(std, out_dir, [*runnable, *extra], accept)
+    used = dict(scored.sessions)
+    for cid in scored.unpaired:
+        record = read_record(out_dir, cid)
+        used[cid] = record.session
     carved = [c for c in chosen if c.carved_out]
     versions = installed_versions()
     reasons = not_run or {}
@@ -361,6 +381,7 @@ def build_results(
         scoreboard=scoreboard(scored.verdicts, carve_outs=carved),
         cells=scored.verdicts,
         structural_zeros=[c.id for c in carved],
+        counted=dict(sorted(used.items())),
         judge=judge,
         spend=spend,
     )

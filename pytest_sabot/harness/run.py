@@ -665,13 +665,12 @@ def close_crashed_trace(
 
 
 def record_crash(
-    cell: Cell, wave: WaveSpec, settings: RunSettings, message: str
+    cell: Cell, wave: WaveSpec, settings: RunSettings, message: str, attempt: int = 2
 ) -> RunOutcome:
     """The record of a cell whose worker process crashed on its retry too: RUN_ERROR with
     the crash as its text (the first crash counted as the first attempt)."""
     run_dir = cell_dir(settings.out_dir, cell.id)
     run_dir.mkdir(parents=True, exist_ok=True)
-    attempt = 2 if (run_dir / "attempt-1").exists() else 1
     close_crashed_trace(run_dir, cell, wave, settings, message, attempt)
     outcome = RunOutcome(
         cell_id=cell.id,

@@ -21,6 +21,7 @@ from pytest_sabot.session import junit, preflight, signals
 from pytest_sabot.session import manifest as manifest_mod
 from pytest_sabot.session.gates import Gate, evaluate, failures
 from pytest_sabot.session.selection import (
+    CELL_MODULE,
     Selection,
     cell_id_of,
     cell_ids_of_items,
@@ -254,6 +255,7 @@ class SabotSession:
                 self.out_dir, self.run_id, len(selection.to_record)
             )
             manifest_mod.write_manifest(self.out_dir, self._manifest("running", ""))
+            self._write_pending_results()
         except (OutputUnwritable, OSError) as exc:
             if self.reserve is not None:
                 manifest_mod.release(self.reserve)
@@ -262,6 +264,67 @@ class SabotSession:
                 f"({exc}); nothing was run"
             ) from None
         self.output_started = True
+
+    def _write_pending_results(self) -> None:
+        """results.json as the session starts: its selection, nothing counted yet. Should
+        the session be killed outright, this is what the directory says (incomplete), and
+        sabot rescore still reproduces it."""
+        from pytest_sabot.report.render import markdown
+        from pytest_sabot.results import build_results, write_results
+        from pytest_sabot.trace_io import write_text_atomic
+
+        assert self.selection is not None
+        pending: dict[str, tuple[NotRunReason, str]] = {
+            c.id: ("pending", f"session {self.run_id} had not recorded it yet")
+            for c in self.selection.to_record
+        }
+        results = build_results(
+            self.std,
+            self.out_dir,
+            session=self._info("running", ""),
+            not_run=pending,
+            counted={},
+            **self._common(judge=None),
+        )
+        write_results(results, self.out_dir)
+        write_text_atomic(self.out_dir / "RESULTS.md", markdown(results))
+
+    def _info(self, status: SessionStatus, detail: str) -> SessionInfo:
+        return SessionInfo(
+            run_id=self.run_id,
+            mode="resume" if self.settings.resume else "fresh",
+            rerun_errors=self.settings.rerun_errors,
+            rerun_error_cells=sorted(
+                {e["cell_id"] for e in self.events if e["kind"] == "rerun_error"}
+            ),
+            status=status,
+            detail=detail,
+            started=self.started,
+            ended=None if status == "running" else now_iso(),
+        )
+
+    def _common(self, judge: dict[str, Any] | None) -> dict[str, Any]:
+        """The inputs of build_results every results.json of this session shares."""
+        from pytest_sabot.adjudicate import Provenance
+
+        assert self.selection is not None
+        std = self.std
+        return dict(
+            selected_ids=self.selection.ids,
+            pulled_in=[c.id for c in self.selection.pulled_in],
+            model=self.settings.model,
+            upstream=self.settings.base_url,
+            downgrade_model=self.settings.downgrade_model,
+            judge_spec=self.settings.judge,
+            judge=judge,
+            spend=gateway_mod.stats(self.gateway),
+            provenance=Provenance(
+                self.settings.model, std.registration_hash(), std.rules.version
+            ),
+            keyword=self.selection.keyword,
+            markexpr=self.selection.markexpr,
+            filters=self.selection.filters,
+        )
 
     def _build_runner(self, ids: Sequence[str]) -> None:
         from pytest_sabot.harness.run import RunSettings
@@ -363,6 +426,10 @@ class SabotSession:
 
         cell = self.std.cell(cid)
         message = str(report.longrepr)
+        # xdist's report of a crash names no phase and no file: it is a harness error of
+        # this cell's test (E), at the cell module
+        report.when = "setup"
+        report.location = (str(CELL_MODULE), None, nodeid.rsplit("::", 1)[-1])
         node = getattr(report, "node", None)
         worker = str(node.gateway.id) if node is not None else "a worker"
         self.crashes[cid] += 1
@@ -383,7 +450,7 @@ class SabotSession:
         settings = self.runner_settings()
         try:
             for c in broken:
-                record_crash(c, self.std.wave, settings, message)
+                record_crash(c, self.std.wave, settings, message, self.crashes[cid])
         except OutputUnwritable as exc:
             self.stop_reason, self.stop_detail = "output unwritable", str(exc)
         if not (cell_dir(self.out_dir, cid) / "outcome.json").is_file():
@@ -425,6 +492,7 @@ class SabotSession:
         try:
             self._finish(session)
         except KeyboardInterrupt:
+            self._kill_workers()
             self.messages.append(
                 ("pytest-sabot: interrupted again while writing results; the records on disk "
                  "are intact, results.json may be the previous one (rebuild it with "
@@ -459,26 +527,22 @@ class SabotSession:
         return "stopped", "the session ended before its selection was recorded"
 
     def _finish(self, session: pytest.Session) -> None:
-        from pytest_sabot.adjudicate import Provenance
         from pytest_sabot.report.render import markdown
         from pytest_sabot.results import build_results, write_results
         from pytest_sabot.trace_io import write_text_atomic
 
         assert self.selection is not None
         if session.exitstatus == pytest.ExitCode.INTERRUPTED:
-            self._stop_workers(session)
+            try:
+                self._stop_workers(session)
+            except KeyboardInterrupt:  # a second interrupt: stop them without waiting
+                self._kill_workers()
+                self.messages.append(
+                    ("pytest-sabot: interrupted again: the workers were stopped without "
+                     "waiting; their unfinished cells have no record", True)
+                )
         if self.reserve is not None:
             manifest_mod.release(self.reserve)
-        info = SessionInfo(
-            run_id=self.run_id,
-            mode="resume" if self.settings.resume else "fresh",
-            rerun_errors=self.settings.rerun_errors,
-            rerun_error_cells=sorted({e["cell_id"] for e in self.events
-                                      if e["kind"] == "rerun_error"}),
-            status="running",
-            started=self.started,
-            ended=now_iso(),
-        )
         std = self.std
         judge = None
         if self.settings.judge != "none":
@@ -493,30 +557,19 @@ class SabotSession:
         reasons: dict[str, tuple[NotRunReason, str]] = {
             cid: ("crashed worker", text) for cid, text in self.crashed_cells.items()
         }
-        common: dict[str, Any] = dict(
-            selected_ids=self.selection.ids,
-            pulled_in=[c.id for c in self.selection.pulled_in],
-            model=self.settings.model,
-            upstream=self.settings.base_url,
-            downgrade_model=self.settings.downgrade_model,
-            judge_spec=self.settings.judge,
-            judge=judge,
-            spend=gateway_mod.stats(self.gateway),
-            provenance=Provenance(self.settings.model, std.registration_hash(),
-                                  std.rules.version),
-            keyword=self.selection.keyword,
-            markexpr=self.selection.markexpr,
-            filters=self.selection.filters,
+        common = self._common(judge)
+        first = build_results(
+            std, self.out_dir, session=self._info("running", ""), not_run=reasons, **common
         )
-        first = build_results(std, self.out_dir, session=info, not_run=reasons, **common)
         status, detail = self._status(session, first.selection.complete)
         reason = STATUS_REASON[status]
         for cid in first.selection.missing + [
             c for c in first.selection.pulled_in if c not in reasons
         ]:
             reasons.setdefault(cid, (reason, detail))
-        info = info.model_copy(update={"status": status, "detail": detail})
-        results = build_results(std, self.out_dir, session=info, not_run=reasons, **common)
+        results = build_results(
+            std, self.out_dir, session=self._info(status, detail), not_run=reasons, **common
+        )
         self.results = results
         self.gates = evaluate(results, self.settings.fail_under, self.settings.max_run_errors)
         try:
@@ -525,11 +578,12 @@ class SabotSession:
             self.results_written = True
         except OutputUnwritable as exc:
             self.messages.append(
-                (f"pytest-sabot: results.json could not be written ({exc}); the previous "
-                 "one, if any, is unchanged", True)
+                (f"pytest-sabot: results.json could not be written ({exc}); the one on disk "
+                 "is the one the session started with (incomplete)", True)
             )
             if status == "complete":
                 status, detail = "output-unwritable", str(exc)
+                self.stop_detail = self.stop_detail or str(exc)
         try:
             manifest_mod.write_manifest(self.out_dir, self._manifest(status, detail, results))
         except OutputUnwritable as exc:
@@ -540,6 +594,16 @@ class SabotSession:
         junit.suite_properties(self.config, results, self.run_id)
         junit.report_gates(self.config, self.gates)
         self._exit_status(session, results, status)
+
+    def _kill_workers(self) -> None:
+        """Stop the xdist workers at once (their processes, which this session started)."""
+        dsession = self.config.pluginmanager.getplugin("dsession")
+        group = getattr(getattr(dsession, "nodemanager", None), "group", None)
+        for gateway in list(group or []):
+            io = getattr(gateway, "_io", None)
+            kill = getattr(io, "kill", None)
+            if callable(kill):
+                kill()
 
     def _unwritable_message(self, results: ResultsFile) -> str:
         sel = results.selection

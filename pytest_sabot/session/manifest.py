@@ -26,7 +26,7 @@ from pytest_sabot.results import SessionStatus
 from pytest_sabot.trace_io import OutputUnwritable, write_json_atomic
 
 MANIFEST_SCHEMA_VERSION = "1"
-RESERVE_PER_CELL = 24 * 1024
+RESERVE_PER_CELL = 8 * 1024
 RESERVE_BASE = 256 * 1024
 
 
