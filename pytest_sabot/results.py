@@ -104,6 +104,7 @@ def model_off_pin(
     downgrade_model: str | None,
     judge_spec: str,
     served: tuple[set[str], set[str]] | None = None,
+    o4: bool = True,
 ) -> dict[str, str]:
     """Models that differ from the standard's pins (SPEC I47): the pipeline model, the O4
     downgrade target and the judge. Keyless runs measure no model, are labelled fixtures
@@ -128,7 +129,7 @@ def model_off_pin(
         if _family(name) != _family(pin):
             found["pipeline model"] = f"{model}, pinned {pin}"
         target = downgrade_model or pin_down
-        if _family(target.split(":", 1)[-1]) != _family(pin_down):
+        if o4 and _family(target.split(":", 1)[-1]) != _family(pin_down):
             found["O4 downgrade model"] = f"{target}, pinned {pin_down}"
     if not judge_spec.startswith(JUDGE_PIN):
         found["judge"] = (
@@ -346,7 +347,11 @@ def build_results(
     served = (
         served_models(out_dir, scored.sessions) if model.startswith("replay:") else None
     )
-    pins = {**off_pin(versions), **model_off_pin(std, model, downgrade_model, judge_spec, served)}
+    o4 = any(c.operator == "O4" for c in runnable)
+    pins = {
+        **off_pin(versions),
+        **model_off_pin(std, model, downgrade_model, judge_spec, served, o4),
+    }
     return ResultsFile(
         tool=f"pytest-sabot {__version__}",
         wave=std.wave.wave,

@@ -1,6 +1,7 @@
-"""The spend cap on the live path: a tiny cap stops new upstream calls, the cells it stops
-are RUN_ERRORs that say why, the session ends on its own and spend stays under the cap; a
-resumed session with a larger cap finishes the wave."""
+"""The spend cap on the live path: a tiny cap stops new upstream calls and the wave; the
+cells it stops are not RUN_ERRORs but "not run: budget" (SPEC I44), the session ends on its
+own with pytest's "interrupted" status and its results marked incomplete, and spend stays
+under the cap; a resumed session with a larger cap finishes the wave."""
 
 from __future__ import annotations
 
@@ -42,8 +43,14 @@ def test_budget_tiny_cap_ends_the_session_cleanly(
     budget_sessions: tuple[Session, Session],
 ) -> None:
     tiny, _ = budget_sessions
-    assert tiny.returncode == 0, tiny.stdout[-3000:] + tiny.stderr[-2000:]
-    assert _results(tiny)["selection"]["recorded"] == SLICE_CELLS
+    assert tiny.returncode == pytest.ExitCode.INTERRUPTED, tiny.stdout[-3000:] + tiny.stderr
+    results = _results(tiny)
+    assert results["session"]["status"] == "budget-stopped"
+    selection = results["selection"]
+    assert selection["complete"] is False
+    not_run = {c["cell_id"]: c["reason"] for c in selection["not_run"]}
+    assert not_run and set(not_run.values()) == {"budget"}
+    assert selection["recorded"] + len(not_run) == SLICE_CELLS
 
 
 def test_budget_spend_never_exceeds_the_cap(budget_sessions: tuple[Session, Session]) -> None:
@@ -56,17 +63,20 @@ def test_budget_spend_never_exceeds_the_cap(budget_sessions: tuple[Session, Sess
     assert served, "the cap admitted no call at all: the test cap is too small to show a stop"
 
 
-def test_budget_stopped_cells_are_run_errors_naming_the_budget(
+def test_budget_stopped_cells_are_not_run_errors_and_name_the_budget(
     budget_sessions: tuple[Session, Session],
 ) -> None:
     tiny, _ = budget_sessions
     errors = _run_errors(tiny)
     assert errors, "no cell was stopped by the cap"
+    verdicts = {c["cell_id"]: c for c in _results(tiny)["cells"]}
+    not_run = {c["cell_id"]: c["reason"] for c in _results(tiny)["selection"]["not_run"]}
     for cell_id, message in errors.items():
         assert "budget" in message.lower(), (cell_id, message)
-    verdicts = {c["cell_id"]: c for c in _results(tiny)["cells"]}
-    for cell_id in errors:
-        assert _exclusion(verdicts[cell_id]) == "RUN_ERROR", verdicts[cell_id]
+        assert cell_id not in verdicts, verdicts[cell_id]  # never scored, never excluded
+        assert not_run[cell_id] == "budget"
+        outcome = json.loads((tiny.out / "cells" / cell_id / "outcome.json").read_text())
+        assert outcome["stopped"] == "budget" and outcome["attempts"] == 1  # not retried
 
 
 def test_budget_resume_with_a_larger_cap_finishes_the_wave(
