@@ -231,7 +231,7 @@ class SabotSession:
         ids = cell_ids_of_items(items)
         if not self.is_worker:
             self.fix_selection(ids)
-        if ids and not self.collect_only:
+        if not self.collect_only:
             self._build_runner(ids)
 
     def fix_selection_from_nodeids(self, nodeids: Sequence[str]) -> None:
