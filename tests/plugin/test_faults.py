@@ -297,7 +297,11 @@ def test_16_sigterm_of_the_controller_records_an_interrupted_session(
 
 def test_16_a_second_ctrl_c_still_exits_and_stops_the_workers(tmp_path: Path) -> None:
     session, workers = _signalled(tmp_path, signal.SIGINT, 0.2)
-    assert session.returncode in (pytest.ExitCode.INTERRUPTED, 130), session.describe()
+    # the second interrupt lands while results are written (pytest's status 2), or earlier,
+    # while pytest itself reports the first one: then the interpreter ends on the signal
+    assert session.returncode in (pytest.ExitCode.INTERRUPTED, 130, -signal.SIGINT), (
+        session.describe()
+    )
     _wait_for(lambda: not _alive(workers), timeout=30)
     _no_temp_files(session.out)
     _records_intact(session.out)
