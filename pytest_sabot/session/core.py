@@ -522,6 +522,10 @@ class SabotSession:
             return "stopped", str(stopped_by)
         if session.exitstatus == pytest.ExitCode.INTERRUPTED:
             return "interrupted", "interrupted (Ctrl-C or SIGTERM)"
+        dsession = self.config.pluginmanager.getplugin("dsession")
+        gave_up = getattr(dsession, "_summary_report", None)  # xdist: too many crashes
+        if gave_up:
+            return "crashed-workers", str(gave_up)
         if self.crashed_cells:
             return "crashed-workers", "worker processes crashed"
         return "stopped", "the session ended before its selection was recorded"
