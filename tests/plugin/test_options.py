@@ -147,3 +147,15 @@ def test_9_4_an_unknown_key_in_a_data_file_is_named_as_unknown(
     assert "wave1.yaml" in text
     assert "'seed_file' is unknown" in text
     assert "missing beside it: 'seeds_file'" in text
+
+
+def test_9_4_a_replay_that_does_not_cover_the_selection_is_refused_before_any_cell(
+    pytester: pytest.Pytester, tmp_path: Path
+) -> None:
+    recordings = tmp_path / "recordings"
+    (recordings / "langgraph-default-baseline-T1-s11").mkdir(parents=True)
+    (recordings / "langgraph-default-baseline-T1-s11" / "exchanges.jsonl").write_text("")
+    text = _refused(pytester, f"--sabot-model=replay:{recordings}", *_ONE_CELL[:-1],
+                    "--sabot-operator=baseline,O1")
+    assert "1 selected cell(s) have no recording" in text
+    assert "langgraph-default-O1-T1-s11" in text and "nothing was run" in text
