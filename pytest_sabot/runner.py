@@ -198,7 +198,7 @@ class CellRunner:
                 return record
             if record.kind != "none":
                 reason = self._why_aside(record)
-                if record.run_error and self.resume:
+                if record.run_error and self.resume and self._compatible(record):
                     self._note("rerun_error", cell.id)
                 if record.kind != "partial" or not self._crash_retry(cell):
                     set_aside(self.out_dir, cell.id, reason, self.settings.session)
