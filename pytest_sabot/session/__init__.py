@@ -13,6 +13,8 @@ Modules, one job each:
 - ``junit``: classnames, verdicts and row results in the JUnit XML;
 - ``xdist``: hooks that exist only with pytest-xdist (worker setup, crashed workers);
 - ``signals``: SIGTERM handled like Ctrl-C;
+- ``crashes``: a worker that died while running a cell;
+- ``finishing``: the results and manifest written at the start and the end, the status;
 - ``core``: the session object that ties them together.
 """
 

@@ -11,17 +11,15 @@ from typing import Any
 
 import pytest
 
-from pytest_sabot import __version__
 from pytest_sabot.errors import SabotDataError
 from pytest_sabot.models.cells import Cell
 from pytest_sabot.records import now_iso
-from pytest_sabot.results import NotRunReason, ResultsFile, SessionInfo, SessionStatus
+from pytest_sabot.results import NotRunReason, ResultsFile
+from pytest_sabot.session import crashes, finishing, junit, preflight, signals
 from pytest_sabot.session import gateway as gateway_mod
-from pytest_sabot.session import junit, preflight, signals
 from pytest_sabot.session import manifest as manifest_mod
-from pytest_sabot.session.gates import Gate, evaluate, failures
+from pytest_sabot.session.gates import Gate
 from pytest_sabot.session.selection import (
-    CELL_MODULE,
     Selection,
     cell_id_of,
     cell_ids_of_items,
@@ -51,17 +49,6 @@ FRAMEWORK_WARNING_MODULES = (
 # when the harness itself hangs (SPEC I46).
 TIMEOUT_GRACE_PER_ATTEMPT_S = 10.0
 TIMEOUT_GRACE_S = 120.0
-ABANDONED_WAIT_S = 10.0
-
-STATUS_REASON: dict[SessionStatus, NotRunReason] = {
-    "output-unwritable": "output unwritable",
-    "budget-stopped": "budget",
-    "interrupted": "interrupted",
-    "crashed-workers": "crashed worker",
-    "stopped": "stopped",
-    "complete": "not reached",
-    "running": "not reached",
-}
 
 
 def _nothing() -> None:
@@ -254,8 +241,8 @@ class SabotSession:
             self.reserve = manifest_mod.reserve(
                 self.out_dir, self.run_id, len(selection.to_record)
             )
-            manifest_mod.write_manifest(self.out_dir, self._manifest("running", ""))
-            self._write_pending_results()
+            manifest_mod.write_manifest(self.out_dir, finishing.manifest(self, "running", ""))
+            finishing.write_pending(self)
         except (OutputUnwritable, OSError) as exc:
             if self.reserve is not None:
                 manifest_mod.release(self.reserve)
@@ -265,83 +252,10 @@ class SabotSession:
             ) from None
         self.output_started = True
 
-    def _write_pending_results(self) -> None:
-        """results.json as the session starts: its selection, nothing counted yet. Should
-        the session be killed outright, this is what the directory says (incomplete), and
-        sabot rescore still reproduces it."""
-        from pytest_sabot.report.render import markdown
-        from pytest_sabot.results import build_results, write_results
-        from pytest_sabot.trace_io import write_text_atomic
-
-        assert self.selection is not None
-        pending: dict[str, tuple[NotRunReason, str]] = {
-            c.id: ("pending", f"session {self.run_id} had not recorded it yet")
-            for c in self.selection.to_record
-        }
-        results = build_results(
-            self.std,
-            self.out_dir,
-            session=self._info("running", ""),
-            not_run=pending,
-            counted={},
-            **self._common(judge=None),
-        )
-        write_results(results, self.out_dir)
-        write_text_atomic(self.out_dir / "RESULTS.md", markdown(results))
-
-    def _info(self, status: SessionStatus, detail: str) -> SessionInfo:
-        return SessionInfo(
-            run_id=self.run_id,
-            mode="resume" if self.settings.resume else "fresh",
-            rerun_errors=self.settings.rerun_errors,
-            rerun_error_cells=sorted(
-                {e["cell_id"] for e in self.events if e["kind"] == "rerun_error"}
-            ),
-            status=status,
-            detail=detail,
-            started=self.started,
-            ended=None if status == "running" else now_iso(),
-        )
-
-    def _common(self, judge: dict[str, Any] | None) -> dict[str, Any]:
-        """The inputs of build_results every results.json of this session shares."""
-        from pytest_sabot.adjudicate import Provenance
-
-        assert self.selection is not None
-        std = self.std
-        return dict(
-            selected_ids=self.selection.ids,
-            pulled_in=[c.id for c in self.selection.pulled_in],
-            model=self.settings.model,
-            upstream=self.settings.base_url,
-            downgrade_model=self.settings.downgrade_model,
-            judge_spec=self.settings.judge,
-            judge=judge,
-            spend=gateway_mod.stats(self.gateway),
-            provenance=Provenance(
-                self.settings.model, std.registration_hash(), std.rules.version
-            ),
-            keyword=self.selection.keyword,
-            markexpr=self.selection.markexpr,
-            filters=self.selection.filters,
-        )
-
     def _build_runner(self, ids: Sequence[str]) -> None:
-        from pytest_sabot.harness.run import RunSettings
         from pytest_sabot.runner import CellRunner
 
-        assert self.gateway_url is not None
-        settings = RunSettings(
-            root=self.std.root,
-            out_dir=self.out_dir,
-            gateway_url=self.gateway_url,
-            model=self.settings.model,
-            timeout_s=self.attempt_timeout,
-            downgrade_model=self.settings.downgrade_model,
-            session=self.run_id,
-            registration_hash=self.std.registration_hash(),
-            rules=self.std.rules.version,
-        )
+        settings = self.runner_settings()
         self.runner = CellRunner(
             std=self.std,
             settings=settings,
@@ -416,53 +330,7 @@ class SabotSession:
             self.stop_detail = str(fatal.get("message", ""))
 
     def worker_crashed(self, nodeid: str, report: Any, sched: Any) -> None:
-        """xdist lost the worker running this cell. The crash is the cell's first attempt:
-        it runs once more; a second crash is recorded as RUN_ERROR with the crash text."""
-        cid = cell_id_of(nodeid)
-        if cid is None or self.std is None:
-            return
-        from pytest_sabot.adjudicate import has_leftovers
-        from pytest_sabot.harness.run import cell_dir, note_crash, record_crash
-
-        cell = self.std.cell(cid)
-        message = str(report.longrepr)
-        # xdist's report of a crash names no phase and no file: it is a harness error of
-        # this cell's test (E), at the cell module
-        report.when = "setup"
-        report.location = (str(CELL_MODULE), None, nodeid.rsplit("::", 1)[-1])
-        node = getattr(report, "node", None)
-        worker = str(node.gateway.id) if node is not None else "a worker"
-        self.crashes[cid] += 1
-        involved = [c for c in (cell, self._baseline_of(cell)) if c is not None]
-        broken = [c for c in involved if has_leftovers(self.out_dir, c.id)] or [cell]
-        try:
-            if self.crashes[cid] == 1:
-                for c in broken:
-                    note_crash(cell_dir(self.out_dir, c.id), self.run_id, worker, message)
-                sched.mark_test_pending(nodeid)
-                report.outcome = "rerun"
-                return
-        except (AttributeError, NotImplementedError):
-            pass  # a scheduler that cannot reschedule: record the crash now
-        except OutputUnwritable as exc:
-            self.stop_reason, self.stop_detail = "output unwritable", str(exc)
-            return
-        settings = self.runner_settings()
-        try:
-            for c in broken:
-                record_crash(c, self.std.wave, settings, message, self.crashes[cid])
-        except OutputUnwritable as exc:
-            self.stop_reason, self.stop_detail = "output unwritable", str(exc)
-        if not (cell_dir(self.out_dir, cid) / "outcome.json").is_file():
-            self.crashed_cells[cid] = message
-        report.sabot_crash = message
-
-    def _baseline_of(self, cell: Cell) -> Cell | None:
-        if cell.is_baseline or cell.carved_out or self.selection is None:
-            return None
-        if cell.baseline_id in set(self.selection.ids):
-            return None
-        return self.std.cell(cell.baseline_id)  # type: ignore[no-any-return]
+        crashes.worker_crashed(self, nodeid, report, sched)
 
     def runner_settings(self) -> Any:
         from pytest_sabot.harness.run import RunSettings
@@ -483,197 +351,7 @@ class SabotSession:
     # ------------------------------------------------------------------ finish
 
     def finish(self, session: pytest.Session) -> None:
-        """Controller: score the selection from disk, write results, decide the exit."""
-        from pytest_sabot.harness.run import wait_for_abandoned
-
-        wait_for_abandoned(ABANDONED_WAIT_S)
-        if self.is_worker or not self.output_started or self.selection is None:
-            return
-        try:
-            self._finish(session)
-        except KeyboardInterrupt:
-            self._kill_workers()
-            self.messages.append(
-                ("pytest-sabot: interrupted again while writing results; the records on disk "
-                 "are intact, results.json may be the previous one (rebuild it with "
-                 "--sabot-resume or sabot rescore)", True)
-            )
-            raise pytest.exit(
-                "pytest-sabot: interrupted twice", returncode=pytest.ExitCode.INTERRUPTED
-            ) from None
-
-    def _stop_workers(self, session: pytest.Session) -> None:
-        """An interrupted xdist session: stop the workers before reading the disk, so no
-        record is added after the results were computed."""
-        dsession = self.config.pluginmanager.getplugin("dsession")
-        nodemanager = getattr(dsession, "nodemanager", None)
-        if nodemanager is not None:
-            nodemanager.teardown_nodes()
-
-    def _status(self, session: pytest.Session, complete: bool) -> tuple[SessionStatus, str]:
-        if self.stop_reason == "output unwritable":
-            return "output-unwritable", self.stop_detail
-        if self.stop_reason == "budget":
-            return "budget-stopped", self.stop_detail
-        if complete:
-            return "complete", ""
-        stopped_by = session.shouldfail or session.shouldstop
-        if stopped_by:  # -x, --maxfail, --sw: pytest stopped on purpose
-            return "stopped", str(stopped_by)
-        if session.exitstatus == pytest.ExitCode.INTERRUPTED:
-            return "interrupted", "interrupted (Ctrl-C or SIGTERM)"
-        dsession = self.config.pluginmanager.getplugin("dsession")
-        gave_up = getattr(dsession, "_summary_report", None)  # xdist: too many crashes
-        if gave_up:
-            return "crashed-workers", str(gave_up)
-        if self.crashed_cells:
-            return "crashed-workers", "worker processes crashed"
-        return "stopped", "the session ended before its selection was recorded"
-
-    def _finish(self, session: pytest.Session) -> None:
-        from pytest_sabot.report.render import markdown
-        from pytest_sabot.results import build_results, write_results
-        from pytest_sabot.trace_io import write_text_atomic
-
-        assert self.selection is not None
-        if session.exitstatus == pytest.ExitCode.INTERRUPTED:
-            try:
-                self._stop_workers(session)
-            except KeyboardInterrupt:  # a second interrupt: stop them without waiting
-                self._kill_workers()
-                self.messages.append(
-                    ("pytest-sabot: interrupted again: the workers were stopped without "
-                     "waiting; their unfinished cells have no record", True)
-                )
-        if self.reserve is not None:
-            manifest_mod.release(self.reserve)
-        std = self.std
-        judge = None
-        if self.settings.judge != "none":
-            from pytest_sabot.judge.run import collect_summary
-
-            judge = collect_summary(
-                self.out_dir,
-                [c.id for c in self.selection.runnable],
-                self.settings.judge,
-                self.judge_note,
-            )
-        reasons: dict[str, tuple[NotRunReason, str]] = {
-            cid: ("crashed worker", text) for cid, text in self.crashed_cells.items()
-        }
-        common = self._common(judge)
-        first = build_results(
-            std, self.out_dir, session=self._info("running", ""), not_run=reasons, **common
-        )
-        status, detail = self._status(session, first.selection.complete)
-        reason = STATUS_REASON[status]
-        for cid in first.selection.missing + [
-            c for c in first.selection.pulled_in if c not in reasons
-        ]:
-            reasons.setdefault(cid, (reason, detail))
-        results = build_results(
-            std, self.out_dir, session=self._info(status, detail), not_run=reasons, **common
-        )
-        self.results = results
-        self.gates = evaluate(results, self.settings.fail_under, self.settings.max_run_errors)
-        try:
-            write_results(results, self.out_dir)
-            write_text_atomic(self.out_dir / "RESULTS.md", markdown(results))
-            self.results_written = True
-        except OutputUnwritable as exc:
-            self.messages.append(
-                (f"pytest-sabot: results.json could not be written ({exc}); the one on disk "
-                 "is the one the session started with (incomplete)", True)
-            )
-            if status == "complete":
-                status, detail = "output-unwritable", str(exc)
-                self.stop_detail = self.stop_detail or str(exc)
-        try:
-            manifest_mod.write_manifest(self.out_dir, self._manifest(status, detail, results))
-        except OutputUnwritable as exc:
-            self.messages.append((f"pytest-sabot: the session record could not be "
-                                  f"written ({exc})", True))
-        if status == "output-unwritable":
-            self.messages.append((self._unwritable_message(results), True))
-        junit.suite_properties(self.config, results, self.run_id)
-        junit.report_gates(self.config, self.gates)
-        self._exit_status(session, results, status)
-
-    def _kill_workers(self) -> None:
-        """Stop the xdist workers at once (their processes, which this session started)."""
-        dsession = self.config.pluginmanager.getplugin("dsession")
-        group = getattr(getattr(dsession, "nodemanager", None), "group", None)
-        for gateway in list(group or []):
-            io = getattr(gateway, "_io", None)
-            kill = getattr(io, "kill", None)
-            if callable(kill):
-                kill()
-
-    def _unwritable_message(self, results: ResultsFile) -> str:
-        sel = results.selection
-        return (
-            f"pytest-sabot: the session stopped because the output could not be written: "
-            f"{self.stop_detail}. {sel.recorded} of {sel.selected} selected cells are safely "
-            f"recorded in {self.out_dir}. Free some space (or fix the directory) and run the "
-            "same command with --sabot-resume to record the rest."
-        )
-
-    def _exit_status(self, session: pytest.Session, results: ResultsFile, status: str) -> None:
-        failed = failures(self.gates)
-        if session.exitstatus == pytest.ExitCode.OK:
-            if status != "complete":
-                session.exitstatus = pytest.ExitCode.INTERRUPTED
-            elif failed:
-                session.exitstatus = pytest.ExitCode.TESTS_FAILED
-
-    def _manifest(
-        self, status: SessionStatus, detail: str, results: ResultsFile | None = None
-    ) -> Any:
-        from pytest_sabot.harness.run import installed_versions
-
-        assert self.selection is not None
-        std = self.std
-        set_aside = {e["cell_id"]: e["detail"] for e in self.events if e["kind"] == "set_aside"}
-        pulled = [e for e in self.events if e["kind"] == "pulled_in"]
-        not_run: dict[str, str] = {}
-        recorded = 0
-        if results is not None:
-            not_run = {n.cell_id: n.reason for n in results.selection.not_run}
-            recorded = results.selection.recorded
-        return manifest_mod.SessionRecord(
-            run_id=self.run_id,
-            tool=f"pytest-sabot {__version__}",
-            wave=std.wave.wave,
-            rules=std.rules.version,
-            wave_rules=std.wave.rules,
-            model=self.settings.model,
-            downgrade_model=self.settings.downgrade_model,
-            judge=self.settings.judge,
-            upstream=self.settings.base_url,
-            registration_hash=std.registration_hash(),
-            versions=installed_versions(),
-            mode=self.settings.mode,
-            rerun_errors=self.settings.rerun_errors,
-            started=self.started,
-            ended=None if status == "running" else now_iso(),
-            status=status,
-            detail=detail,
-            selection=manifest_mod.SessionSelection(
-                cell_ids=self.selection.ids,
-                pulled_in=[c.id for c in self.selection.pulled_in],
-                keyword=self.selection.keyword,
-                markexpr=self.selection.markexpr,
-                filters=self.selection.filters,
-                args=self.selection.args,
-            ),
-            recorded=recorded,
-            not_run=not_run,
-            set_aside=set_aside,
-            rerun_error_cells=sorted({e["cell_id"] for e in self.events
-                                      if e["kind"] == "rerun_error"}),
-            pulled_in_reused=sorted({e["cell_id"] for e in pulled if e["detail"] == "reused"}),
-            pulled_in_run=sorted({e["cell_id"] for e in pulled if e["detail"] == "run"}),
-        )
+        finishing.finish(self, session)
 
     # ------------------------------------------------------------------ terminal
 
