@@ -25,6 +25,7 @@ from pytest_sabot.models.cells import Cell
 from pytest_sabot.models.verdict import BaselineVerdict, CellVerdict
 from pytest_sabot.pins import off_pin
 from pytest_sabot.scoring import Scoreboard, scoreboard
+from pytest_sabot.session.states import NotRunReason, SessionStatus
 from pytest_sabot.standard import Standard
 from pytest_sabot.trace_io import read_trace, write_json_atomic
 
@@ -34,26 +35,6 @@ FIXTURE_LABEL = "keyless: fixtures of the embedded model ({model}), not a measur
 JUDGE_PIN = "claude-cli"  # standard section 6: Claude, run headless via claude -p
 
 DEFAULT_UPSTREAM = "https://api.openai.com/v1"
-
-NotRunReason = Literal[
-    "interrupted",
-    "budget",
-    "crashed worker",
-    "output unwritable",
-    "stopped",
-    "not reached",
-    "pending",
-]
-SessionStatus = Literal[
-    "running",
-    "complete",
-    "interrupted",
-    "budget-stopped",
-    "output-unwritable",
-    "stopped",
-    "crashed-workers",
-]
-
 
 def model_label(model: str, upstream: str | None = None, off_pin_model: str | None = None) -> str:
     """How results of a model are labelled wherever they are shown. A live model reached

@@ -7,18 +7,16 @@ import math
 from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from pytest_sabot.errors import SabotDataError
 from pytest_sabot.models.cells import Cell
 from pytest_sabot.records import now_iso
-from pytest_sabot.results import NotRunReason, ResultsFile
-from pytest_sabot.session import crashes, finishing, junit, preflight, signals
 from pytest_sabot.session import gateway as gateway_mod
+from pytest_sabot.session import junit, preflight, signals
 from pytest_sabot.session import manifest as manifest_mod
-from pytest_sabot.session.gates import Gate
 from pytest_sabot.session.selection import (
     Selection,
     cell_id_of,
@@ -28,7 +26,12 @@ from pytest_sabot.session.selection import (
     rewrite_pasted_ids,
 )
 from pytest_sabot.session.settings import Settings, read_settings
+from pytest_sabot.session.states import NotRunReason
 from pytest_sabot.trace_io import OutputUnwritable
+
+if TYPE_CHECKING:
+    from pytest_sabot.results import ResultsFile
+    from pytest_sabot.session.gates import Gate
 
 STATE = pytest.StashKey["SabotSession"]()
 FATAL = pytest.StashKey[dict[str, str]]()
@@ -241,6 +244,8 @@ class SabotSession:
             self.reserve = manifest_mod.reserve(
                 self.out_dir, self.run_id, len(selection.to_record)
             )
+            from pytest_sabot.session import finishing
+
             manifest_mod.write_manifest(self.out_dir, finishing.manifest(self, "running", ""))
             finishing.write_pending(self)
         except (OutputUnwritable, OSError) as exc:
@@ -330,6 +335,8 @@ class SabotSession:
             self.stop_detail = str(fatal.get("message", ""))
 
     def worker_crashed(self, nodeid: str, report: Any, sched: Any) -> None:
+        from pytest_sabot.session import crashes
+
         crashes.worker_crashed(self, nodeid, report, sched)
 
     def runner_settings(self) -> Any:
@@ -351,6 +358,8 @@ class SabotSession:
     # ------------------------------------------------------------------ finish
 
     def finish(self, session: pytest.Session) -> None:
+        from pytest_sabot.session import finishing
+
         finishing.finish(self, session)
 
     # ------------------------------------------------------------------ terminal

@@ -11,11 +11,12 @@ import pytest
 from pytest_sabot import __version__
 from pytest_sabot.harness.run import wait_for_abandoned
 from pytest_sabot.records import now_iso
-from pytest_sabot.results import NotRunReason, ResultsFile, SessionInfo, SessionStatus
+from pytest_sabot.results import ResultsFile, SessionInfo
 from pytest_sabot.session import gateway as gateway_mod
 from pytest_sabot.session import junit
 from pytest_sabot.session import manifest as manifest_mod
 from pytest_sabot.session.gates import evaluate, failures
+from pytest_sabot.session.states import NotRunReason, SessionStatus
 from pytest_sabot.trace_io import OutputUnwritable
 
 if TYPE_CHECKING:

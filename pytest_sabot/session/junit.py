@@ -16,12 +16,13 @@
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import pytest
 
-from pytest_sabot.results import ResultsFile
-from pytest_sabot.session.gates import Gate
+if TYPE_CHECKING:
+    from pytest_sabot.results import ResultsFile
+    from pytest_sabot.session.gates import Gate
 
 PROPERTY_FAMILIES = ("xunit1", "legacy")
 

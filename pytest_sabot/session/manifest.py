@@ -22,7 +22,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from pytest_sabot.records import SESSIONS_DIR
-from pytest_sabot.results import SessionStatus
+from pytest_sabot.session.states import SessionStatus
 from pytest_sabot.trace_io import OutputUnwritable, write_json_atomic
 
 MANIFEST_SCHEMA_VERSION = "1"
