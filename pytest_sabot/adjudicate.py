@@ -3,12 +3,20 @@
 The same code scores a cell right after it ran (on an xdist worker, provisionally) and
 re-scores a whole output directory at the end of a session or offline (``sabot rescore``),
 so the two can never disagree on how a trace is read.
+
+A fault run is valid only when its own no-fault baseline passed (standard section 3). Here
+that means a baseline *record* in the same output, made under the same model, registration
+hash and rule version as the fault cell's record (SPEC I41). A fault cell without one is
+never counted: ``score_dir`` leaves it out of the verdicts and lists it as unpaired, with
+the reason, so it stays out of every denominator.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -16,11 +24,14 @@ from pytest_sabot.harness.run import OUTCOME_FILE, RunOutcome, cell_dir
 from pytest_sabot.judge.run import read_soft_record
 from pytest_sabot.models.cells import Cell
 from pytest_sabot.models.verdict import BaselineVerdict, CellVerdict, Exclusion
+from pytest_sabot.records import set_aside as _set_aside
 from pytest_sabot.scoring import score_baseline, score_cell
 from pytest_sabot.standard import Standard
-from pytest_sabot.trace_io import TRACE_FILE, read_trace, write_json_atomic
+from pytest_sabot.trace_io import PARTIAL_SUFFIX, TRACE_FILE, read_trace, write_json_atomic
 
 NOT_RUN_FILE = "not_run.json"
+
+Verdict = CellVerdict | BaselineVerdict
 
 
 class NotRun(BaseModel):
@@ -32,34 +43,75 @@ class NotRun(BaseModel):
     baseline_id: str
     baseline_status: str = Field(description="'failed' or 'RUN_ERROR'.")
     reason: str
-    session: str = Field("", description="The session that decided not to run the cell.")
+    session: str = Field("", description="Run id of the session that decided not to run it.")
+    baseline_session: str = Field(
+        "", description="Run id of the session that recorded the baseline it was decided on."
+    )
+    model: str = Field("", description="Pipeline model of that baseline record.")
+    registration_hash: str = Field("", description="Registration hash of that record.")
+    rules: str = Field("", description="Rule version of that record.")
 
 
-def unfinished_business(out_dir: Path, cell: Cell, session: str) -> bool:
-    """A record that a resumed session must redo: a run error (the budget stopped it, the
-    session was killed mid-retry, the network failed) or a skip for a failed baseline,
-    recorded by an earlier session. Records of this session are final."""
-    run_dir = cell_dir(out_dir, cell.id)
-    note_path = run_dir / NOT_RUN_FILE
-    if note_path.is_file():
-        return NotRun.model_validate_json(note_path.read_text()).session != session
-    outcome = read_outcome(run_dir)
-    return outcome is not None and outcome.error is not None and outcome.session != session
+@dataclass(frozen=True)
+class Provenance:
+    """What a record was made under. A baseline pairs with a fault cell only when both
+    were made under the same values (SPEC I41)."""
+
+    model: str
+    registration_hash: str
+    rules: str
+
+    def difference(self, other: Provenance) -> str | None:
+        """How ``other`` differs, in words (None when it does not)."""
+        for name, mine, theirs in (
+            ("model", self.model, other.model),
+            ("registration hash", self.registration_hash[:12], other.registration_hash[:12]),
+            ("rule version", self.rules, other.rules),
+        ):
+            if mine != theirs:
+                return f"another {name} ({theirs or 'unknown'}, not {mine or 'unknown'})"
+        return None
 
 
-def set_aside(out_dir: Path, cell: Cell) -> Path:
-    """Move a cell's record out of the way (never delete it) before it is run again."""
-    import shutil
+RecordKind = Literal["none", "partial", "run", "not_run", "stopped"]
 
-    run_dir = cell_dir(out_dir, cell.id)
-    base = out_dir / "superseded" / cell.id
-    n = 1
-    while (base.parent / f"{cell.id}~{n}").exists():
-        n += 1
-    target = base.parent / f"{cell.id}~{n}"
-    target.parent.mkdir(parents=True, exist_ok=True)
-    shutil.move(str(run_dir), str(target))
-    return target
+
+@dataclass(frozen=True)
+class Record:
+    """What an output directory holds for one cell.
+
+    ``none``: nothing; ``partial``: files of a run that never finished (killed); ``run``: a
+    complete run (trace and outcome); ``not_run``: a fault cell skipped because its baseline
+    failed; ``stopped``: a run the spend cap stopped (not finished, run again on resume)."""
+
+    cell_id: str
+    kind: RecordKind
+    outcome: RunOutcome | None = None
+    note: NotRun | None = None
+
+    @property
+    def finished(self) -> bool:
+        return self.kind in ("run", "not_run")
+
+    @property
+    def session(self) -> str:
+        if self.note is not None:
+            return self.note.session
+        return self.outcome.session if self.outcome is not None else ""
+
+    @property
+    def provenance(self) -> Provenance | None:
+        if self.note is not None:
+            return Provenance(self.note.model, self.note.registration_hash, self.note.rules)
+        if self.outcome is not None:
+            o = self.outcome
+            return Provenance(o.model, o.registration_hash, o.rules)
+        return None
+
+    @property
+    def run_error(self) -> bool:
+        """A complete run whose last attempt failed with a run error."""
+        return self.kind == "run" and self.outcome is not None and self.outcome.error is not None
 
 
 def read_outcome(run_dir: Path) -> RunOutcome | None:
@@ -69,30 +121,65 @@ def read_outcome(run_dir: Path) -> RunOutcome | None:
     return RunOutcome.model_validate_json(path.read_text(encoding="utf-8"))
 
 
+def read_not_run(run_dir: Path) -> NotRun | None:
+    path = run_dir / NOT_RUN_FILE
+    if not path.is_file():
+        return None
+    return NotRun.model_validate_json(path.read_text(encoding="utf-8"))
+
+
+def read_record(out_dir: Path, cell_id: str) -> Record:
+    run_dir = cell_dir(out_dir, cell_id)
+    if not run_dir.exists():
+        return Record(cell_id, "none")
+    note = read_not_run(run_dir)
+    if note is not None:
+        return Record(cell_id, "not_run", note=note)
+    outcome = read_outcome(run_dir)
+    if outcome is not None and (run_dir / TRACE_FILE).is_file():
+        kind: RecordKind = "stopped" if outcome.stopped is not None else "run"
+        return Record(cell_id, kind, outcome=outcome)
+    if any(run_dir.iterdir()):
+        return Record(cell_id, "partial", outcome=outcome)
+    return Record(cell_id, "none")
+
+
 def is_finished(out_dir: Path, cell: Cell) -> bool:
-    """Whether a cell has a complete record (resume skips it)."""
-    run_dir = cell_dir(out_dir, cell.id)
-    if (run_dir / NOT_RUN_FILE).is_file():
-        return True
-    return read_outcome(run_dir) is not None and (run_dir / TRACE_FILE).is_file()
+    """Whether a cell has a complete record (a run, or a skip for a failed baseline)."""
+    return read_record(out_dir, cell.id).finished
+
+
+def set_aside(out_dir: Path, cell: Cell, reason: str = "", session: str = "") -> Path:
+    """Move a cell's record out of the way (never delete it) before it is run again."""
+    return _set_aside(out_dir, cell.id, reason or "the cell runs again", session)
 
 
 def baseline_status(out_dir: Path, std: Standard, cell: Cell) -> str | None:
     """'passed', 'failed' or 'RUN_ERROR' for the cell's baseline, None when not recorded."""
     run_dir = cell_dir(out_dir, cell.baseline_id)
-    if read_outcome(run_dir) is None or not (run_dir / TRACE_FILE).is_file():
+    if read_record(out_dir, cell.baseline_id).kind != "run":
         return None
-    verdict = score_baseline_dir(std, run_dir)
-    return verdict.status
+    return score_baseline_dir(std, run_dir).status
 
 
-def record_not_run(out_dir: Path, cell: Cell, status: str, session: str = "") -> NotRun:
+def record_not_run(
+    out_dir: Path,
+    cell: Cell,
+    status: str,
+    session: str = "",
+    baseline: Record | None = None,
+) -> NotRun:
+    prov = baseline.provenance if baseline is not None else None
     note = NotRun(
         session=session,
         cell_id=cell.id,
         baseline_id=cell.baseline_id,
         baseline_status=status,
         reason=f"baseline {cell.baseline_id} ended {status}; the fault run was not paid for",
+        baseline_session=baseline.session if baseline is not None else "",
+        model=prov.model if prov else "",
+        registration_hash=prov.registration_hash if prov else "",
+        rules=prov.rules if prov else "",
     )
     write_json_atomic(cell_dir(out_dir, cell.id) / NOT_RUN_FILE, note.model_dump(mode="json"))
     return note
@@ -107,11 +194,21 @@ def read_soft(run_dir: Path) -> bool | None:
 def score_baseline_dir(std: Standard, run_dir: Path) -> BaselineVerdict:
     trace = read_trace(run_dir)
     outcome = read_outcome(run_dir)
+    start = trace.start
+    paired = sorted(
+        {
+            c.operator
+            for c in std.cells
+            if c.operator is not None and not c.carved_out and c.baseline_id == start.cell_id
+        }
+    )
     return score_baseline(
         trace,
         passed=outcome.passed if outcome is not None else None,
-        anchors_by_operator=std.anchors_by_operator(trace.start.task),
+        anchors_by_operator=std.anchors_by_operator(start.task),
         rules=std.rules,
+        mapping=std.mappings[start.framework],
+        operators=paired or None,
     )
 
 
@@ -150,9 +247,9 @@ def not_run_verdict(std: Standard, cell: Cell, note: NotRun) -> CellVerdict:
 
 def score_fault_dir(std: Standard, cell: Cell, run_dir: Path, baseline: str | None) -> CellVerdict:
     """Score a recorded fault cell; ``baseline`` is its baseline's status, if known."""
-    note_path = run_dir / NOT_RUN_FILE
-    if note_path.is_file():
-        return not_run_verdict(std, cell, NotRun.model_validate_json(note_path.read_text()))
+    note = read_not_run(run_dir)
+    if note is not None:
+        return not_run_verdict(std, cell, note)
     trace = read_trace(run_dir)
     outcome = read_outcome(run_dir)
     return score_cell(
@@ -163,32 +260,121 @@ def score_fault_dir(std: Standard, cell: Cell, run_dir: Path, baseline: str | No
         passed=outcome.passed if outcome is not None else None,
         baseline_passed=None if baseline is None else baseline == "passed",
         soft_noticed=read_soft(run_dir),
+        label_unjudged=True,
     )
 
 
-def score_recorded(
-    std: Standard, out_dir: Path, cells: Iterable[Cell]
-) -> list[CellVerdict | BaselineVerdict]:
-    """Score every recorded cell among ``cells`` (unrecorded ones are left out and listed
-    by ``missing``). Baselines first, so fault cells see their baseline's final status."""
-    chosen = list(cells)
-    verdicts: list[CellVerdict | BaselineVerdict] = []
+Accept = Callable[[Cell, Record], bool]
+
+
+@dataclass
+class Scored:
+    """Everything ``score_dir`` found for a set of cells."""
+
+    verdicts: list[Verdict] = field(default_factory=list)  # baselines first
+    unpaired: dict[str, str] = field(default_factory=dict)  # fault cell -> why not scored
+    missing: list[str] = field(default_factory=list)  # runnable cells with no usable record
+    stopped: dict[str, str] = field(default_factory=dict)  # cells the spend cap stopped
+    sessions: dict[str, str] = field(default_factory=dict)  # cell -> session of its record
+
+
+def pairing_problem(cell: Cell, fault: Record, base: Record | None) -> str | None:
+    """Why a recorded fault cell cannot be scored beside this baseline record (None: it
+    can). Standard section 3: no baseline, no valid cell."""
+    bid = cell.baseline_id
+    if base is None or not base.finished:
+        if base is not None and base.kind == "stopped":
+            return f"baseline {bid} was stopped by the budget before it finished"
+        return f"baseline {bid} has no record in this output"
+    if base.kind != "run":
+        return f"baseline {bid} has no run record"
+    if fault.note is not None and fault.note.baseline_session != base.session:
+        return (
+            f"the cell was skipped on a record of baseline {bid} that has since been "
+            "set aside"
+        )
+    mine, theirs = fault.provenance, base.provenance
+    if mine is not None and theirs is not None:
+        differs = mine.difference(theirs)
+        if differs is not None:
+            return f"baseline {bid} was recorded under {differs}"
+    return None
+
+
+def score_dir(
+    std: Standard, out_dir: Path, cells: Iterable[Cell], accept: Accept | None = None
+) -> Scored:
+    """Score every recorded cell among ``cells``.
+
+    ``accept`` decides which records count (a session counts its own and those it kept);
+    a cell whose record is not accepted is missing. A fault cell is scored only beside an
+    accepted baseline record of the same provenance; otherwise it is unpaired, with the
+    reason, and never counted. Baselines are scored first, so fault cells see their
+    baseline's final status."""
+    chosen = [c for c in cells if not c.carved_out]
+    out = Scored()
+    records: dict[str, Record] = {}
+    for cell in chosen:
+        record = read_record(out_dir, cell.id)
+        if record.kind == "stopped" and record.outcome is not None:
+            out.stopped[cell.id] = record.outcome.error or "stopped by the spend cap"
+        if record.finished and (accept is None or accept(cell, record)):
+            records[cell.id] = record
+        else:
+            out.missing.append(cell.id)
     statuses: dict[str, str] = {}
     for cell in chosen:
-        if cell.is_baseline and is_finished(out_dir, cell):
-            base = score_baseline_dir(std, cell_dir(out_dir, cell.id))
-            statuses[cell.id] = base.status
-            verdicts.append(base)
+        if cell.is_baseline and cell.id in records and records[cell.id].kind == "run":
+            scored = score_baseline_dir(std, cell_dir(out_dir, cell.id))
+            statuses[cell.id] = scored.status
+            out.verdicts.append(scored)
+            out.sessions[cell.id] = records[cell.id].session
+    in_scope = {c.id for c in chosen}
     for cell in chosen:
-        if cell.is_baseline or cell.carved_out or not is_finished(out_dir, cell):
+        if cell.is_baseline or cell.id not in records:
             continue
+        fault = records[cell.id]
+        bid = cell.baseline_id
+        if bid in in_scope and bid not in records:
+            raw = read_record(out_dir, bid)
+            base: Record | None = None
+            if raw.finished:
+                problem: str | None = (
+                    f"baseline {bid} is recorded only by a session whose records this one "
+                    "does not count"
+                )
+            else:
+                problem = pairing_problem(cell, fault, raw)
+        else:
+            base = records.get(bid) if bid in in_scope else read_record(out_dir, bid)
+            problem = pairing_problem(cell, fault, base)
+        if problem is not None:
+            out.unpaired[cell.id] = problem
+            continue
+        assert base is not None
         status = statuses.get(cell.baseline_id)
         if status is None:
-            status = baseline_status(out_dir, std, cell)
-        verdicts.append(score_fault_dir(std, cell, cell_dir(out_dir, cell.id), status))
-    return verdicts
+            status = score_baseline_dir(std, cell_dir(out_dir, cell.baseline_id)).status
+        out.verdicts.append(score_fault_dir(std, cell, cell_dir(out_dir, cell.id), status))
+        out.sessions[cell.id] = fault.session
+    return out
+
+
+def score_recorded(std: Standard, out_dir: Path, cells: Iterable[Cell]) -> list[Verdict]:
+    """Score every recorded cell among ``cells``: baselines first, then each fault cell
+    that has a recorded baseline of the same provenance (unrecorded and unpaired cells are
+    left out; ``score_dir`` says why)."""
+    return score_dir(std, out_dir, cells).verdicts
 
 
 def missing(out_dir: Path, cells: Iterable[Cell]) -> list[str]:
     """Ids of runnable cells with no complete record."""
     return [c.id for c in cells if not c.carved_out and not is_finished(out_dir, c)]
+
+
+def has_leftovers(out_dir: Path, cell_id: str) -> bool:
+    """Whether a cell's directory holds the files of a run that never finished."""
+    run_dir = cell_dir(out_dir, cell_id)
+    return (run_dir / (TRACE_FILE + PARTIAL_SUFFIX)).is_file() and not (
+        run_dir / OUTCOME_FILE
+    ).is_file()

@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from pytest_sabot.errors import SabotDataError
+from pytest_sabot.errors import SabotDataError, first_error, unknown_key_text
 from pytest_sabot.models.anchors import AnchorRegistry
 from pytest_sabot.models.cells import (
     CONFIGS,
@@ -106,12 +106,13 @@ def raise_validation(path: Path, model: type[_M], raw: object) -> _M:
     try:
         return model.model_validate(raw)
     except ValidationError as exc:
-        first = exc.errors()[0]
+        first = first_error(exc)
         field = ".".join(str(p) for p in first.get("loc", ())) or "(top level)"
         kind = first.get("type", "")
         if kind == "extra_forbidden":
-            known = ", ".join(sorted(model.model_fields))
-            expected = f"no such field; known fields are: {known}"
+            expected = unknown_key_text(exc, first)
+            if len(first.get("loc", ())) == 1:
+                expected += f"; known fields are: {', '.join(sorted(model.model_fields))}"
             got: object = None
         elif kind == "missing":
             expected = "a value (this field is required)"

@@ -8,27 +8,49 @@
     sabot compare A B [--json]            paired comparison of two scored runs or waves
     sabot demo [--out DIR] [--json]       keyless demo: declared outcomes gate the exit code
 
-Running a wave is pytest's job: ``pytest --sabot-wave=N``. Exit codes: 0 ok, 1 a check
-failed (validate found errors, plan is over the cap), 2 bad input.
-compare exits 0 whatever the difference; demo exits 1 when a declared outcome is not produced.
+Running a wave is pytest's job: ``pytest --sabot-wave=N``. Exit codes, the same four for
+every command:
+
+    0  pass
+    1  a gate or a regression: rescore differs from results.json, plan is over the cap,
+       demo did not produce a declared outcome
+    2  configuration, corruption or harness error: bad options, a malformed or missing
+       file (validate found errors, results.json does not parse), an unwritable output
+    3  inconclusive: the results describe a session that did not record its whole
+       selection (interrupted, budget-stopped, required coverage missing)
+
+compare exits 0 whatever the difference (2 on bad input).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from pydantic import ValidationError
+
 from pytest_sabot.errors import SabotDataError
 from pytest_sabot.options import BY_DEST, OPTIONS
+
+EXIT_PASS = 0
+EXIT_GATE = 1
+EXIT_ERROR = 2
+EXIT_INCONCLUSIVE = 3
 
 
 def _add_shared(parser: argparse.ArgumentParser, *dests: str) -> None:
     """Add plugin options to a subcommand, with the plugin's flags and help texts."""
     for dest in dests:
         spec = BY_DEST[dest]
-        parser.add_argument(spec.flag, dest=dest, default=spec.default, help=spec.help)
+        if spec.parse is not None:
+            parser.add_argument(
+                spec.flag, dest=dest, default=spec.default, type=spec.parse, help=spec.help
+            )
+        else:
+            parser.add_argument(spec.flag, dest=dest, default=spec.default, help=spec.help)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -117,31 +139,75 @@ def main(argv: Sequence[str] | None = None) -> int:
             "demo": cmd_demo,
         }[args.command]
         return handler(args)
-    except (SabotDataError, KeyError, FileNotFoundError) as exc:
+    except (SabotDataError, KeyError, OSError) as exc:
         print(f"sabot: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_ERROR
+    except (ValidationError, json.JSONDecodeError) as exc:
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        print(f"sabot: a file does not have the expected format: {first}", file=sys.stderr)
+        return EXIT_ERROR
+
+
+def read_results_of(path: Path) -> object:
+    """results.json of a directory, with a clear error when it is missing or not ours."""
+    from pytest_sabot.results import RESULTS_FILE, RESULTS_SCHEMA_VERSION, read_results
+
+    file = path / RESULTS_FILE if path.is_dir() else path
+    if not file.is_file():
+        raise SabotDataError(file, "", "a results.json written by pytest --sabot-wave")
+    raw = json.loads(file.read_text(encoding="utf-8"))
+    version = raw.get("schema_version") if isinstance(raw, dict) else None
+    if version != RESULTS_SCHEMA_VERSION:
+        raise SabotDataError(
+            file, "schema_version", f"{RESULTS_SCHEMA_VERSION} (this pytest-sabot's format)",
+            version,
+        )
+    return read_results(file)
+
+
+def rebuild(original: object, directory: Path, rules: str, root: str | None) -> object:
+    """results.json built again from the records in ``directory``, with the inputs the
+    original recorded (selection, session, model, judge): offline, no model call."""
+    from pytest_sabot.adjudicate import Provenance
+    from pytest_sabot.results import ResultsFile, build_results
+    from pytest_sabot.standard import load_standard
+
+    assert isinstance(original, ResultsFile)
+    std = load_standard(original.wave, root, rules=rules)
+    sel = original.selection
+    reasons = {n.cell_id: (n.reason, n.detail) for n in sel.not_run}
+    return build_results(
+        std,
+        directory,
+        selected_ids=sel.cell_ids or [c.cell_id for c in original.cells] + sel.missing
+        + original.structural_zeros,
+        pulled_in=sel.pulled_in,
+        model=original.model,
+        upstream=original.upstream,
+        downgrade_model=original.downgrade_model,
+        judge_spec=original.judge_spec,
+        judge=original.judge,
+        spend=original.spend,
+        session=original.session,
+        provenance=Provenance(original.model, original.registration_hash, original.rules),
+        not_run=reasons,
+        counted=original.counted,
+        keyword=sel.keyword,
+        markexpr=sel.markexpr,
+        filters=sel.filters,
+    )
 
 
 def cmd_rescore(args: argparse.Namespace) -> int:
     from pytest_sabot.report.render import markdown, scoreboard_lines
-    from pytest_sabot.results import build_results, read_results, write_results
-    from pytest_sabot.standard import load_standard
+    from pytest_sabot.results import ResultsFile, write_results
     from pytest_sabot.trace_io import write_text_atomic
 
-    original = read_results(args.dir)
+    original = read_results_of(args.dir)
+    assert isinstance(original, ResultsFile)
     rules = args.rules or original.rules
-    std = load_standard(original.wave, args.sabot_root, rules=rules)
-    selected = (
-        [c.cell_id for c in original.cells] + original.selection.missing + original.structural_zeros
-    )
-    fresh = build_results(
-        std,
-        args.dir,
-        selected_ids=selected,
-        model=original.model,
-        judge=original.judge,
-        spend=original.spend,
-    )
+    fresh = rebuild(original, args.dir, rules, args.sabot_root)
+    assert isinstance(fresh, ResultsFile)
     same_rules = rules == original.rules
     if same_rules:
         identical = fresh.model_dump(mode="json") == original.model_dump(mode="json")
@@ -151,13 +217,17 @@ def cmd_rescore(args: argparse.Namespace) -> int:
         )
         for line in scoreboard_lines(fresh):
             print(line)
+        if fresh.status_line:
+            print(fresh.status_line)
         if args.write:
             write_results(fresh, args.dir)
             write_text_atomic(args.dir / "RESULTS.md", markdown(fresh))
-        return 0 if identical or args.write else 1
+        if not identical and not args.write:
+            return EXIT_GATE
+        return EXIT_INCONCLUSIVE if fresh.status_line else EXIT_PASS
     print(f"both readings: {original.rules} (as recorded) and {rules} (rescored)")
     print(side_by_side(original, fresh))
-    return 0
+    return EXIT_INCONCLUSIVE if fresh.status_line else EXIT_PASS
 
 
 def side_by_side(a: object, b: object) -> str:
@@ -180,14 +250,15 @@ def side_by_side(a: object, b: object) -> str:
 
 def cmd_report(args: argparse.Namespace) -> int:
     from pytest_sabot.report.render import markdown, summary_lines
-    from pytest_sabot.results import read_results
+    from pytest_sabot.results import ResultsFile
     from pytest_sabot.trace_io import write_text_atomic
 
-    results = read_results(args.dir)
+    results = read_results_of(args.dir)
+    assert isinstance(results, ResultsFile)
     write_text_atomic(args.dir / "RESULTS.md", markdown(results))
     for line in summary_lines(results):
         print(line)
-    return 0
+    return EXIT_INCONCLUSIVE if results.status_line else EXIT_PASS
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -206,7 +277,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
             print(f"wave {wave}: {exc}")
             continue
         print(f"wave {wave}: ok ({len(std.cells)} cells, rules {std.rules.version})")
-    return 1 if errors else 0
+    return EXIT_ERROR if errors else EXIT_PASS
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
@@ -218,7 +289,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
     if args.sabot_wave is None:
         print("sabot plan: --sabot-wave is required", file=sys.stderr)
-        return 2
+        return EXIT_ERROR
     std = load_standard(args.sabot_wave, args.sabot_root)
     lists = {
         d: convert(BY_DEST[d], getattr(args, d))
@@ -244,7 +315,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     )
     for line in render(plan, model):
         print(line)
-    return 1 if plan.over_cap else 0
+    return EXIT_GATE if plan.over_cap else EXIT_PASS
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
@@ -269,7 +340,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     seed = DEFAULT_SEED if args.seed is None else args.seed
     if resamples < 1:
         print("sabot compare: --resamples must be at least 1", file=sys.stderr)
-        return 2
+        return EXIT_ERROR
     a, b = load_side(args.a), load_side(args.b)
     report = compare(a, b, a_path=str(args.a), b_path=str(args.b), resamples=resamples, seed=seed)
     if args.json:
@@ -292,7 +363,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     else:
         for line in render_text(report):
             print(line)
-    return 0 if report.ok else 1
+    return EXIT_PASS if report.ok else EXIT_GATE
 
 
 __all__ = ["OPTIONS", "main"]

@@ -1,12 +1,99 @@
 """Option definitions shared by the pytest plugin and the ``sabot`` command line, so the
 two never drift. Settings resolve in one order: command line > environment > ini file >
-default."""
+default.
+
+Every option has a type. A value of the wrong type is refused with the option's name,
+what was expected and what was given: on the command line through argparse (a pytest
+usage error, exit 4), from the environment or an ini file with the same words through
+``OptionValueError``.
+"""
 
 from __future__ import annotations
 
+import argparse
+import math
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+
+Parse = Callable[[str], Any]
+
+
+class OptionValueError(ValueError):
+    """A value from the environment or an ini file that does not fit its option."""
+
+    def __init__(self, spec: OptionSpec, source: str, message: str) -> None:
+        self.spec = spec
+        self.source = source
+        super().__init__(f"{spec.flag} (from {source}): {message}")
+
+
+def _number(text: str, what: str) -> float:
+    try:
+        value = float(str(text).strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}")
+    return value
+
+
+def fraction(text: str) -> float:
+    """A fraction from 0 to 1. A percent (1 < x <= 100) is refused with the fraction it
+    probably meant."""
+    what = "a fraction from 0 to 1 such as 0.5"
+    value = _number(text, what)
+    if 1 < value <= 100:
+        raise argparse.ArgumentTypeError(
+            f"expected {what}, got {text!r}; this option takes a fraction, not a percent: "
+            f"for {value:g}% write {value / 100:g}"
+        )
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}")
+    return value
+
+
+def seconds(text: str) -> float:
+    """A duration in seconds, 0 or more."""
+    value = _number(text, "a number of seconds such as 300 (0 turns the limit off)")
+    if value < 0:
+        raise argparse.ArgumentTypeError(
+            f"expected a number of seconds, 0 or more, got {text!r}"
+        )
+    return value
+
+
+def usd(text: str) -> float:
+    """An amount of US dollars, more than 0."""
+    value = _number(text, "an amount of US dollars such as 25")
+    if value <= 0:
+        raise argparse.ArgumentTypeError(
+            f"expected an amount of US dollars above 0 such as 25, got {text!r}"
+        )
+    return value
+
+
+def positive_int(text: str) -> int:
+    """A whole number, 1 or more."""
+    try:
+        value = int(str(text).strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a whole number, 1 or more, such as 8, got {text!r}"
+        ) from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(
+            f"expected a whole number, 1 or more, such as 8, got {text!r}"
+        )
+    return value
+
+
+def text_value(text: str) -> str:
+    value = str(text).strip()
+    if not value:
+        raise argparse.ArgumentTypeError("expected a value, got an empty string")
+    return value
 
 
 @dataclass(frozen=True)
@@ -15,8 +102,13 @@ class OptionSpec:
     dest: str  # e.g. "sabot_wave" (also the ini key)
     help: str
     default: Any = None
-    kind: str = "str"  # str | int | float | bool | list
+    kind: str = "str"  # str | bool | list | a typed value (see ``parse``)
     env: str | None = None
+    parse: Parse | None = None  # the type: str -> value, argparse.ArgumentTypeError if not
+
+    @property
+    def typed(self) -> Parse:
+        return self.parse or text_value
 
 
 OPTIONS: tuple[OptionSpec, ...] = (
@@ -69,29 +161,52 @@ OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec(
         "--sabot-fail-under",
         "sabot_fail_under",
-        "Fail the session when any row's Sabot Score is under this fraction (0-1).",
-        kind="float",
+        "Fail the session when any row's Sabot Score is under this fraction (0-1, e.g. 0.5), "
+        "when a row has no valid fault cell, or when a fault cell's baseline is missing.",
+        kind="fraction",
+        parse=fraction,
+    ),
+    OptionSpec(
+        "--sabot-max-run-errors",
+        "sabot_max_run_errors",
+        "Fail the session when more than this fraction (0-1) of the recorded cells are "
+        "RUN_ERROR (default 0.05).",
+        default=0.05,
+        kind="fraction",
+        parse=fraction,
     ),
     OptionSpec(
         "--sabot-resume",
         "sabot_resume",
-        "Keep finished cells of an earlier, interrupted session; run only the rest.",
+        "Keep the records of an earlier session in --sabot-out and run only the selected "
+        "cells that have none.",
+        default=False,
+        kind="bool",
+    ),
+    OptionSpec(
+        "--sabot-rerun-errors",
+        "sabot_rerun_errors",
+        "With --sabot-resume: also run again the cells recorded as RUN_ERROR (their records "
+        "are set aside; results.json lists them).",
         default=False,
         kind="bool",
     ),
     OptionSpec(
         "--sabot-timeout",
         "sabot_timeout",
-        "Per-cell timeout in seconds.",
+        "Time limit of one attempt of a cell's pipeline, in seconds (default 300; 0: none). "
+        "With pytest-timeout's --timeout the smaller of the two applies.",
         default=300.0,
-        kind="float",
+        kind="seconds",
+        parse=seconds,
     ),
     OptionSpec(
         "--sabot-budget-usd",
         "sabot_budget_usd",
-        "Hard spend cap for live runs across all workers (default 500).",
+        "Hard spend cap for live runs across all workers, in USD (default 500).",
         default=500.0,
-        kind="float",
+        kind="usd",
+        parse=usd,
     ),
     OptionSpec(
         "--sabot-prices",
@@ -102,9 +217,10 @@ OPTIONS: tuple[OptionSpec, ...] = (
     OptionSpec(
         "--sabot-max-connections",
         "sabot_max_connections",
-        "Upstream concurrency limit for live runs.",
+        "Upstream concurrency limit for live runs (a whole number, default 8).",
         default=8,
         kind="int",
+        parse=positive_int,
     ),
     OptionSpec(
         "--sabot-judge",
@@ -142,6 +258,7 @@ OPTIONS: tuple[OptionSpec, ...] = (
         "records a run error (default 240, under the 300 s cell timeout).",
         default=240.0,
         kind="float",
+        parse=seconds,
     ),
 )
 
@@ -149,27 +266,44 @@ BY_DEST = {o.dest: o for o in OPTIONS}
 
 
 def convert(spec: OptionSpec, raw: Any) -> Any:
-    """Turn a raw (string) value into the option's type; None stays None."""
+    """Turn a raw value into the option's type; None (or empty) gives the default.
+    argparse.ArgumentTypeError when the value does not fit."""
     if raw is None or raw == "" or raw == []:
         return spec.default
-    if spec.kind == "int":
-        return int(raw)
-    if spec.kind == "float":
-        return float(raw)
     if spec.kind == "bool":
-        return raw if isinstance(raw, bool) else str(raw).lower() in ("1", "true", "yes", "on")
+        if isinstance(raw, bool):
+            return raw
+        text = str(raw).strip().lower()
+        if text in ("1", "true", "yes", "on"):
+            return True
+        if text in ("0", "false", "no", "off"):
+            return False
+        raise argparse.ArgumentTypeError(f"expected true or false, got {raw!r}")
     if spec.kind == "list":
         items = raw if isinstance(raw, list) else [raw]
         return [part.strip() for item in items for part in str(item).split(",") if part.strip()]
-    return str(raw)
+    if isinstance(raw, str):
+        return spec.typed(raw)
+    return raw  # already typed (argparse applied ``parse`` on the command line)
 
 
 def resolve(spec: OptionSpec, cli_value: Any, ini_value: Any) -> Any:
-    """command line > environment > ini > default."""
-    if cli_value not in (None, [], False):
-        return convert(spec, cli_value)
+    """command line > environment > ini > default; OptionValueError names the source."""
+    if cli_value is not None and cli_value is not False and cli_value != []:
+        try:
+            return convert(spec, cli_value)
+        except argparse.ArgumentTypeError as exc:
+            raise OptionValueError(spec, "the command line", str(exc)) from None
     if spec.env and os.environ.get(spec.env):
-        return convert(spec, os.environ[spec.env])
-    if ini_value not in (None, "", []):
-        return convert(spec, ini_value)
+        try:
+            return convert(spec, os.environ[spec.env])
+        except argparse.ArgumentTypeError as exc:
+            raise OptionValueError(
+                spec, f"environment variable {spec.env}", str(exc)
+            ) from None
+    if ini_value is not None and ini_value != "" and ini_value != []:
+        try:
+            return convert(spec, ini_value)
+        except argparse.ArgumentTypeError as exc:
+            raise OptionValueError(spec, f"ini key {spec.dest}", str(exc)) from None
     return spec.default

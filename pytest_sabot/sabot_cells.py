@@ -1,8 +1,9 @@
 """The test module a Sabot wave is collected from: one ``test_cell`` per registered cell.
 
-The plugin parametrizes ``sabot_cell_id`` from the wave file (``--sabot-wave``); each test
-runs its cell's real pipeline and records the verdict as the test's outcome. A correctly
-adjudicated cell passes whatever its verdict; only a harness failure fails the test.
+The plugin parametrizes ``sabot_cell_id`` from the wave file (``--sabot-wave``). The cell's
+real pipeline runs while the test is set up (``sabot_cell_result``), so a failure of the
+harness itself shows as a pytest error (E); a correctly adjudicated cell passes whatever
+its verdict, which is shown as the test's outcome. A registered structural zero is skipped.
 """
 
 from __future__ import annotations
@@ -25,6 +26,5 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         raise pytest.UsageError(f"pytest-sabot: {exc}") from None
 
 
-def test_cell(sabot_cell_id: str, sabot_cell: Any, sabot_run: Any) -> None:
-    result = sabot_run(sabot_cell)
-    assert result["cell_id"] == sabot_cell_id
+def test_cell(sabot_cell_id: str, sabot_cell_result: dict[str, Any]) -> None:
+    assert sabot_cell_result["cell_id"] == sabot_cell_id

@@ -21,7 +21,7 @@ from pytest_sabot.adjudicate import NotRun
 from pytest_sabot.gateway.ledger import SpendLedger
 from pytest_sabot.gateway.prices import PriceTable
 from pytest_sabot.gateway.protocol import RecordedExchange
-from pytest_sabot.harness.run import RunOutcome
+from pytest_sabot.harness.run import CrashNote, RunOutcome
 from pytest_sabot.judge.models import SoftRecord
 from pytest_sabot.lab.record import LabRun
 from pytest_sabot.lab.scenario import Scenario
@@ -32,7 +32,9 @@ from pytest_sabot.models.rules import RuleBook
 from pytest_sabot.models.task import ContractFile, CriterionFile, OperatorsFile, TaskFile
 from pytest_sabot.models.trace import TraceEvent
 from pytest_sabot.models.verdict import BaselineVerdict, CellVerdict
+from pytest_sabot.records import SetAside
 from pytest_sabot.results import ResultsFile
+from pytest_sabot.session.manifest import SessionRecord
 
 __all__ = [
     "DEFAULT_OUT",
@@ -103,6 +105,9 @@ FORMATS: tuple[FileFormat, ...] = (
     FileFormat("price-table", "the --sabot-prices YAML file", PriceTable),
     FileFormat("recording", "<out dir>/recordings/<cell>/exchanges.jsonl (one per line)",
                RecordedExchange),
+    FileFormat("session", "<out dir>/sessions/<run id>.json", SessionRecord),
+    FileFormat("set-aside", "<out dir>/superseded/<cell id>~<n>/set-aside.json", SetAside),
+    FileFormat("crashed", "<run dir>/crashed.json (a crashed worker's attempt)", CrashNote),
 )
 
 

@@ -1,11 +1,16 @@
-"""Reading and writing traces (events.jsonl).
+"""Reading and writing traces (events.jsonl), and the atomic writes of every record.
 
 A run appends to ``events.jsonl.partial`` with a flush per event, so a killed run keeps
 everything recorded so far; ``finish()`` fsyncs and renames it to ``events.jsonl``.
+
+A write that fails (a full disk, a quota, an output directory that cannot be written) is
+raised as ``OutputUnwritable``, naming the file: it is a fault of the machine, never a run
+error of the cell. The atomic writers never leave their temporary file behind.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import threading
@@ -20,6 +25,33 @@ from pytest_sabot.models.trace import Trace, TraceEvent
 
 TRACE_FILE = "events.jsonl"
 PARTIAL_SUFFIX = ".partial"
+# Error texts of a failed write, as an OSError shows them once it became a string (an
+# exception raised inside a framework reaches the harness as text).
+_OUTPUT_ERROR_TEXTS = (
+    "No space left on device",
+    "Disk quota exceeded",
+    "File too large",
+    "Read-only file system",
+)
+
+
+class OutputUnwritable(OSError):
+    """A record could not be written (disk full, quota, read-only or unwritable output)."""
+
+    def __init__(self, path: str | Path, cause: BaseException) -> None:
+        errno = getattr(cause, "errno", None)
+        strerror = getattr(cause, "strerror", None) or str(cause)
+        super().__init__(errno, strerror, str(path))
+        self.path = str(path)
+        self.cause = cause
+
+    def __str__(self) -> str:
+        return f"could not write {self.path}: {self.strerror}"
+
+
+def looks_like_output_error(text: str) -> bool:
+    """Whether an error text is a failed write of the machine (e.g. a full disk)."""
+    return any(marker in text for marker in _OUTPUT_ERROR_TEXTS)
 
 _EVENT: TypeAdapter[Any] = TypeAdapter(TraceEvent)
 
@@ -34,7 +66,11 @@ class TraceWriter:
         self.partial_path = run_dir / (TRACE_FILE + PARTIAL_SUFFIX)
         self._lock = threading.Lock()
         self._events: list[Any] = []
-        self._fh = self.partial_path.open("w", encoding="utf-8")
+        self.failed: OutputUnwritable | None = None
+        try:
+            self._fh = self.partial_path.open("w", encoding="utf-8")
+        except OSError as exc:
+            raise OutputUnwritable(self.partial_path, exc) from exc
 
     @property
     def next_seq(self) -> int:
@@ -53,9 +89,15 @@ class TraceWriter:
                 "data": data,
             }
             event = _EVENT.validate_python(raw)
+            if self.failed is not None:
+                raise self.failed
+            try:
+                self._fh.write(json.dumps(_EVENT.dump_python(event, mode="json")) + "\n")
+                self._fh.flush()
+            except OSError as exc:
+                self.failed = OutputUnwritable(self.partial_path, exc)
+                raise self.failed from exc
             self._events.append(event)
-            self._fh.write(json.dumps(_EVENT.dump_python(event, mode="json")) + "\n")
-            self._fh.flush()
             return event
 
     def events(self) -> list[Any]:
@@ -65,12 +107,28 @@ class TraceWriter:
     def finish(self) -> Path:
         """fsync, close and atomically publish the trace as events.jsonl."""
         with self._lock:
-            if not self._fh.closed:
-                self._fh.flush()
-                os.fsync(self._fh.fileno())
-                self._fh.close()
-            os.replace(self.partial_path, self.final_path)
+            if self.failed is not None:
+                self.close()
+                raise self.failed
+            try:
+                if not self._fh.closed:
+                    self._fh.flush()
+                    os.fsync(self._fh.fileno())
+                    self._fh.close()
+                os.replace(self.partial_path, self.final_path)
+            except OSError as exc:
+                self.failed = OutputUnwritable(self.final_path, exc)
+                self.close()
+                raise self.failed from exc
         return self.final_path
+
+    def close(self) -> None:
+        """Close the partial file without publishing it (a failed run keeps it as is)."""
+        try:
+            if not self._fh.closed:
+                self._fh.close()
+        except OSError:
+            pass
 
 
 def parse_events(lines: list[str], source: str | Path) -> Trace:
@@ -108,21 +166,29 @@ def read_trace(path: Path) -> Trace:
 
 def write_json_atomic(path: Path, payload: Any) -> None:
     """Write JSON via a temp file, fsync and os.replace, so a kill leaves the old file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + f".tmp{os.getpid()}")
-    with tmp.open("w", encoding="utf-8") as fh:
-        json.dump(payload, fh, indent=2, sort_keys=True)
-        fh.write("\n")
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    write_text_atomic(path, json.dumps(payload, indent=2, sort_keys=True) + "\n")
 
 
 def write_text_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + f".tmp{os.getpid()}")
-    with tmp.open("w", encoding="utf-8") as fh:
-        fh.write(text)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    """Write a file via a temp file, fsync and os.replace. On any failure (a full disk, an
+    interrupt) the temp file is removed and the previous file is left as it was; a failed
+    write is raised as OutputUnwritable."""
+    tmp = path.with_name(path.name + f".tmp{os.getpid()}-{threading.get_ident()}")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tmp.open("w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except OSError as exc:
+        _discard(tmp)
+        raise OutputUnwritable(path, exc) from exc
+    except BaseException:
+        _discard(tmp)
+        raise
+
+
+def _discard(tmp: Path) -> None:
+    with contextlib.suppress(OSError):
+        tmp.unlink()

@@ -6,23 +6,28 @@ Directory of one cell (``<out>/cells/<cell_id>/``)::
 
     events.jsonl      the trace (events.jsonl.partial while running)
     workspace/        the task world's files
-    outcome.json      RunOutcome: pass verdict, artifact, error, attempts
+    outcome.json      RunOutcome: pass verdict, artifact, error, attempts, provenance
     attempt-1/        the first attempt's files when it failed with a run error and was retried
 
-An infrastructure failure (crash, timeout, gateway error) is retried once; the second
-failure stays recorded as a run error with its text. Nothing recorded is deleted.
+An infrastructure failure (crash, timeout, gateway error, a crashed worker process) is
+retried once; the second failure stays recorded as a run error with its text. A run the
+spend cap stopped is not a run error: it is recorded as stopped by the budget and run
+again on resume. A record found in the cell's directory is set aside, never deleted. A
+write that fails (a full disk) raises OutputUnwritable: a fault of the machine, not of the
+cell.
 """
 
 from __future__ import annotations
 
 import functools
-import shutil
+import json
 import threading
+import time
 import traceback
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -35,11 +40,24 @@ from pytest_sabot.harness.pipeline_context import (
     strip_flags_head,
 )
 from pytest_sabot.models.cells import Cell, WaveSpec
+from pytest_sabot.records import cell_dir as _cell_dir
+from pytest_sabot.records import now_iso, set_aside
 from pytest_sabot.tasks import evaluate_pass, load_private, load_public
 from pytest_sabot.tasks.loader import PrivateSpec, PublicView
-from pytest_sabot.trace_io import TraceWriter, write_json_atomic
+from pytest_sabot.trace_io import (
+    PARTIAL_SUFFIX,
+    TRACE_FILE,
+    OutputUnwritable,
+    TraceWriter,
+    looks_like_output_error,
+    parse_events,
+    write_json_atomic,
+    write_text_atomic,
+)
 
 OUTCOME_FILE = "outcome.json"
+CRASH_FILE = "crashed.json"
+BUDGET_CODE = "sabot_budget_exhausted"
 FRAMEWORK_PACKAGES = (
     "langgraph",
     "langchain-openai",
@@ -69,7 +87,20 @@ class RunOutcome(BaseModel):
     pass_reason: str = ""
     artifact: str | None = Field(None, description="The final artifact, FLAGS head stripped.")
     effects: dict[str, bool] = Field(default_factory=dict)
-    session: str = Field("", description="The session that recorded this outcome.")
+    session: str = Field("", description="Run id of the session that recorded this outcome.")
+    model: str = Field("", description="Pipeline model spec the run was made with.")
+    downgrade_model: str | None = Field(
+        None, description="O4 downgrade model named for the run (fault runs of O4 only)."
+    )
+    registration_hash: str = Field(
+        "", description="sha256 of the cells/tasks/mappings the run was made from."
+    )
+    rules: str = Field("", description="Rule version of the session that made the run.")
+    stopped: Literal["budget"] | None = Field(
+        None,
+        description="'budget' when the spend cap refused a model call of the run: the run "
+        "did not finish, is not a RUN_ERROR, and a resumed session runs it again.",
+    )
 
 
 @dataclass(frozen=True)
@@ -83,7 +114,9 @@ class RunSettings:
     timeout_s: float = 300.0
     downgrade_model: str | None = None
     attempts: int = 2
-    session: str = ""  # id of the pytest session (resume re-runs run errors of older ones)
+    session: str = ""  # run id of the session; every record carries it
+    registration_hash: str = ""  # of the standard the cells come from (records carry it)
+    rules: str = ""  # rule version of the session (records carry it)
 
 
 @functools.cache
@@ -138,7 +171,7 @@ def _run_adapter(ctx: PipelineContext, timeout_s: float) -> str | None:
     """Run the framework pipeline in a thread; returns an error text or None."""
     from pytest_sabot.adapters import get_adapter
 
-    result: dict[str, str] = {}
+    result: dict[str, Any] = {}
 
     def target() -> None:
         try:
@@ -146,21 +179,59 @@ def _run_adapter(ctx: PipelineContext, timeout_s: float) -> str | None:
         except BaseException as exc:  # recorded as a run error, never swallowed silently
             result["error"] = f"{type(exc).__name__}: {exc}"
             result["trace"] = traceback.format_exc(limit=8)
+            result["exception"] = exc
 
     if timeout_s <= 0:  # no timeout: run in this thread (profiling, debugging)
         target()
         return result.get("error")
     thread = threading.Thread(target=target, name=f"sabot-{ctx.cell.id}", daemon=True)
     thread.start()
-    thread.join(timeout_s)
-    if thread.is_alive():
-        # Closing the run at the gateway makes every further model call fail fast, so the
-        # abandoned pipeline ends on its own instead of running on in the background. The
-        # exchanges it made before the timeout stay in the trace.
-        ctx.close_gateway_run()
-        thread.join(5.0)
+    timed_out = True
+    try:
+        thread.join(timeout_s)
+        timed_out = thread.is_alive()
+    finally:
+        if thread.is_alive():
+            # Closing the run at the gateway makes every further model call fail fast, so
+            # the abandoned pipeline ends on its own instead of running on in the
+            # background. The exchanges it made before the timeout stay in the trace.
+            ctx.close_gateway_run()
+            thread.join(_ABANDON_GRACE_S)
+            if thread.is_alive():
+                _ABANDONED.append(thread)
+    if timed_out:
         return f"Timeout: the pipeline ran past {timeout_s:g}s"
     return result.get("error")
+
+
+# Pipeline threads that outlived their time limit. The process waits for them before it
+# exits (``wait_for_abandoned``): an interpreter that ends under a running framework thread
+# can abort in native code instead of exiting cleanly.
+_ABANDONED: list[threading.Thread] = []
+_ABANDON_GRACE_S = 5.0
+
+
+def wait_for_abandoned(timeout_s: float) -> int:
+    """Join the pipeline threads abandoned after a timeout, for at most ``timeout_s`` in
+    all; returns how many are still running."""
+    deadline = time.monotonic() + timeout_s
+    for thread in list(_ABANDONED):
+        thread.join(max(0.0, deadline - time.monotonic()))
+        if not thread.is_alive():
+            _ABANDONED.remove(thread)
+    return len(_ABANDONED)
+
+
+def _budget_stopped(events: list[Any], error: str | None) -> bool:
+    """Whether the spend cap refused a model call of this attempt."""
+    if error is not None and (BUDGET_CODE in error or "budget exhausted" in error):
+        return True
+    for event in events:
+        if event.kind == "model_call" and event.data.error:
+            text = str(event.data.error)
+            if BUDGET_CODE in text or "budget exhausted" in text:
+                return True
+    return False
 
 
 def _attempt(
@@ -223,6 +294,10 @@ def _attempt(
         ctx.close_gateway_run()
     except Exception as exc:
         error = error or f"{type(exc).__name__}: {exc}"
+    _raise_if_unwritable(trace, run_dir, error)
+    stopped: Literal["budget"] | None = (
+        "budget" if _budget_stopped(trace.events(), error) else None
+    )
     if operator is not None:
         probe = operator.probe(trace.events())
         trace.emit(
@@ -247,7 +322,6 @@ def _attempt(
     trace.end(error)
     trace.finish()
     return RunOutcome(
-        session=settings.session,
         cell_id=cell.id,
         attempts=attempt,
         error=error,
@@ -255,7 +329,33 @@ def _attempt(
         pass_reason=reason,
         artifact=ctx.artifact,
         effects=ctx.effects,
+        stopped=stopped,
+        **_provenance(cell, wave, settings),
     )
+
+
+def _provenance(cell: Cell, wave: WaveSpec, settings: RunSettings) -> dict[str, Any]:
+    """What a record is made under: a baseline is reused only under the same values."""
+    return {
+        "session": settings.session,
+        "model": settings.model,
+        "downgrade_model": (
+            settings.downgrade_model or wave.downgrade_model if cell.operator == "O4" else None
+        ),
+        "registration_hash": settings.registration_hash,
+        "rules": settings.rules,
+    }
+
+
+def _raise_if_unwritable(trace: RunTrace, run_dir: Path, error: str | None) -> None:
+    """A failed write of the trace or of the task's workspace is the machine's fault: it
+    ends the attempt as OutputUnwritable, never as a run error of the cell."""
+    if trace.failed is not None:
+        trace.close()
+        raise trace.failed
+    if error is not None and looks_like_output_error(error):
+        trace.close()
+        raise OutputUnwritable(run_dir, OSError(error))
 
 
 @functools.lru_cache(maxsize=64)
@@ -265,27 +365,151 @@ def _task_views(root: Path, task: str, revision: str) -> tuple[PublicView, Priva
 
 
 def cell_dir(out_dir: Path, cell_id: str) -> Path:
-    return out_dir / "cells" / cell_id
+    return _cell_dir(out_dir, cell_id)
+
+
+class CrashNote(BaseModel):
+    """crashed.json: the worker process running this cell died (written by the controller,
+    read by the retry, kept with the crashed attempt's files)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    session: str = Field(description="Run id of the session whose worker crashed.")
+    worker: str = Field(description="The worker that crashed, e.g. 'gw0'.")
+    message: str = Field(description="What the controller saw.")
+    at: str = Field(description="When (UTC, ISO 8601).")
+
+
+def _crash_note(run_dir: Path) -> CrashNote | None:
+    path = run_dir / CRASH_FILE
+    if not path.is_file():
+        return None
+    return CrashNote.model_validate_json(path.read_text(encoding="utf-8"))
+
+
+def _start_data(cell: Cell, wave: WaveSpec, settings: RunSettings, attempt: int) -> dict[str, Any]:
+    return {
+        "cell_id": cell.id,
+        "wave": wave.wave,
+        "framework": cell.framework,
+        "config": cell.config,
+        "operator": cell.operator,
+        "task": cell.task,
+        "seed": cell.seed,
+        "rules": wave.rules,
+        "model": settings.model,
+        "flags_protocol": wave.flags_protocol,
+        "versions": installed_versions(),
+        "attempt": attempt,
+    }
+
+
+def close_crashed_trace(
+    run_dir: Path, cell: Cell, wave: WaveSpec, settings: RunSettings, message: str, attempt: int
+) -> Path:
+    """Turn what a crashed process left (``events.jsonl.partial``, perhaps with a torn last
+    line) into a complete trace ending in ``run_error`` and ``run_end``. The partial file is
+    kept beside it as ``events.jsonl.crashed``; every whole line of it is in the trace."""
+    partial = run_dir / (TRACE_FILE + PARTIAL_SUFFIX)
+    lines: list[str] = []
+    if partial.is_file():
+        for line in partial.read_text(encoding="utf-8", errors="replace").splitlines():
+            try:
+                parse_events([line], partial)
+            except Exception:
+                break  # a torn line: the process died while writing it
+            lines.append(line)
+        partial.rename(run_dir / (TRACE_FILE + ".crashed"))
+    events = [json.loads(line) for line in lines]
+    if not events or events[0].get("kind") != "run_start":
+        events = [
+            {
+                "seq": 0,
+                "t": time.time(),
+                "kind": "run_start",
+                "component": "harness",
+                "text": "",
+                "data": _start_data(cell, wave, settings, attempt),
+            }
+        ]
+    for kind, data in (
+        ("run_error", {"error_type": "WorkerCrash", "message": message, "attempt": attempt}),
+        ("run_end", {"status": "error", "detail": message}),
+    ):
+        events.append(
+            {"seq": len(events), "t": time.time(), "kind": kind, "component": "harness",
+             "text": "", "data": data}
+        )
+    text = "".join(json.dumps(e) + "\n" for e in events)
+    parse_events(text.splitlines(), run_dir / TRACE_FILE)  # the result must be a valid trace
+    path = run_dir / TRACE_FILE
+    write_text_atomic(path, text)
+    return path
+
+
+def record_crash(
+    cell: Cell, wave: WaveSpec, settings: RunSettings, message: str, attempt: int = 2
+) -> RunOutcome:
+    """The record of a cell whose worker process crashed on its retry too: RUN_ERROR with
+    the crash as its text (the first crash counted as the first attempt)."""
+    run_dir = cell_dir(settings.out_dir, cell.id)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    close_crashed_trace(run_dir, cell, wave, settings, message, attempt)
+    outcome = RunOutcome(
+        cell_id=cell.id,
+        attempts=attempt,
+        error=message,
+        passed=False,
+        pass_reason="the worker process running the cell crashed",
+        **_provenance(cell, wave, settings),
+    )
+    write_json_atomic(run_dir / OUTCOME_FILE, outcome.model_dump(mode="json"))
+    return outcome
+
+
+def note_crash(run_dir: Path, session: str, worker: str, message: str) -> None:
+    """Mark a cell's unfinished files as a crashed first attempt, for its retry."""
+    note = CrashNote(session=session, worker=worker, message=message, at=now_iso())
+    write_json_atomic(run_dir / CRASH_FILE, note.model_dump(mode="json"))
+
+
+def _keep_attempt(run_dir: Path, attempt: int) -> None:
+    kept = run_dir.parent / f".{run_dir.name}.attempt-{attempt}"
+    run_dir.rename(kept)
+    run_dir.mkdir(parents=True)
+    kept.rename(run_dir / f"attempt-{attempt}")
 
 
 def run_cell(
     cell: Cell, wave: WaveSpec, settings: RunSettings, gateway: GatewayClient | None = None
 ) -> RunOutcome:
-    """Run one cell (retrying once on a run error) and write outcome.json atomically."""
+    """Run one cell (retrying once on a run error) and write outcome.json atomically.
+
+    Whatever the cell's directory already holds is set aside first (never deleted), except
+    the files of an attempt this session's crashed worker left: that crash was the cell's
+    first attempt, so they are kept as ``attempt-1/`` and only the retry runs."""
     share_default_ssl_context()
     client = gateway or GatewayClient(settings.gateway_url)
     view, private = _task_views(settings.root, cell.task, wave.contract_revision)
     run_dir = cell_dir(settings.out_dir, cell.id)
-    if run_dir.exists():
-        shutil.rmtree(run_dir)
-    outcome = _attempt(cell, wave, settings, client, view, private, run_dir, 1)
-    for attempt in range(2, settings.attempts + 1):
-        if outcome.error is None:
+    first = 1
+    crash = _crash_note(run_dir) if run_dir.is_dir() else None
+    if crash is not None and crash.session == settings.session and settings.session:
+        close_crashed_trace(run_dir, cell, wave, settings, crash.message, 1)
+        _keep_attempt(run_dir, 1)
+        first = 2
+    elif run_dir.exists():
+        set_aside(
+            settings.out_dir,
+            cell.id,
+            "the cell runs again; this is what its directory held before",
+            settings.session,
+        )
+    outcome = _attempt(cell, wave, settings, client, view, private, run_dir, first)
+    for attempt in range(first + 1, settings.attempts + 1):
+        if outcome.error is None or outcome.stopped is not None:
             break
-        kept = run_dir.parent / f".{cell.id}.attempt-{attempt - 1}"
-        run_dir.rename(kept)
-        run_dir.mkdir(parents=True)
-        kept.rename(run_dir / f"attempt-{attempt - 1}")
+        _keep_attempt(run_dir, attempt - 1)
         outcome = _attempt(cell, wave, settings, client, view, private, run_dir, attempt)
     write_json_atomic(run_dir / OUTCOME_FILE, outcome.model_dump(mode="json"))
     return outcome

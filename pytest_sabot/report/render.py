@@ -269,17 +269,56 @@ def exclusion_lines(results: ResultsFile, limit: int | None = 20) -> list[str]:
 
 
 def selection_lines(results: ResultsFile) -> list[str]:
-    """How much of the wave these numbers cover, so a slice never reads as the wave."""
+    """How much of the wave these numbers cover, so a slice never reads as the wave, and an
+    unfinished session never reads as a finished one."""
     sel = results.selection
     zeros = len(results.structural_zeros)
     part = "the whole wave" if sel.selected + zeros >= sel.registered else "a slice"
-    lines = [
+    lines = []
+    status = results.status_line
+    if status is not None:
+        lines.append(f"INCOMPLETE: {status.removeprefix('incomplete: ')}; these numbers "
+                     "cover the recorded cells only")
+    lines.append(
         f"cells: {sel.recorded} recorded / {sel.selected} selected to run; "
         f"{part} of the {sel.registered} registered"
-    ]
+    )
+    if sel.pulled_in:
+        shown = ", ".join(sel.pulled_in[:4]) + (", ..." if len(sel.pulled_in) > 4 else "")
+        lines.append(
+            f"  + {len(sel.pulled_in)} baseline(s) pulled in by the selection, so its fault "
+            f"cells are scored beside them: {shown}"
+        )
     if zeros:
         lines.append(
             f"  + {zeros} registered structural zeros selected (never run, in no denominator)"
+        )
+    if sel.unpaired:
+        first = sel.unpaired[0]
+        lines.append(
+            f"  {len(sel.unpaired)} recorded fault cell(s) left out of every denominator, no "
+            f"usable baseline (e.g. {first.cell_id}: {first.reason})"
+        )
+    return lines
+
+
+def session_lines(results: ResultsFile) -> list[str]:
+    """Which session these results describe, and what it left unrecorded."""
+    info = results.session
+    lines = []
+    if info is not None:
+        extra = ""
+        if info.rerun_error_cells:
+            extra = f"; ran {len(info.rerun_error_cells)} recorded RUN_ERROR cell(s) again"
+        lines.append(f"session {info.run_id} ({info.mode}{extra}): {info.status}")
+    not_run = results.selection.not_run
+    if not_run:
+        counts: dict[str, int] = defaultdict(int)
+        for cell in not_run:
+            counts[cell.reason] += 1
+        listed = ", ".join(f"{n} {reason}" for reason, n in sorted(counts.items()))
+        lines.append(
+            f"not run: {listed}; the same command with --sabot-resume records the rest"
         )
     return lines
 
@@ -287,13 +326,8 @@ def selection_lines(results: ResultsFile) -> list[str]:
 def summary_lines(results: ResultsFile) -> list[str]:
     lines = scoreboard_lines(results)
     lines.extend(selection_lines(results))
+    lines.extend(session_lines(results))
     lines.extend(exclusion_lines(results))
-    sel = results.selection
-    if sel.missing:
-        lines.append(
-            f"{len(sel.missing)} selected cell(s) have no record yet "
-            "(interrupted? rerun with --sabot-resume)"
-        )
     if results.spend:
         lines.append(_spend_line(results.spend))
     return lines
@@ -319,12 +353,27 @@ def _spend_line(spend: dict[str, Any]) -> str:
 def markdown(results: ResultsFile) -> str:
     """RESULTS.md: scoreboard, footnotes and the full exclusion appendix."""
     out = [f"# Sabot results: wave {results.wave}", "", f"> {results.label}", ""]
+    if results.status_line is not None:
+        out += [f"> **{results.status_line.upper()[:1]}{results.status_line[1:]}**: these "
+                "numbers cover the recorded cells only.", ""]
+    if results.off_pin:
+        out += ["> OFF-PIN: " + "; ".join(f"{k} {v}" for k, v in results.off_pin.items()),
+                ""]
     out.append(
         f"Rules: {results.rules} (wave registered under {results.wave_rules}). "
         f"Registration hash: `{results.registration_hash[:16]}`. "
         f"Written by {results.tool}."
     )
-    out += ["", " ".join(line.strip() for line in selection_lines(results)) + ".", ""]
+    out += [
+        "",
+        " ".join(
+            line.strip()
+            for line in selection_lines(results) + session_lines(results)
+            if not line.startswith("INCOMPLETE")
+        )
+        + ".",
+        "",
+    ]
     out.append(
         "| row | valid / runs | baselines passed | Sabot Score (hard) [95% CI] |"
         " soft-tier notice | reaction | recovery | override gap | recovery without detection |"

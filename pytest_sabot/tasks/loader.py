@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from pytest_sabot.errors import SabotDataError
+from pytest_sabot.errors import SabotDataError, first_error, unknown_key_text
 from pytest_sabot.models.task import (
     ContractFile,
     Criterion,
@@ -113,8 +113,10 @@ def _validate(model: type[M], path: Path, raw: Any, fallback_field: str) -> M:
     try:
         return model.model_validate(raw)
     except ValidationError as err:
-        first = err.errors()[0]
+        first = first_error(err)
         field = ".".join(str(p) for p in first.get("loc", ())) or fallback_field
+        if first.get("type") == "extra_forbidden":
+            raise SabotDataError(path, field, unknown_key_text(err, first)) from None
         message = str(first.get("msg", "a valid value"))
         if message.startswith("Value error, "):
             message = message[len("Value error, ") :]

@@ -123,8 +123,12 @@ class Workspace:
             raise ValueError(f"not a plain file name: {name!r}")
         data = content.encode("utf-8")
         tmp = self.root / f".{name}.tmp"
-        tmp.write_bytes(data)
-        tmp.replace(self.root / name)
+        try:
+            tmp.write_bytes(data)
+            tmp.replace(self.root / name)
+        except BaseException:  # a full disk, an interrupt: leave no half-written file
+            tmp.unlink(missing_ok=True)
+            raise
         return len(data)
 
     def committed(self, name: str, artifact: str) -> bool:

@@ -1,7 +1,8 @@
-"""The spend cap on the live path: a tiny cap stops new upstream calls, the cells it stops
-are RUN_ERRORs that say why, the session ends on its own and spend stays under the cap; the
-cap is the project's, so a resume under the same cap spends nothing more, and a resumed
-session with a larger cap finishes the wave within it."""
+"""The spend cap on the live path: a tiny cap stops new upstream calls and the wave; the
+cells it stops are not RUN_ERRORs but "not run: budget" (SPEC I44), the session ends on its
+own with pytest's "interrupted" status and its results marked incomplete, and spend stays
+under the cap; the cap is the project's, so a resume under the same cap spends nothing more,
+and a resumed session with a larger cap finishes the wave within it."""
 
 from __future__ import annotations
 
@@ -47,13 +48,17 @@ def test_budget_tiny_cap_ends_the_session_cleanly(
     budget_sessions: tuple[Session, Session, Session],
 ) -> None:
     tiny, _, _ = budget_sessions
-    assert tiny.returncode == 0, tiny.stdout[-3000:] + tiny.stderr[-2000:]
-    assert _results(tiny)["selection"]["recorded"] == SLICE_CELLS
+    assert tiny.returncode == pytest.ExitCode.INTERRUPTED, tiny.stdout[-3000:] + tiny.stderr
+    results = _results(tiny)
+    assert results["session"]["status"] == "budget-stopped"
+    selection = results["selection"]
+    assert selection["complete"] is False
+    not_run = {c["cell_id"]: c["reason"] for c in selection["not_run"]}
+    assert not_run and set(not_run.values()) == {"budget"}
+    assert selection["recorded"] + len(not_run) == SLICE_CELLS
 
 
-def test_budget_spend_never_exceeds_the_cap(
-    budget_sessions: tuple[Session, Session, Session],
-) -> None:
+def test_budget_spend_never_exceeds_the_cap(budget_sessions: tuple[Session, Session, Session]) -> None:
     tiny, _, _ = budget_sessions
     budget = _results(tiny)["spend"]["budget"]
     assert budget["budget_usd"] == TINY_BUDGET_USD
@@ -63,17 +68,20 @@ def test_budget_spend_never_exceeds_the_cap(
     assert served, "the cap admitted no call at all: the test cap is too small to show a stop"
 
 
-def test_budget_stopped_cells_are_run_errors_naming_the_budget(
+def test_budget_stopped_cells_are_not_run_errors_and_name_the_budget(
     budget_sessions: tuple[Session, Session, Session],
 ) -> None:
     tiny, _, _ = budget_sessions
     errors = _run_errors(tiny)
     assert errors, "no cell was stopped by the cap"
+    verdicts = {c["cell_id"]: c for c in _results(tiny)["cells"]}
+    not_run = {c["cell_id"]: c["reason"] for c in _results(tiny)["selection"]["not_run"]}
     for cell_id, message in errors.items():
         assert "budget" in message.lower(), (cell_id, message)
-    verdicts = {c["cell_id"]: c for c in _results(tiny)["cells"]}
-    for cell_id in errors:
-        assert _exclusion(verdicts[cell_id]) == "RUN_ERROR", verdicts[cell_id]
+        assert cell_id not in verdicts, verdicts[cell_id]  # never scored, never excluded
+        assert not_run[cell_id] == "budget"
+        outcome = json.loads((tiny.out / "cells" / cell_id / "outcome.json").read_text())
+        assert outcome["stopped"] == "budget" and outcome["attempts"] == 1  # not retried
 
 
 def test_budget_resume_with_a_larger_cap_finishes_the_wave(
@@ -107,12 +115,11 @@ def test_S8_cap_is_the_projects_a_resume_under_the_same_cap_continues_its_accoun
     budget_sessions: tuple[Session, Session, Session],
 ) -> None:
     tiny, same_cap, resumed = budget_sessions
-    assert same_cap.returncode == 0, same_cap.stdout[-3000:]
-    # The resume continues the tiny session's account instead of opening a fresh cap: the
-    # two together stay under it (a call whose worst case still fits may go through).
+    # The resume continues the tiny session's account instead of opening a fresh cap: it is
+    # stopped by the same cap again, and the two together stay under it.
+    assert same_cap.returncode == pytest.ExitCode.INTERRUPTED, same_cap.stdout[-3000:]
+    assert _results(same_cap)["session"]["status"] == "budget-stopped"
     assert _billed(tiny) + _billed(same_cap) <= TINY_BUDGET_USD
-    errors = _run_errors(same_cap)
-    assert errors and all("budget" in m.lower() or "cap" in m.lower() for m in errors.values())
     ledger = read_ledger(resumed.out.parent)  # the project ledger of the sessions' output
     assert ledger.holds == {}
     billed = _billed(tiny) + _billed(same_cap) + _billed(resumed)

@@ -1,0 +1,384 @@
+"""The session object: state of one pytest session of a wave, on the controller or on an
+xdist worker, and everything the plugin's hooks do."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from pytest_sabot.errors import SabotDataError
+from pytest_sabot.models.cells import Cell
+from pytest_sabot.records import now_iso
+from pytest_sabot.session import gateway as gateway_mod
+from pytest_sabot.session import junit, preflight, signals
+from pytest_sabot.session import manifest as manifest_mod
+from pytest_sabot.session.selection import (
+    Selection,
+    cell_id_of,
+    cell_ids_of_items,
+    collect_cell_module,
+    fix,
+    rewrite_pasted_ids,
+)
+from pytest_sabot.session.settings import Settings, read_settings
+from pytest_sabot.session.states import NotRunReason
+from pytest_sabot.trace_io import OutputUnwritable
+
+if TYPE_CHECKING:
+    from pytest_sabot.results import ResultsFile
+    from pytest_sabot.session.gates import Gate
+
+STATE = pytest.StashKey["SabotSession"]()
+FATAL = pytest.StashKey[dict[str, str]]()
+RESULT = pytest.StashKey[dict[str, Any]]()
+
+FRAMEWORK_WARNING_MODULES = (
+    r"crewai(\..*)?",
+    r"autogen_\w+(\..*)?",
+    r"langchain\w*(\..*)?",
+    r"langgraph(\..*)?",
+    r"opentelemetry(\..*)?",
+    r"pydantic(\..*)?",
+    r"chromadb(\..*)?",
+    r"litellm(\..*)?",
+)
+# pytest-timeout's timer for a cell test covers both attempts of the cell and of a
+# pulled-in baseline, the judge and the harness's own grace per attempt: it fires only
+# when the harness itself hangs (SPEC I46).
+TIMEOUT_GRACE_PER_ATTEMPT_S = 10.0
+TIMEOUT_GRACE_S = 120.0
+
+
+def _nothing() -> None:
+    return None
+
+
+def session_of(config: pytest.Config) -> SabotSession:
+    return config.stash[STATE]
+
+
+class SabotSession:
+    """Per-process session state (controller or xdist worker)."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.settings: Settings = read_settings(config)
+        self.is_worker = hasattr(config, "workerinput")
+        workerinput: dict[str, Any] = getattr(config, "workerinput", {})
+        self.run_id: str = workerinput.get("sabot_run_id") or manifest_mod.new_run_id()
+        self.started = now_iso()
+        self.std: Any = None
+        self.filtered: list[Cell] = []
+        self.gateway: Any = None
+        self.gateway_url: str | None = workerinput.get("sabot_gateway_url")
+        self.selection: Selection | None = None
+        self.output_started = False
+        self.runner: Any = None
+        self.judge_note: str | None = None
+        self.pytest_session: pytest.Session | None = None
+        self.results: ResultsFile | None = None
+        self.reports: dict[str, dict[str, Any]] = {}
+        self.events: list[dict[str, str]] = []
+        self.stop_reason: NotRunReason | None = None
+        self.stop_detail = ""
+        self.crashes: Counter[str] = Counter()
+        self.crashed_cells: dict[str, str] = {}
+        self.gates: list[Gate] = []
+        self.messages: list[tuple[str, bool]] = []
+        self.reserve: Path | None = None
+        self.results_written = False
+        self._restore_signals: Callable[[], None] = _nothing
+
+    # ------------------------------------------------------------------ properties
+
+    @property
+    def wave_given(self) -> bool:
+        return self.settings.wave is not None
+
+    @property
+    def out_dir(self) -> Path:
+        if self.settings.out:
+            return Path(self.settings.out)
+        return Path("reports") / f"wave-{self.std.wave.wave if self.std else self.settings.wave}"
+
+    @property
+    def collect_only(self) -> bool:
+        return bool(self.config.option.collectonly)
+
+    @property
+    def attempt_timeout(self) -> float:
+        """Time limit of one attempt: --sabot-timeout, or pytest-timeout's --timeout when
+        that is smaller (0 means no limit)."""
+        own = self.settings.timeout
+        theirs = self.pytest_timeout
+        limits = [t for t in (own, theirs) if t]
+        return min(limits) if limits else 0.0
+
+    @property
+    def pytest_timeout(self) -> float | None:
+        """pytest-timeout's per-test timeout, when that plugin is active and one is set."""
+        if not self.config.pluginmanager.hasplugin("timeout"):
+            return None
+        value = getattr(self.config, "_env_timeout", None)
+        return float(value) if value else None
+
+    # ------------------------------------------------------------------ configure
+
+    def configure(self) -> None:
+        config = self.config
+        config.addinivalue_line(
+            "markers",
+            "sabot_cell(framework, config, operator, task, seed): one cell of a Sabot wave",
+        )
+        if not self.wave_given:
+            return
+        for category in ("DeprecationWarning", "PendingDeprecationWarning"):
+            for module in FRAMEWORK_WARNING_MODULES:
+                config.addinivalue_line("filterwarnings", f"ignore::{category}:{module}")
+        from pytest_sabot.standard import load_standard
+
+        try:
+            self.std = load_standard(
+                str(self.settings.wave), self.settings.root, rules=self.settings.rules
+            )
+        except (SabotDataError, KeyError) as exc:
+            raise pytest.UsageError(f"pytest-sabot: {exc}") from None
+        self.filtered = preflight.select(self.std, self.settings.filters)
+        rewrite_pasted_ids(config)
+        collect_cell_module(config)
+        if self.is_worker:
+            return
+        preflight.check_model(self.settings)
+        preflight.check_downgrade(self.settings, self.std, self.filtered)
+        if not self.collect_only:
+            preflight.check_out_dir(self.out_dir)
+        self.gateway, self.gateway_url = gateway_mod.start(config, self.settings, self.out_dir)
+        self._check_judge()
+        self._restore_signals = signals.install()
+
+    def unconfigure(self) -> None:
+        self._restore_signals()
+
+    def _make_judge(self) -> tuple[Any, str | None]:
+        from pytest_sabot.judge import JudgeBackendError, make_backend
+
+        spec = self.settings.judge
+        try:
+            backend, note = make_backend(
+                spec,
+                pipeline_model=self.settings.model,
+                gateway_url=self.gateway_url,
+                allow_same_lineage=self.settings.judge_same_lineage,
+            )
+            backend.assert_sandboxed()
+        except JudgeBackendError as exc:
+            raise pytest.UsageError(f"pytest-sabot: judge {spec!r} refused: {exc}") from None
+        return backend, note
+
+    def _check_judge(self) -> None:
+        if self.settings.judge != "none":
+            _backend, self.judge_note = self._make_judge()
+
+    # ------------------------------------------------------------------ collection
+
+    def parametrize(self, metafunc: pytest.Metafunc) -> None:
+        if self.std is None:
+            metafunc.parametrize("sabot_cell_id", [], ids=[])
+            return
+        marks: list[Any] = []
+        if self.pytest_timeout:
+            limit = self.attempt_timeout
+            budget = 4 * (limit + TIMEOUT_GRACE_PER_ATTEMPT_S) + TIMEOUT_GRACE_S
+            marks.append(pytest.mark.timeout(math.ceil(budget), method="signal"))
+        params = [
+            pytest.param(
+                cell.id,
+                id=cell.id,
+                marks=[
+                    pytest.mark.sabot_cell(
+                        framework=cell.framework,
+                        config=cell.config,
+                        operator=cell.operator or "baseline",
+                        task=cell.task,
+                        seed=cell.seed,
+                    ),
+                    *marks,
+                ],
+            )
+            for cell in self.filtered
+        ]
+        metafunc.parametrize("sabot_cell_id", params)
+
+    def collection_finished(self, items: Sequence[pytest.Item]) -> None:
+        """A process that collected: its items are final now."""
+        if self.std is None:
+            return
+        ids = cell_ids_of_items(items)
+        if not self.is_worker:
+            self.fix_selection(ids)
+        if not self.collect_only:
+            self._build_runner(ids)
+
+    def fix_selection_from_nodeids(self, nodeids: Sequence[str]) -> None:
+        ids = [cid for cid in (cell_id_of(n) for n in nodeids) if cid is not None]
+        self.fix_selection(ids)
+
+    def fix_selection(self, ids: Sequence[str]) -> None:
+        """The selection is fixed (controller): check what depends on it and open the
+        output directory, before any cell runs. No cell selected: nothing on disk."""
+        if self.selection is not None or self.std is None:
+            return
+        selection = fix(self.std, ids, self.config, self.settings.filters)
+        self.selection = selection
+        if not selection.cells or self.collect_only:
+            return
+        preflight.check_replay_covers(self.settings, [c.id for c in selection.to_record])
+        preflight.check_downgrade(self.settings, self.std, selection.runnable)
+        try:
+            self.out_dir.mkdir(parents=True, exist_ok=True)
+            self.reserve = manifest_mod.reserve(
+                self.out_dir, self.run_id, len(selection.to_record)
+            )
+            from pytest_sabot.session import finishing
+
+            manifest_mod.write_manifest(self.out_dir, finishing.manifest(self, "running", ""))
+            finishing.write_pending(self)
+        except (OutputUnwritable, OSError) as exc:
+            if self.reserve is not None:
+                manifest_mod.release(self.reserve)
+            raise preflight.usage(
+                f"--sabot-out={self.out_dir}: the session's record cannot be written "
+                f"({exc}); nothing was run"
+            ) from None
+        self.output_started = True
+
+    def _build_runner(self, ids: Sequence[str]) -> None:
+        from pytest_sabot.runner import CellRunner
+
+        settings = self.runner_settings()
+        self.runner = CellRunner(
+            std=self.std,
+            settings=settings,
+            selected=frozenset(ids),
+            resume=self.settings.resume,
+            rerun_errors=self.settings.rerun_errors,
+            junit_properties=junit.case_properties_allowed(self.config),
+        )
+        if self.settings.judge != "none":
+            backend, note = self._make_judge()
+            self.runner.judge = backend
+            self.judge_note = note
+            self.runner.judge_label = (
+                "fixture of the embedded judge (sim), not a measurement of any model"
+                if backend.fixture
+                else f"judge {backend.name}"
+            )
+
+    # ------------------------------------------------------------------ one cell
+
+    def run_cell(self, item: pytest.Item, session: pytest.Session, cell_id: str) -> dict[str, Any]:
+        """Run one cell for its test (in the setup phase: a harness failure is an error)."""
+        if self.runner is None:
+            pytest.skip("no --sabot-wave given")
+        cell = self.std.cell(cell_id)
+        if self.stop_reason is not None:
+            pytest.skip(f"not run: the session is stopping ({self.stop_reason})")
+        if self.settings.live and gateway_mod.budget_exhausted_remote(self.gateway_url):
+            self._stop(session, "budget", "the spend cap is reached")
+            pytest.skip("not run: the spend cap is reached")
+        try:
+            result: dict[str, Any] = self.runner.run(cell)
+        except OutputUnwritable as exc:
+            message = (
+                f"pytest-sabot: the output cannot be written: {exc}. The session stops; "
+                "every record written before this one is intact"
+            )
+            item.stash[FATAL] = {"kind": "output unwritable", "message": str(exc)}
+            self._stop(session, "output unwritable", str(exc))
+            pytest.fail(message, pytrace=False)
+        item.stash[RESULT] = result
+        if result["budget_stop"]:
+            self._stop(session, "budget", "the spend cap stopped a cell")
+        if self.runner.junit_properties:
+            item.user_properties.extend(result["properties"])
+        if result["skip"]:
+            pytest.skip("STRUCTURAL_ZERO: registered carve-out, never run (SPEC S3.4)")
+        return result
+
+    def _stop(self, session: pytest.Session, reason: NotRunReason, detail: str) -> None:
+        if self.stop_reason is None:
+            self.stop_reason = reason
+            self.stop_detail = detail
+        session.shouldstop = f"pytest-sabot: {reason}: {detail}"
+
+    # ------------------------------------------------------------------ reports
+
+    def on_report(self, report: pytest.TestReport) -> None:
+        """Controller (and a process without xdist): collect each cell's result."""
+        if self.is_worker or self.std is None:
+            return
+        result = getattr(report, "sabot", None)
+        if isinstance(result, dict):
+            self.reports[result["cell_id"]] = result
+            self.events.extend(result.get("events", []))
+            junit.annotate_case(self.config, report, result, self.std.wave.wave)
+            if result.get("budget_stop") and self.stop_reason is None:
+                self.stop_reason, self.stop_detail = "budget", "the spend cap stopped a cell"
+        fatal = getattr(report, "sabot_fatal", None)
+        if isinstance(fatal, dict) and self.stop_reason in (None, "budget"):
+            self.stop_reason = "output unwritable"
+            self.stop_detail = str(fatal.get("message", ""))
+
+    def worker_crashed(self, nodeid: str, report: Any, sched: Any) -> None:
+        from pytest_sabot.session import crashes
+
+        crashes.worker_crashed(self, nodeid, report, sched)
+
+    def runner_settings(self) -> Any:
+        from pytest_sabot.harness.run import RunSettings
+
+        assert self.gateway_url is not None
+        return RunSettings(
+            root=self.std.root,
+            out_dir=self.out_dir,
+            gateway_url=self.gateway_url,
+            model=self.settings.model,
+            timeout_s=self.attempt_timeout,
+            downgrade_model=self.settings.downgrade_model,
+            session=self.run_id,
+            registration_hash=self.std.registration_hash(),
+            rules=self.std.rules.version,
+        )
+
+    # ------------------------------------------------------------------ finish
+
+    def finish(self, session: pytest.Session) -> None:
+        from pytest_sabot.session import finishing
+
+        finishing.finish(self, session)
+
+    # ------------------------------------------------------------------ terminal
+
+    def summary(self, terminalreporter: Any) -> None:
+        if self.results is None and not self.messages:
+            return
+        from pytest_sabot.report.render import summary_lines
+
+        terminalreporter.section("Sabot")
+        if self.results is not None:
+            for line in summary_lines(self.results):
+                terminalreporter.write_line(line)
+            if self.results_written:
+                terminalreporter.write_line(
+                    f"results: {self.out_dir / 'results.json'}, {self.out_dir / 'RESULTS.md'}"
+                )
+        for gate in self.gates:
+            if gate.shown and not gate.passed:
+                terminalreporter.write_line(f"gate failed: {gate.message}", red=True)
+        for line, red in self.messages:
+            terminalreporter.write_line(line, red=red)

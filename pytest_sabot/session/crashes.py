@@ -1,0 +1,65 @@
+"""A worker that dies while running a cell (SPEC I45): xdist replaces it; the crash is
+the cell's first attempt, kept for the retry; a second crash is recorded as RUN_ERROR with
+the crash as its text."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from pytest_sabot.models.cells import Cell
+from pytest_sabot.session.selection import CELL_MODULE, cell_id_of
+from pytest_sabot.trace_io import OutputUnwritable
+
+if TYPE_CHECKING:
+    from pytest_sabot.session.core import SabotSession
+
+
+def worker_crashed(state: SabotSession, nodeid: str, report: Any, sched: Any) -> None:
+    """xdist lost the worker running this cell. The crash is the cell's first attempt:
+    it runs once more; a second crash is recorded as RUN_ERROR with the crash text."""
+    cid = cell_id_of(nodeid)
+    if cid is None or state.std is None:
+        return
+    from pytest_sabot.adjudicate import has_leftovers
+    from pytest_sabot.harness.run import cell_dir, note_crash, record_crash
+
+    cell = state.std.cell(cid)
+    message = str(report.longrepr)
+    # xdist's report of a crash names no phase and no file: it is a harness error of
+    # this cell's test (E), at the cell module
+    report.when = "setup"
+    report.location = (str(CELL_MODULE), None, nodeid.rsplit("::", 1)[-1])
+    node = getattr(report, "node", None)
+    worker = str(node.gateway.id) if node is not None else "a worker"
+    state.crashes[cid] += 1
+    involved = [c for c in (cell, _baseline_of(state, cell)) if c is not None]
+    broken = [c for c in involved if has_leftovers(state.out_dir, c.id)] or [cell]
+    try:
+        if state.crashes[cid] == 1:
+            for c in broken:
+                note_crash(cell_dir(state.out_dir, c.id), state.run_id, worker, message)
+            sched.mark_test_pending(nodeid)
+            report.outcome = "rerun"
+            return
+    except (AttributeError, NotImplementedError):
+        pass  # a scheduler that cannot reschedule: record the crash now
+    except OutputUnwritable as exc:
+        state.stop_reason, state.stop_detail = "output unwritable", str(exc)
+        return
+    settings = state.runner_settings()
+    try:
+        for c in broken:
+            record_crash(c, state.std.wave, settings, message, state.crashes[cid])
+    except OutputUnwritable as exc:
+        state.stop_reason, state.stop_detail = "output unwritable", str(exc)
+    if not (cell_dir(state.out_dir, cid) / "outcome.json").is_file():
+        state.crashed_cells[cid] = message
+    report.sabot_crash = message
+
+
+def _baseline_of(state: SabotSession, cell: Cell) -> Cell | None:
+    if cell.is_baseline or cell.carved_out or state.selection is None:
+        return None
+    if cell.baseline_id in set(state.selection.ids):
+        return None
+    return state.std.cell(cell.baseline_id)  # type: ignore[no-any-return]

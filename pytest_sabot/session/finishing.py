@@ -1,0 +1,305 @@
+"""How a session ends: the results written when it starts (nothing counted yet) and when
+it ends, the session's manifest, its status, the workers stopped on an interrupt, and the
+exit status the gates decide."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from pytest_sabot import __version__
+from pytest_sabot.harness.run import wait_for_abandoned
+from pytest_sabot.records import now_iso
+from pytest_sabot.results import ResultsFile, SessionInfo
+from pytest_sabot.session import gateway as gateway_mod
+from pytest_sabot.session import junit
+from pytest_sabot.session import manifest as manifest_mod
+from pytest_sabot.session.gates import evaluate, failures
+from pytest_sabot.session.states import NotRunReason, SessionStatus
+from pytest_sabot.trace_io import OutputUnwritable
+
+if TYPE_CHECKING:
+    from pytest_sabot.session.core import SabotSession
+
+ABANDONED_WAIT_S = 10.0
+
+STATUS_REASON: dict[SessionStatus, NotRunReason] = {
+    "output-unwritable": "output unwritable",
+    "budget-stopped": "budget",
+    "interrupted": "interrupted",
+    "crashed-workers": "crashed worker",
+    "stopped": "stopped",
+    "complete": "not reached",
+    "running": "not reached",
+}
+
+
+def write_pending(state: SabotSession) -> None:
+    """results.json as the session starts: its selection, nothing counted yet. Should
+    the session be killed outright, this is what the directory says (incomplete), and
+    sabot rescore still reproduces it."""
+    from pytest_sabot.report.render import markdown
+    from pytest_sabot.results import build_results, write_results
+    from pytest_sabot.trace_io import write_text_atomic
+
+    assert state.selection is not None
+    pending: dict[str, tuple[NotRunReason, str]] = {
+        c.id: ("pending", f"session {state.run_id} had not recorded it yet")
+        for c in state.selection.to_record
+    }
+    results = build_results(
+        state.std,
+        state.out_dir,
+        session=info(state, "running", ""),
+        not_run=pending,
+        counted={},
+        **common(state, judge=None),
+    )
+    write_results(results, state.out_dir)
+    write_text_atomic(state.out_dir / "RESULTS.md", markdown(results))
+
+
+def info(state: SabotSession, status: SessionStatus, detail: str) -> SessionInfo:
+    return SessionInfo(
+        run_id=state.run_id,
+        mode="resume" if state.settings.resume else "fresh",
+        rerun_errors=state.settings.rerun_errors,
+        rerun_error_cells=sorted(
+            {e["cell_id"] for e in state.events if e["kind"] == "rerun_error"}
+        ),
+        status=status,
+        detail=detail,
+        started=state.started,
+        ended=None if status == "running" else now_iso(),
+    )
+
+
+def common(state: SabotSession, judge: dict[str, Any] | None) -> dict[str, Any]:
+    """The inputs of build_results every results.json of this session shares."""
+    from pytest_sabot.adjudicate import Provenance
+
+    assert state.selection is not None
+    std = state.std
+    return dict(
+        selected_ids=state.selection.ids,
+        pulled_in=[c.id for c in state.selection.pulled_in],
+        model=state.settings.model,
+        upstream=state.settings.base_url,
+        downgrade_model=state.settings.downgrade_model,
+        judge_spec=state.settings.judge,
+        judge=judge,
+        spend=gateway_mod.stats(state.gateway),
+        provenance=Provenance(
+            state.settings.model, std.registration_hash(), std.rules.version
+        ),
+        keyword=state.selection.keyword,
+        markexpr=state.selection.markexpr,
+        filters=state.selection.filters,
+    )
+
+
+def finish(state: SabotSession, session: pytest.Session) -> None:
+    """Controller: score the selection from disk, write results, decide the exit."""
+    wait_for_abandoned(ABANDONED_WAIT_S)
+    if state.is_worker or not state.output_started or state.selection is None:
+        return
+    try:
+        _finish(state, session)
+    except KeyboardInterrupt:
+        _kill_workers(state)
+        state.messages.append(
+            ("pytest-sabot: interrupted again while writing results; the records on disk "
+             "are intact, results.json may be the previous one (rebuild it with "
+             "--sabot-resume or sabot rescore)", True)
+        )
+        raise pytest.exit(
+            "pytest-sabot: interrupted twice", returncode=pytest.ExitCode.INTERRUPTED
+        ) from None
+
+
+def _stop_workers(state: SabotSession, session: pytest.Session) -> None:
+    """An interrupted xdist session: stop the workers before reading the disk, so no
+    record is added after the results were computed."""
+    dsession = state.config.pluginmanager.getplugin("dsession")
+    nodemanager = getattr(dsession, "nodemanager", None)
+    if nodemanager is not None:
+        nodemanager.teardown_nodes()
+
+
+def _status(
+    state: SabotSession, session: pytest.Session, complete: bool
+) -> tuple[SessionStatus, str]:
+    if state.stop_reason == "output unwritable":
+        return "output-unwritable", state.stop_detail
+    if state.stop_reason == "budget":
+        return "budget-stopped", state.stop_detail
+    if complete:
+        return "complete", ""
+    stopped_by = session.shouldfail or session.shouldstop
+    if stopped_by:  # -x, --maxfail, --sw: pytest stopped on purpose
+        return "stopped", str(stopped_by)
+    if session.exitstatus == pytest.ExitCode.INTERRUPTED:
+        return "interrupted", "interrupted (Ctrl-C or SIGTERM)"
+    dsession = state.config.pluginmanager.getplugin("dsession")
+    gave_up = getattr(dsession, "_summary_report", None)  # xdist: too many crashes
+    if gave_up:
+        return "crashed-workers", str(gave_up)
+    if state.crashed_cells:
+        return "crashed-workers", "worker processes crashed"
+    return "stopped", "the session ended before its selection was recorded"
+
+
+def _finish(state: SabotSession, session: pytest.Session) -> None:
+    from pytest_sabot.report.render import markdown
+    from pytest_sabot.results import build_results, write_results
+    from pytest_sabot.trace_io import write_text_atomic
+
+    assert state.selection is not None
+    if session.exitstatus == pytest.ExitCode.INTERRUPTED:
+        try:
+            _stop_workers(state, session)
+        except KeyboardInterrupt:  # a second interrupt: stop them without waiting
+            _kill_workers(state)
+            state.messages.append(
+                ("pytest-sabot: interrupted again: the workers were stopped without "
+                 "waiting; their unfinished cells have no record", True)
+            )
+    if state.reserve is not None:
+        manifest_mod.release(state.reserve)
+    std = state.std
+    judge = None
+    if state.settings.judge != "none":
+        from pytest_sabot.judge.run import collect_summary
+
+        judge = collect_summary(
+            state.out_dir,
+            [c.id for c in state.selection.runnable],
+            state.settings.judge,
+            state.judge_note,
+        )
+    reasons: dict[str, tuple[NotRunReason, str]] = {
+        cid: ("crashed worker", text) for cid, text in state.crashed_cells.items()
+    }
+    shared = common(state, judge)
+    first = build_results(
+        std, state.out_dir, session=info(state, "running", ""), not_run=reasons, **shared
+    )
+    status, detail = _status(state, session, first.selection.complete)
+    reason = STATUS_REASON[status]
+    for cid in first.selection.missing + [
+        c for c in first.selection.pulled_in if c not in reasons
+    ]:
+        reasons.setdefault(cid, (reason, detail))
+    results = build_results(
+        std, state.out_dir, session=info(state, status, detail), not_run=reasons, **shared
+    )
+    state.results = results
+    state.gates = evaluate(results, state.settings.fail_under, state.settings.max_run_errors)
+    try:
+        write_results(results, state.out_dir)
+        write_text_atomic(state.out_dir / "RESULTS.md", markdown(results))
+        state.results_written = True
+    except OutputUnwritable as exc:
+        state.messages.append(
+            (f"pytest-sabot: results.json could not be written ({exc}); the one on disk "
+             "is the one the session started with (incomplete)", True)
+        )
+        if status == "complete":
+            status, detail = "output-unwritable", str(exc)
+            state.stop_detail = state.stop_detail or str(exc)
+    try:
+        manifest_mod.write_manifest(state.out_dir, manifest(state, status, detail, results))
+    except OutputUnwritable as exc:
+        state.messages.append((f"pytest-sabot: the session record could not be "
+                              f"written ({exc})", True))
+    if status == "output-unwritable":
+        state.messages.append((_unwritable_message(state, results), True))
+    junit.suite_properties(state.config, results, state.run_id)
+    junit.report_gates(state.config, state.gates)
+    _exit_status(state, session, results, status)
+
+
+def _kill_workers(state: SabotSession) -> None:
+    """Stop the xdist workers at once (their processes, which this session started)."""
+    dsession = state.config.pluginmanager.getplugin("dsession")
+    group = getattr(getattr(dsession, "nodemanager", None), "group", None)
+    for gateway in list(group or []):
+        io = getattr(gateway, "_io", None)
+        kill = getattr(io, "kill", None)
+        if callable(kill):
+            kill()
+
+
+def _unwritable_message(state: SabotSession, results: ResultsFile) -> str:
+    sel = results.selection
+    return (
+        f"pytest-sabot: the session stopped because the output could not be written: "
+        f"{state.stop_detail}. {sel.recorded} of {sel.selected} selected cells are safely "
+        f"recorded in {state.out_dir}. Free some space (or fix the directory) and run the "
+        "same command with --sabot-resume to record the rest."
+    )
+
+
+def _exit_status(
+    state: SabotSession, session: pytest.Session, results: ResultsFile, status: str
+) -> None:
+    failed = failures(state.gates)
+    if session.exitstatus == pytest.ExitCode.OK:
+        if status != "complete":
+            session.exitstatus = pytest.ExitCode.INTERRUPTED
+        elif failed:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def manifest(
+    state: SabotSession,
+    status: SessionStatus,
+    detail: str,
+    results: ResultsFile | None = None,
+) -> Any:
+    from pytest_sabot.harness.run import installed_versions
+
+    assert state.selection is not None
+    std = state.std
+    set_aside = {e["cell_id"]: e["detail"] for e in state.events if e["kind"] == "set_aside"}
+    pulled = [e for e in state.events if e["kind"] == "pulled_in"]
+    not_run: dict[str, str] = {}
+    recorded = 0
+    if results is not None:
+        not_run = {n.cell_id: n.reason for n in results.selection.not_run}
+        recorded = results.selection.recorded
+    return manifest_mod.SessionRecord(
+        run_id=state.run_id,
+        tool=f"pytest-sabot {__version__}",
+        wave=std.wave.wave,
+        rules=std.rules.version,
+        wave_rules=std.wave.rules,
+        model=state.settings.model,
+        downgrade_model=state.settings.downgrade_model,
+        judge=state.settings.judge,
+        upstream=state.settings.base_url,
+        registration_hash=std.registration_hash(),
+        versions=installed_versions(),
+        mode=state.settings.mode,
+        rerun_errors=state.settings.rerun_errors,
+        started=state.started,
+        ended=None if status == "running" else now_iso(),
+        status=status,
+        detail=detail,
+        selection=manifest_mod.SessionSelection(
+            cell_ids=state.selection.ids,
+            pulled_in=[c.id for c in state.selection.pulled_in],
+            keyword=state.selection.keyword,
+            markexpr=state.selection.markexpr,
+            filters=state.selection.filters,
+            args=state.selection.args,
+        ),
+        recorded=recorded,
+        not_run=not_run,
+        set_aside=set_aside,
+        rerun_error_cells=sorted({e["cell_id"] for e in state.events
+                                  if e["kind"] == "rerun_error"}),
+        pulled_in_reused=sorted({e["cell_id"] for e in pulled if e["detail"] == "reused"}),
+        pulled_in_run=sorted({e["cell_id"] for e in pulled if e["detail"] == "run"}),
+    )

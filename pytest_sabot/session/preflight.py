@@ -1,0 +1,190 @@
+"""Checks that must pass before the first cell runs and before any money is spent.
+
+Each failure is a pytest usage error (exit 4, no traceback) that names the option or file,
+the field and what was expected. Checks that depend only on the options run when the
+session is configured; the replay coverage check runs once the selection is fixed, still
+before any cell.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+
+from pytest_sabot.errors import SabotDataError
+from pytest_sabot.models.cells import Cell
+from pytest_sabot.session.settings import Settings
+from pytest_sabot.standard import Standard
+
+KNOWN_BACKENDS = ("sim", "openai", "replay")
+KEY_VARIABLE = "OPENAI_API_KEY"
+
+
+def usage(message: str) -> pytest.UsageError:
+    return pytest.UsageError(f"pytest-sabot: {message}")
+
+
+def check_model(settings: Settings) -> None:
+    """The model spec names a known backend; a persona of the embedded model is known; a
+    replay directory exists; a live model has its key, a well-formed upstream URL and a
+    price."""
+    from pytest_sabot.gateway.routing import parse_model
+
+    spec_text = settings.model
+    try:
+        spec = parse_model(spec_text)
+    except ValueError as exc:
+        raise usage(f"--sabot-model={spec_text}: {exc}") from None
+    if spec.scheme not in KNOWN_BACKENDS:
+        raise usage(
+            f"--sabot-model={spec_text}: unknown backend {spec.scheme!r}; expected one of "
+            "'sim[:<persona>]', 'openai:<model>' or 'replay:<dir>'"
+        )
+    if spec.scheme == "sim":
+        from pytest_sabot.sim.personas import parse_persona
+
+        try:
+            parse_persona(spec.name)
+        except ValueError as exc:
+            raise usage(f"--sabot-model={spec_text}: {exc}") from None
+        return
+    if spec.scheme == "replay":
+        if not Path(spec.name).is_dir():
+            raise usage(
+                f"--sabot-model={spec_text}: the replay directory {spec.name} does not exist "
+                "(expected the recordings/ directory of a live run)"
+            )
+        return
+    if settings.base_url is not None:
+        parts = urlsplit(settings.base_url)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise usage(
+                f"--sabot-base-url={settings.base_url}: expected an http(s) URL such as "
+                "http://127.0.0.1:8000/v1"
+            )
+    if settings.gateway_url is None and not os.environ.get(KEY_VARIABLE):
+        raise usage(
+            f"--sabot-model={spec_text} is a live run and needs the upstream key in the "
+            f"environment variable {KEY_VARIABLE} (it is read from there only); nothing was run"
+        )
+    check_price(settings, spec.name, "--sabot-model")
+
+
+def check_price(settings: Settings, model: str, option: str) -> None:
+    """A live model must have a price, or the spend cap cannot hold."""
+    from pytest_sabot.gateway.prices import load_prices
+
+    try:
+        table = load_prices(settings.prices)
+    except SabotDataError as exc:
+        raise usage(f"--sabot-prices: {exc}") from None
+    if table.price(model) is None:
+        where = settings.prices or "the shipped price table"
+        raise usage(
+            f"{option}: no price for model {model!r} in {where}; a live run cannot be "
+            "budgeted without one. Give --sabot-prices FILE with its price (USD per 1M "
+            "input, cached input and output tokens); nothing was run"
+        )
+
+
+def check_downgrade(settings: Settings, std: Standard, cells: Iterable[Cell]) -> None:
+    """A live wave with O4 cells needs a priced downgrade model."""
+    if not settings.live or not any(c.operator == "O4" for c in cells):
+        return
+    target = settings.downgrade_model or std.wave.downgrade_model
+    name = target.split(":", 1)[1] if target.startswith("openai:") else target
+    check_price(settings, name, f"--sabot-downgrade-model ({target})")
+
+
+def check_replay_covers(settings: Settings, cell_ids: Iterable[str]) -> None:
+    """Every cell a replay session runs must have a recording, or every one of them would
+    end as a run error."""
+    if not settings.model.startswith("replay:"):
+        return
+    from pytest_sabot.gateway.recording import EXCHANGES_FILE, PARTIAL_SUFFIX
+
+    root = Path(settings.model.split(":", 1)[1])
+    absent = [
+        cid
+        for cid in cell_ids
+        if not (root / cid / EXCHANGES_FILE).is_file()
+        and not (root / cid / (EXCHANGES_FILE + PARTIAL_SUFFIX)).is_file()
+    ]
+    if absent:
+        raise usage(
+            f"--sabot-model={settings.model}: {len(absent)} selected cell(s) have no recording "
+            f"there (e.g. {absent[0]}: expected {root / absent[0] / EXCHANGES_FILE}); narrow "
+            "the selection to the recorded cells or record them first; nothing was run"
+        )
+
+
+def check_out_dir(out: Path) -> None:
+    """The output directory can be written (checked without creating anything: a session
+    that runs no cell changes nothing on disk)."""
+    if out.exists() and not out.is_dir():
+        raise usage(f"--sabot-out={out}: is a file; expected a directory to write records to")
+    probe_in = out
+    while not probe_in.exists():
+        if probe_in.parent == probe_in:
+            break
+        probe_in = probe_in.parent
+    if not probe_in.is_dir():
+        raise usage(
+            f"--sabot-out={out}: {probe_in} is not a directory, so {out} cannot be created"
+        )
+    try:
+        fd, name = tempfile.mkstemp(prefix=".sabot-probe-", dir=probe_in)
+    except OSError as exc:
+        raise usage(
+            f"--sabot-out={out}: cannot write in {probe_in} ({exc.strerror or exc}); "
+            "expected a writable directory; nothing was run"
+        ) from None
+    os.close(fd)
+    os.unlink(name)
+
+
+def select(std: Standard, filters: dict[str, list[str]]) -> list[Cell]:
+    """The cells the ``--sabot-*`` filters select. A value the wave does not register, or
+    filters that together match nothing, are usage errors naming the registered values."""
+    from pytest_sabot.cells import select_cells
+
+    wave = std.wave.wave
+    for field, wanted in filters.items():
+        flag = f"--sabot-{field}"
+        registered = sorted({_field(c, field) for c in std.cells}, key=_order)
+        unknown = [v for v in wanted if v not in registered]
+        if unknown:
+            raise usage(
+                f"{flag}={','.join(wanted)}: {unknown[0]!r} is not registered in wave {wave} "
+                f"(registered: {', '.join(registered)})"
+            )
+    try:
+        cells = select_cells(
+            std.cells,
+            framework=filters.get("framework"),
+            config=filters.get("config"),
+            operator=filters.get("operator"),
+            task=filters.get("task"),
+            seed=[int(s) for s in filters["seed"]] if "seed" in filters else None,
+        )
+    except SabotDataError as exc:
+        raise usage(str(exc)) from None
+    if not cells:
+        given = " ".join(f"--sabot-{k}={','.join(v)}" for k, v in filters.items())
+        raise usage(f"{given}: together these filters match no cell of wave {wave}")
+    return cells
+
+
+def _field(cell: Cell, field: str) -> str:
+    if field == "operator":
+        return cell.operator or "baseline"
+    return str(getattr(cell, field))
+
+
+def _order(value: str) -> tuple[int, str]:
+    return (0, value.zfill(8)) if value.isdigit() else (1, value)

@@ -1,0 +1,116 @@
+"""The session's options, typed and resolved once (command line > environment > ini >
+default). A value that does not fit its option is a pytest usage error naming the
+option, where the value came from, what was expected and what was given."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from pytest_sabot.options import OPTIONS, OptionValueError, resolve
+
+FILTERS = ("framework", "config", "operator", "task", "seed")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Every ``--sabot-*`` option of the session, typed."""
+
+    wave: str | None
+    model: str
+    base_url: str | None
+    downgrade_model: str | None
+    root: str | None
+    out: str | None
+    rules: str | None
+    filters: dict[str, list[str]]
+    fail_under: float | None
+    max_run_errors: float
+    resume: bool
+    rerun_errors: bool
+    timeout: float
+    budget_usd: float
+    prices: str | None
+    max_connections: int
+    judge: str
+    judge_same_lineage: bool
+    gateway_url: str | None
+    spend_ledger: str | None
+    upstream_deadline: float
+
+    @property
+    def live(self) -> bool:
+        return self.model.startswith("openai:")
+
+    @property
+    def mode(self) -> str:
+        return "resume" if self.resume else "fresh"
+
+
+def _ini(config: pytest.Config, name: str) -> Any:
+    try:
+        return config.getini(name)
+    except ValueError:
+        return None
+
+
+def read_settings(config: pytest.Config) -> Settings:
+    """Resolve every option; a bad value is a usage error (no traceback)."""
+    values: dict[str, Any] = {}
+    for spec in OPTIONS:
+        try:
+            values[spec.dest] = resolve(
+                spec, config.getoption(spec.dest, None), _ini(config, spec.dest)
+            )
+        except OptionValueError as exc:
+            raise pytest.UsageError(f"pytest-sabot: {exc}") from None
+    if values["sabot_rerun_errors"] and not values["sabot_resume"]:
+        raise pytest.UsageError(
+            "pytest-sabot: --sabot-rerun-errors only makes sense with --sabot-resume "
+            "(a fresh session runs every selected cell anyway)"
+        )
+    wave = values["sabot_wave"]
+    return Settings(
+        wave=None if wave is None else str(wave),
+        model=str(values["sabot_model"]),
+        base_url=values["sabot_base_url"],
+        downgrade_model=values["sabot_downgrade_model"],
+        root=values["sabot_root"],
+        out=values["sabot_out"],
+        rules=values["sabot_rules"],
+        filters={
+            name: list(values[f"sabot_{name}"])
+            for name in FILTERS
+            if values[f"sabot_{name}"]
+        },
+        fail_under=values["sabot_fail_under"],
+        max_run_errors=float(values["sabot_max_run_errors"]),
+        resume=bool(values["sabot_resume"]),
+        rerun_errors=bool(values["sabot_rerun_errors"]),
+        timeout=float(values["sabot_timeout"]),
+        budget_usd=float(values["sabot_budget_usd"]),
+        prices=values["sabot_prices"],
+        max_connections=int(values["sabot_max_connections"]),
+        judge=str(values["sabot_judge"]),
+        judge_same_lineage=bool(values["sabot_judge_same_lineage"]),
+        gateway_url=values["sabot_gateway_url"],
+        spend_ledger=values["sabot_spend_ledger"],
+        upstream_deadline=float(values["sabot_upstream_deadline"]),
+    )
+
+
+def add_options(parser: pytest.Parser) -> None:
+    """Register every option once, with its type, in one group, and its ini key."""
+    group = parser.getgroup("sabot", "Sabot: plant faults in multi-agent pipelines")
+    for o in OPTIONS:
+        if o.kind == "bool":
+            group.addoption(o.flag, action="store_true", dest=o.dest, default=None, help=o.help)
+        elif o.parse is not None:
+            group.addoption(
+                o.flag, action="store", dest=o.dest, default=None, type=o.parse, help=o.help
+            )
+        else:
+            group.addoption(o.flag, action="store", dest=o.dest, default=None, help=o.help)
+        parser.addini(o.dest, o.help, default=None)

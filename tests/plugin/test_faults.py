@@ -1,0 +1,310 @@
+"""Issue 16: faults of the machine. Nothing vanishes, nothing is miscounted (SPEC I44, I45).
+
+Each fault is made for real on a 14-cell keyless slice (LangGraph, both configs, T1, seed
+11) run with two xdist workers: a worker process killed with SIGKILL, a worker that dies on
+the same cell twice, an output directory on a filesystem too small for the wave (a tmpfs
+mounted in an unprivileged user and mount namespace, ``unshare -rm``), and SIGTERM or two
+SIGINTs sent to the controller. Afterwards every selected cell is accounted for exactly
+once (a verdict, an exclusion, or not run with the reason), the summary, results.json and
+the records on disk agree, and a resumed session completes the slice with the verdicts of
+an uninterrupted run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from plugin_runs import (
+    Run,
+    accounted_once,
+    clean_env,
+    plugin,
+    pytest_command,
+    run,
+    shared,
+    shared_dir,
+    verdicts,
+)
+
+from pytest_sabot.adjudicate import read_record
+from pytest_sabot.cli import main
+from pytest_sabot.results import read_results
+from pytest_sabot.session.manifest import read_manifests
+from pytest_sabot.trace_io import read_trace
+
+pytestmark = pytest.mark.slow
+
+ROWS = ["--sabot-wave=1", "--sabot-framework=langgraph", "--sabot-task=T1", "--sabot-seed=11"]
+CELLS = 14
+CRASHING = "langgraph-guardrail-O3-T1-s11"
+
+
+@pytest.fixture(scope="module")
+def reference(pytestconfig: pytest.Config, tmp_path_factory: pytest.TempPathFactory) -> Run:
+    """The slice run without any fault, for comparison."""
+    where = shared_dir(pytestconfig, tmp_path_factory, "sabot-faults-reference")
+    session = shared(where, *ROWS, "-p", "no:xdist")
+    assert session.returncode == 0, session.describe()
+    return session
+
+
+def _start(where: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+    where.mkdir(parents=True, exist_ok=True)
+    return subprocess.Popen(
+        pytest_command(where / "out", *ROWS, "-n", "2", *args),
+        cwd=where,
+        env=clean_env(env),
+        stdout=(where / "stdout.txt").open("w"),
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+
+
+def _wait_for(condition: object, timeout: float = 300) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if callable(condition) and condition():
+            return
+        time.sleep(0.05)
+    raise AssertionError("timed out waiting for the session")
+
+
+def _recorded(out: Path) -> int:
+    return len(list((out / "cells").glob("*/outcome.json"))) if out.exists() else 0
+
+
+def _children(pid: int) -> list[int]:
+    found = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True)
+    return [int(p) for p in found.stdout.split()]
+
+
+def _running_a_cell(pid: int) -> int | None:
+    """The worker process that has a cell's trace open for writing right now."""
+    for child in _children(pid):
+        try:
+            for fd in os.listdir(f"/proc/{child}/fd"):
+                target = os.readlink(f"/proc/{child}/fd/{fd}")
+                if target.endswith("events.jsonl.partial") and "/cells/" in target:
+                    return child
+        except OSError:
+            continue
+    return None
+
+
+def _alive(pids: list[int]) -> list[int]:
+    alive = []
+    for pid in pids:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().split()[2]
+        except OSError:
+            continue
+        if state != "Z":
+            alive.append(pid)
+    return alive
+
+
+def _finished(where: Path, proc: subprocess.Popen[str]) -> Run:
+    returncode = proc.wait(timeout=600)
+    stdout = (where / "stdout.txt").read_text()
+    return Run(where, where / "out", returncode, stdout, "")
+
+
+def _same_as_reference(session: Run, reference: Run) -> None:
+    assert session.results.selection.complete, session.describe()
+    assert verdicts(session.results) == verdicts(reference.results)
+    accounted_once(session.results)
+    assert main(["rescore", str(session.out)]) == 0
+
+
+def _no_temp_files(out: Path) -> None:
+    leftovers = [p for p in out.rglob("*") if ".tmp" in p.name or p.name.startswith(".sabot-")]
+    assert not leftovers, leftovers
+
+
+def _records_intact(out: Path) -> None:
+    """Every finished record still reads: its trace parses and ends, its outcome loads."""
+    for cell in (out / "cells").iterdir():
+        record = read_record(out, cell.name)
+        if record.kind == "run":
+            trace = read_trace(cell)
+            assert trace.events[-1].kind == "run_end", cell.name
+
+
+def test_16_a_killed_worker_cell_runs_again_and_the_wave_completes(
+    reference: Run, tmp_path: Path
+) -> None:
+    proc = _start(tmp_path)
+    victim: list[int] = []
+
+    def a_worker_is_running_a_cell() -> bool:
+        pid = _running_a_cell(proc.pid) if _recorded(tmp_path / "out") >= 2 else None
+        if pid is not None:
+            victim.append(pid)
+        return pid is not None
+
+    _wait_for(a_worker_is_running_a_cell)
+    os.kill(victim[0], signal.SIGKILL)
+    session = _finished(tmp_path, proc)
+    assert session.returncode == 0, session.describe()
+    assert "1 rerun" in session.stdout and "replacing crashed worker" in session.stdout
+    sel = session.results.selection
+    assert sel.selected == sel.recorded == CELLS
+    assert f"cells: {CELLS} recorded / {CELLS} selected" in session.stdout
+    crashed = [p for p in (tmp_path / "out" / "cells").glob("*/attempt-1/crashed.json")]
+    assert len(crashed) == 1, "the killed worker's cell kept its crashed attempt"
+    _same_as_reference(session, reference)
+
+
+def test_16_a_cell_whose_worker_crashes_twice_is_recorded_run_error(tmp_path: Path) -> None:
+    crasher, env = plugin(
+        tmp_path / "plugins",
+        "crasher",
+        "import os, signal\n"
+        "def pytest_runtest_setup(item):\n"
+        f"    if '{CRASHING}' in item.nodeid:\n"
+        "        os.kill(os.getpid(), signal.SIGKILL)\n",
+    )
+    session = run(tmp_path, *crasher, *ROWS, "-n", "2", env=env)
+    assert session.returncode == pytest.ExitCode.TESTS_FAILED, session.describe()
+    assert "1 rerun" in session.stdout
+    assert f"ERROR at setup of test_cell[{CRASHING}]" in session.stdout
+    results = session.results
+    (cell,) = [c for c in results.cells if c.cell_id == CRASHING]
+    assert cell.excluded is not None and cell.excluded.code == "RUN_ERROR"  # type: ignore[union-attr]
+    assert "crashed while running" in cell.excluded.reason  # type: ignore[union-attr]
+    outcome = read_record(session.out, CRASHING).outcome
+    assert outcome is not None and outcome.attempts == 2
+    assert results.selection.recorded == CELLS and results.selection.complete
+    accounted_once(results)
+    assert main(["rescore", str(session.out)]) == 0
+
+
+def _unshare_available(where: Path) -> str | None:
+    if shutil.which("unshare") is None:
+        return "unshare(1) is not installed"
+    probe = subprocess.run(
+        ["unshare", "-rm", "sh", "-c", f"mount -t tmpfs -o size=64k tmpfs {where}"],
+        capture_output=True,
+        text=True,
+    )
+    if probe.returncode != 0:
+        return (
+            "mounting a small tmpfs needs a user and mount namespace (unshare -rm), which "
+            f"this machine refuses: {probe.stderr.strip()}"
+        )
+    return None
+
+
+DRIVER = '''
+import json, shutil, subprocess, sys
+from pathlib import Path
+
+mount, host, size, command = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3], sys.argv[4:]
+subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(mount)], check=True)
+out = mount / "out"
+facts = {}
+for name, extra in (("full", []), ("resumed", ["--sabot-resume"])):
+    if name == "resumed":  # free space: the same filesystem, made larger
+        subprocess.run(["mount", "-o", "remount,size=256m", str(mount)], check=True)
+    proc = subprocess.run([*command, f"--sabot-out={out}", *extra], cwd=host,
+                          capture_output=True, text=True, timeout=900)
+    facts[name] = {"rc": proc.returncode, "stdout": proc.stdout, "stderr": proc.stderr}
+    shutil.copytree(out, host / f"out-{name}")
+(host / "facts.json").write_text(json.dumps(facts))
+'''
+
+
+def test_16_a_full_disk_ends_the_session_with_one_clear_message_and_resume_completes_it(
+    reference: Run, tmp_path: Path
+) -> None:
+    mount = tmp_path / "mnt"
+    mount.mkdir()
+    why = _unshare_available(mount)
+    if why is not None:
+        pytest.skip(why)
+    (tmp_path / "driver.py").write_text(DRIVER)
+    command = pytest_command(Path("unused"), *ROWS, "-n", "2")
+    command = [a for a in command if not a.startswith("--sabot-out=")]
+    subprocess.run(
+        ["unshare", "-rm", sys.executable, str(tmp_path / "driver.py"), str(mount),
+         str(tmp_path), "420k", *command],
+        env=clean_env(), check=True, timeout=1200,
+    )
+    facts = json.loads((tmp_path / "facts.json").read_text())
+    full, resumed = facts["full"], facts["resumed"]
+    text = full["stdout"] + full["stderr"]
+    assert full["rc"] == pytest.ExitCode.INTERRUPTED, text[-4000:]
+    assert "Traceback" not in text and "INTERNALERROR" not in text
+    assert text.count("the session stopped because the output could not be written") == 1
+    assert "No space left on device" in text and "--sabot-resume" in text
+    assert "ERROR ::test_cell[" in text  # the harness's own failure is a pytest error
+    out = tmp_path / "out-full"
+    results = read_results(out)
+    assert not results.selection.complete
+    assert results.session is not None and results.session.status == "output-unwritable"
+    reasons = {n.reason for n in results.selection.not_run}
+    assert reasons == {"output unwritable"}
+    assert f"{results.selection.recorded} of {CELLS} selected cells are safely recorded" in text
+    accounted_once(results)
+    _no_temp_files(out)
+    _records_intact(out)
+    assert main(["rescore", str(out)]) == 3  # reproduced, and inconclusive
+    assert resumed["rc"] == 0, resumed["stdout"][-4000:]
+    done = Run(tmp_path, tmp_path / "out-resumed", 0, resumed["stdout"], resumed["stderr"])
+    _same_as_reference(done, reference)
+
+
+def _signalled(tmp_path: Path, sig: signal.Signals, again: float | None) -> tuple[Run, list[int]]:
+    proc = _start(tmp_path)
+    _wait_for(lambda: _recorded(tmp_path / "out") >= 3)
+    workers = _children(proc.pid)
+    assert len(workers) == 2
+    proc.send_signal(sig)
+    if again is not None:
+        time.sleep(again)
+        proc.send_signal(sig)
+    return _finished(tmp_path, proc), workers
+
+
+def test_16_sigterm_of_the_controller_records_an_interrupted_session(
+    reference: Run, tmp_path: Path
+) -> None:
+    session, workers = _signalled(tmp_path, signal.SIGTERM, None)
+    assert session.returncode == pytest.ExitCode.INTERRUPTED, session.describe()
+    _wait_for(lambda: not _alive(workers), timeout=30)
+    results = session.results
+    assert results.session is not None and results.session.status == "interrupted"
+    assert not results.selection.complete
+    assert {n.reason for n in results.selection.not_run} == {"interrupted"}
+    assert "INCOMPLETE:" in session.stdout and "(interrupted)" in session.stdout
+    accounted_once(results)
+    _no_temp_files(session.out)
+    _records_intact(session.out)
+    (manifest,) = read_manifests(session.out)
+    assert manifest.status == "interrupted" and manifest.ended is not None
+    assert main(["rescore", str(session.out)]) == 3
+    resumed = run(tmp_path, *ROWS, "-n", "2", "--sabot-resume")
+    assert resumed.returncode == 0, resumed.describe()
+    _same_as_reference(resumed, reference)
+
+
+def test_16_a_second_ctrl_c_still_exits_and_stops_the_workers(tmp_path: Path) -> None:
+    session, workers = _signalled(tmp_path, signal.SIGINT, 0.2)
+    # the second interrupt lands while results are written (pytest's status 2), or earlier,
+    # while pytest itself reports the first one: then the interpreter ends on the signal
+    assert session.returncode in (pytest.ExitCode.INTERRUPTED, 130, -signal.SIGINT), (
+        session.describe()
+    )
+    _wait_for(lambda: not _alive(workers), timeout=30)
+    _no_temp_files(session.out)
+    _records_intact(session.out)
+    results = read_results(session.out)
+    assert not results.selection.complete  # whatever got written, it never looks complete

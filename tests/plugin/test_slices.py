@@ -1,0 +1,153 @@
+"""Issue 9.1 and 10.8: a slice never scores a fault cell without its baseline (standard
+section 3, SPEC I41).
+
+pytest deselects ``-k``, ``-m`` and pasted node ids after the plugin's collection hook, so
+the plugin reads the final selection. A selected fault cell whose baseline is outside the
+selection pulls the baseline in: it runs, or a record of it made earlier in the same output
+under the same model, registration hash and rules is reused. A fault cell with no usable
+baseline record is never counted, by the plugin nor by the scorer (``sabot rescore``).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from plugin_runs import (
+    BASELINE,
+    SLICE,
+    Run,
+    accounted_once,
+    copy_out,
+    no_empty_baselines,
+    run,
+    shared,
+    shared_dir,
+)
+
+from pytest_sabot.adjudicate import read_record, score_dir, score_recorded, set_aside
+from pytest_sabot.cli import main
+from pytest_sabot.harness.run import RunSettings, run_cell
+from pytest_sabot.models.verdict import BaselineVerdict
+from pytest_sabot.results import build_results, read_results
+from pytest_sabot.session.manifest import read_manifests
+from pytest_sabot.standard import load_standard
+
+K_SLICE = "langgraph and default and T1 and s11 and (O1 or O3)"
+K_CELLS = ["langgraph-default-O1-T1-s11", "langgraph-default-O3-T1-s11"]
+
+
+@pytest.fixture(scope="module")
+def k_slice(pytestconfig: pytest.Config, tmp_path_factory: pytest.TempPathFactory) -> Run:
+    where = shared_dir(pytestconfig, tmp_path_factory, "sabot-k-slice")
+    return shared(where, "--sabot-wave=1", "-p", "no:xdist", "-k", K_SLICE)
+
+
+def _assert_baseline_pulled_in(session: Run, cells: list[str]) -> None:
+    assert session.returncode == 0, session.describe()
+    results = session.results
+    assert results.selection.cell_ids == cells
+    assert results.selection.pulled_in == [BASELINE]
+    bases = [c for c in results.cells if isinstance(c, BaselineVerdict)]
+    assert [b.cell_id for b in bases] == [BASELINE]
+    accounted_once(results)
+    no_empty_baselines(results)
+    assert "pulled in by the selection" in session.stdout
+    board = session.stdout[session.stdout.index("Sabot scoreboard") :]
+    assert " 0/0 " not in board, board
+    assert "0 / 0" not in (session.out / "RESULTS.md").read_text()
+    assert (session.out / "cells" / BASELINE / "events.jsonl").is_file()
+
+
+def test_S3_1_a_k_slice_runs_the_baselines_it_deselected(k_slice: Run) -> None:
+    _assert_baseline_pulled_in(k_slice, K_CELLS)
+    raw = json.loads((k_slice.out / "results.json").read_text())
+    fault = [c for c in raw["cells"] if c["kind"] == "fault"]
+    assert fault and all(c["baseline_known"] for c in fault)
+    (manifest,) = read_manifests(k_slice.out)
+    assert manifest.selection.keyword == K_SLICE
+    assert manifest.pulled_in_run == [BASELINE]
+
+
+def test_S3_1_a_marker_slice_under_xdist_runs_its_baselines(tmp_path: Path) -> None:
+    session = run(
+        tmp_path, "--sabot-wave=1", *SLICE, "-n", "2", "-m", "sabot_cell(operator='O3')"
+    )
+    _assert_baseline_pulled_in(session, ["langgraph-default-O3-T1-s11"])
+    assert "2 workers" in session.stdout
+
+
+def test_S3_1_a_pasted_cell_id_runs_with_its_baseline(tmp_path: Path) -> None:
+    session = run(
+        tmp_path, "--sabot-wave=1", "-p", "no:xdist", "::test_cell[langgraph-default-O1-T1-s11]"
+    )
+    _assert_baseline_pulled_in(session, ["langgraph-default-O1-T1-s11"])
+
+
+def test_I41_a_baseline_recorded_earlier_in_the_same_output_is_reused(
+    k_slice: Run, tmp_path: Path
+) -> None:
+    out = copy_out(k_slice, tmp_path)
+    before = (out / "cells" / BASELINE / "events.jsonl").read_bytes()
+    again = run(
+        tmp_path, "--sabot-wave=1", "-p", "no:xdist", "-k",
+        "langgraph and default and T1 and s11 and O5", out=out,
+    )
+    _assert_baseline_pulled_in(again, ["langgraph-default-O5-T1-s11"])
+    assert (out / "cells" / BASELINE / "events.jsonl").read_bytes() == before
+    latest = read_manifests(out)[-1]
+    assert latest.pulled_in_reused == [BASELINE] and latest.pulled_in_run == []
+
+
+def test_I41_a_baseline_recorded_under_another_model_is_never_reused(
+    k_slice: Run, tmp_path: Path
+) -> None:
+    out = copy_out(k_slice, tmp_path)
+    again = run(
+        tmp_path, "--sabot-wave=1", "-p", "no:xdist", "--sabot-model=sim:credulous",
+        "-k", "langgraph and default and T1 and s11 and O1", out=out,
+    )
+    _assert_baseline_pulled_in(again, ["langgraph-default-O1-T1-s11"])
+    latest = read_manifests(out)[-1]
+    assert latest.pulled_in_run == [BASELINE]
+    assert "another model" in latest.set_aside[BASELINE]
+    assert read_record(out, BASELINE).outcome.model == "sim:credulous"  # type: ignore[union-attr]
+    aside = sorted((out / "superseded").glob(f"{BASELINE}~*"))
+    assert aside and (aside[0] / "events.jsonl").is_file()
+
+
+def test_S3_1_the_scorer_never_counts_a_fault_cell_whose_baseline_has_no_record(
+    k_slice: Run, tmp_path: Path
+) -> None:
+    out = copy_out(k_slice, tmp_path)
+    std = load_standard(1)
+    set_aside(out, std.cell(BASELINE), "removed for the test")
+    fault = [std.cell(c) for c in K_CELLS]
+    assert score_recorded(std, out, fault) == []
+    scored = score_dir(std, out, fault)
+    assert sorted(scored.unpaired) == K_CELLS
+    assert all("has no record" in why for why in scored.unpaired.values())
+    results = build_results(std, out, selected_ids=K_CELLS, model="sim:realistic")
+    assert results.scoreboard.rows == []  # nothing left to score: no row, no denominator
+    assert [u.cell_id for u in results.selection.unpaired] == K_CELLS
+    accounted_once(results)
+    # sabot rescore of the directory reads the same way: the recorded results no longer
+    # hold, and the rebuilt ones count no fault cell
+    assert main(["rescore", str(out)]) == 1
+    assert read_results(out).scoreboard.rows[0].valid == 2  # the file itself is untouched
+
+
+def test_S3_1_a_baseline_record_of_another_model_does_not_validate_a_fault_cell(
+    tmp_path: Path, gateway_url: str
+) -> None:
+    std = load_standard(1)
+    cell, baseline = std.cell("langgraph-default-O1-T1-s11"), std.cell(BASELINE)
+    for each, model in ((baseline, "sim:vigilant"), (cell, "sim:credulous")):
+        settings = RunSettings(
+            root=std.root, out_dir=tmp_path, gateway_url=gateway_url, model=model
+        )
+        run_cell(each, std.wave, settings)
+    scored = score_dir(std, tmp_path, [baseline, cell])
+    assert [v.cell_id for v in scored.verdicts] == [BASELINE]
+    assert "another model (sim:vigilant, not sim:credulous)" in scored.unpaired[cell.id]
