@@ -287,13 +287,18 @@ def _run_persona(
     std: Standard, persona: str, cells: list[Cell], out: Path, gateway_url: str
 ) -> ResultsFile:
     from pytest_sabot.harness.run import RunSettings, run_cell
+    from pytest_sabot.judge import make_backend
     from pytest_sabot.report.render import markdown
     from pytest_sabot.results import build_results, write_results
+    from pytest_sabot.runner import SIM_JUDGE_LABEL, judge_cell
     from pytest_sabot.trace_io import write_text_atomic
 
     settings = RunSettings(root=std.root, out_dir=out, gateway_url=gateway_url, model=persona)
+    # The soft tier is judged as in a wave: by the keyless judge, itself a fixture.
+    judge, _note = make_backend("sim", pipeline_model=persona, gateway_url=gateway_url)
     for cell in cells:
         run_cell(cell, std.wave, settings)
+        judge_cell(std, cell, out, judge, SIM_JUDGE_LABEL)
     results = build_results(std, out, selected_ids=[c.id for c in cells], model=persona)
     write_results(results, out)
     write_text_atomic(out / "RESULTS.md", markdown(results))

@@ -259,20 +259,8 @@ class CellRunner:
 
     def _judge(self, cell: Cell) -> None:
         """Soft tier: judge a fault run that ran (once; a kept record keeps its verdict)."""
-        run_dir = cell_dir(self.out_dir, cell.id)
-        if self.judge is None or cell.operator is None or not (run_dir / TRACE_FILE).is_file():
-            return
-        if read_soft_record(run_dir) is not None:
-            return
-        note = self.std.private(cell.task).operator(cell.operator).ground_truth
-        record = judge_trace(
-            self.judge,
-            read_trace(run_dir),
-            note,
-            cache_dir=self.out_dir / "judge-cache",
-            label=self.judge_label,
-        )
-        write_soft(run_dir, record)
+        if self.judge is not None:
+            judge_cell(self.std, cell, self.out_dir, self.judge, self.judge_label)
 
     def _result(
         self,
@@ -332,3 +320,21 @@ def junit_properties(
     """Per-testcase JUnit properties of a cell (kept for callers of the earlier name)."""
     outcome = STRUCTURAL if verdict is None else outcome_of(verdict)
     return cell_properties(cell, verdict, outcome)
+
+
+SIM_JUDGE_LABEL = "fixture of the embedded judge (sim), not a measurement of any model"
+
+
+def judge_cell(std: Standard, cell: Cell, out_dir: Path, judge: JudgeBackend, label: str) -> None:
+    """Soft tier for one recorded fault run: judge its trace once and write soft.json (a run
+    already judged keeps its verdict; baselines and unrecorded runs are not judged)."""
+    run_dir = cell_dir(out_dir, cell.id)
+    if cell.operator is None or not (run_dir / TRACE_FILE).is_file():
+        return
+    if read_soft_record(run_dir) is not None:
+        return
+    note = std.private(cell.task).operator(cell.operator).ground_truth
+    record = judge_trace(
+        judge, read_trace(run_dir), note, cache_dir=out_dir / "judge-cache", label=label
+    )
+    write_soft(run_dir, record)

@@ -10,21 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
-
-def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    """Before any cell runs: every framework the selection needs must be installed (a
-    candidate row's framework is an optional extra), else a clear error naming the extra."""
-    from pytest_sabot.adapters import FrameworkNotInstalled, require_frameworks
-
-    state = metafunc.config.pluginmanager.get_plugin("sabot-state")
-    cells = getattr(state, "cells", None) or []
-    try:
-        require_frameworks(cell.framework for cell in cells)
-    except FrameworkNotInstalled as exc:
-        raise pytest.UsageError(f"pytest-sabot: {exc}") from None
-
 
 def test_cell(sabot_cell_id: str, sabot_cell_result: dict[str, Any]) -> None:
     assert sabot_cell_result["cell_id"] == sabot_cell_id

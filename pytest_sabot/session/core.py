@@ -149,6 +149,7 @@ class SabotSession:
         except (SabotDataError, KeyError) as exc:
             raise pytest.UsageError(f"pytest-sabot: {exc}") from None
         self.filtered = preflight.select(self.std, self.settings.filters)
+        preflight.check_frameworks(self.filtered)
         rewrite_pasted_ids(config)
         collect_cell_module(config)
         if self.is_worker:
@@ -258,7 +259,7 @@ class SabotSession:
         self.output_started = True
 
     def _build_runner(self, ids: Sequence[str]) -> None:
-        from pytest_sabot.runner import CellRunner
+        from pytest_sabot.runner import SIM_JUDGE_LABEL, CellRunner
 
         settings = self.runner_settings()
         self.runner = CellRunner(
@@ -274,7 +275,7 @@ class SabotSession:
             self.runner.judge = backend
             self.judge_note = note
             self.runner.judge_label = (
-                "fixture of the embedded judge (sim), not a measurement of any model"
+                SIM_JUDGE_LABEL
                 if backend.fixture
                 else f"judge {backend.name}"
             )

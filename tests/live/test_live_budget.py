@@ -58,7 +58,9 @@ def test_budget_tiny_cap_ends_the_session_cleanly(
     assert selection["recorded"] + len(not_run) == SLICE_CELLS
 
 
-def test_budget_spend_never_exceeds_the_cap(budget_sessions: tuple[Session, Session, Session]) -> None:
+def test_budget_spend_never_exceeds_the_cap(
+    budget_sessions: tuple[Session, Session, Session],
+) -> None:
     tiny, _, _ = budget_sessions
     budget = _results(tiny)["spend"]["budget"]
     assert budget["budget_usd"] == TINY_BUDGET_USD
