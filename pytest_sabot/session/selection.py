@@ -11,9 +11,10 @@ the fault cell's validity is known, never assumed (SPEC I41).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -96,8 +97,35 @@ def fix(
         keyword=keyword,
         markexpr=markexpr,
         filters=dict(filters),
-        args=[str(a) for a in config.invocation_params.args],
+        args=recordable_args(config.invocation_params.args),
     )
+
+
+SECRET_OPTIONS = ("--sabot-gateway-url",)
+
+
+def recordable_args(args: Sequence[object]) -> list[str]:
+    """The command line as it may be written down: the value of an option that carries the
+    gateway's session secret is reduced to its origin (``http://127.0.0.1:<port>/...``)."""
+    out: list[str] = []
+    hide_next = False
+    for raw in (str(a) for a in args):
+        if hide_next:
+            out.append(_without_secret(raw))
+            hide_next = False
+            continue
+        name, eq, value = raw.partition("=")
+        if name in SECRET_OPTIONS:
+            out.append(f"{name}={_without_secret(value)}" if eq else raw)
+            hide_next = not eq
+            continue
+        out.append(raw)
+    return out
+
+
+def _without_secret(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}/..." if parts.netloc else "..."
 
 
 def rewrite_pasted_ids(config: pytest.Config) -> None:

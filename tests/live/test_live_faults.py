@@ -39,7 +39,9 @@ def test_S3_1_a_misbehaving_provider_ends_in_recorded_run_errors_not_a_hung_sess
             clean_env({"OPENAI_API_KEY": canary}),
             provider.log,
         )
-    assert session.returncode == 0, session.stdout[-3000:] + session.stderr[-2000:]
+    # A session whose only cell is a run error fails its run-error gate (SPEC I43).
+    assert session.returncode == 1, session.stdout[-3000:] + session.stderr[-2000:]
+    assert "are RUN_ERROR" in session.stdout
     results = json.loads((session.out / "results.json").read_text("utf-8"))
     [cell] = results["cells"]
     assert cell["cell_id"] == CELL and cell["status"] == "RUN_ERROR"

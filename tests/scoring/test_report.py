@@ -35,7 +35,7 @@ def results_of(
         versions={},
         off_pin={},
         selection=Selection(registered=len(verdicts), selected=len(verdicts),
-                            recorded=len(verdicts)),
+                            recorded=len(verdicts), complete=True),
         scoreboard=scoreboard(verdicts),
         cells=list(verdicts),
         structural_zeros=[],
