@@ -1,7 +1,7 @@
 """The ``sabot`` command line: offline work on the standard and on recorded waves.
 
     sabot rescore DIR [--rules VERSION]   re-adjudicate recorded traces (no model calls)
-    sabot report DIR                      re-render RESULTS.md and the summary
+    sabot report DIR                      re-render RESULTS.md, report.html and the summary
     sabot validate [ROOT]                 check cells/, tasks/ and mappings/ files
     sabot plan --sabot-wave N [--sabot-model M] [--from DIR]
     sabot schema [OUT_DIR]                write the JSON Schemas of every file format
@@ -258,6 +258,9 @@ def cmd_report(args: argparse.Namespace) -> int:
     write_text_atomic(args.dir / "RESULTS.md", markdown(results))
     for line in summary_lines(results):
         print(line)
+    from pytest_sabot.report.html import write_results_html
+
+    print(f"report: {write_results_html(args.dir)}")
     return EXIT_INCONCLUSIVE if results.status_line else EXIT_PASS
 
 

@@ -92,6 +92,7 @@ class SabotSession:
         self.messages: list[tuple[str, bool]] = []
         self.reserve: Path | None = None
         self.results_written = False
+        self.report_html: Path | None = None  # report.html, once written
         self._restore_signals: Callable[[], None] = _nothing
 
     # ------------------------------------------------------------------ properties
@@ -375,9 +376,10 @@ class SabotSession:
             for line in summary_lines(self.results):
                 terminalreporter.write_line(line)
             if self.results_written:
-                terminalreporter.write_line(
-                    f"results: {self.out_dir / 'results.json'}, {self.out_dir / 'RESULTS.md'}"
-                )
+                shown = [self.out_dir / "results.json", self.out_dir / "RESULTS.md"]
+                if self.report_html is not None:
+                    shown.append(self.report_html)
+                terminalreporter.write_line("results: " + ", ".join(map(str, shown)))
         for gate in self.gates:
             if gate.shown and not gate.passed:
                 terminalreporter.write_line(f"gate failed: {gate.message}", red=True)

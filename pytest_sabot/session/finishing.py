@@ -200,6 +200,7 @@ def _finish(state: SabotSession, session: pytest.Session) -> None:
         write_results(results, state.out_dir)
         write_text_atomic(state.out_dir / "RESULTS.md", markdown(results))
         state.results_written = True
+        _write_html(state)
     except OutputUnwritable as exc:
         state.messages.append(
             (f"pytest-sabot: results.json could not be written ({exc}); the one on disk "
@@ -303,3 +304,19 @@ def manifest(
         pulled_in_reused=sorted({e["cell_id"] for e in pulled if e["detail"] == "reused"}),
         pulled_in_run=sorted({e["cell_id"] for e in pulled if e["detail"] == "run"}),
     )
+
+
+def _write_html(state: SabotSession) -> None:
+    """report.html beside results.json. It is a rendering of the records, so a failure to
+    render is said, never allowed to cost the session its results."""
+    from pytest_sabot.report.html import write_results_html
+
+    try:
+        state.report_html = write_results_html(state.out_dir)
+    except OutputUnwritable as exc:
+        state.messages.append((f"pytest-sabot: report.html could not be written ({exc})", True))
+    except Exception as exc:  # a rendering bug must not hide the results
+        state.messages.append(
+            (f"pytest-sabot: report.html could not be rendered ({type(exc).__name__}: {exc})",
+             True)
+        )

@@ -420,3 +420,13 @@ def test_wheel_ships_the_templates_and_renders_from_an_installed_copy(
     )
     assert done.returncode == 0, done.stderr
     assert "Lab run" in out.read_text()
+
+
+def test_every_wave_writes_report_html_beside_results_json(wave_slice: Path) -> None:
+    """The plugin renders report.html at the end of every session that recorded cells, from
+    the same records as results.json (no separate step is needed)."""
+    page = (wave_slice / "report.html").read_text("utf-8")
+    results = json.loads((wave_slice / "results.json").read_text("utf-8"))
+    assert results["label"] in page
+    for row in results["scoreboard"]["rows"]:
+        assert row["row"] in page
