@@ -1,0 +1,351 @@
+"""Writing the history: one session as it ends (:func:`record_session`), or every session
+found under a directory (:func:`index_output`), idempotently.
+
+Both read the records and write only the history file: an output directory is never
+written to, so a history that is locked or damaged costs nothing but its own entry (the
+run's files stay as they are, and ``index_output`` adds the entry later).
+
+How an entry meets what the history already holds under its run id:
+
+* nothing yet: it is added;
+* the same content (the sha256 of its manifest and of its results.json or run.json): it
+  is unchanged, and nothing is written;
+* changed content from the same directory (a session's manifest rewritten when it ended,
+  results.json rewritten by ``sabot rescore --write``): the changed part is updated; a
+  manifest whose results.json a later session replaced leaves the verdicts the history
+  recorded before as they are (verdicts are replaced only by other verdicts of the run);
+* another directory: a copy (same content) is not indexed twice; a directory that was
+  moved (the old one is gone) is followed; different content under the same run id is a
+  conflict, reported and not indexed.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from pytest_sabot.errors import SabotDataError
+from pytest_sabot.history.errors import HistoryError
+from pytest_sabot.history.sources import (
+    FALLBACK_FIELDS,
+    SHARED_FIELDS,
+    Entry,
+    LabRun,
+    ResultsFile,
+    SessionRecord,
+    lab_entry,
+    lab_files,
+    manifest_files,
+    read_lab_run,
+    read_manifest,
+    read_results_file,
+    results_file,
+    session_entry,
+)
+from pytest_sabot.history.store import (
+    DEFAULT_TIMEOUT_S,
+    History,
+    history_for_tree,
+    is_run_dir,
+    open_history,
+)
+from pytest_sabot.records import now_iso
+
+Action = Literal["added", "updated", "unchanged", "copy"]
+
+# Directories of an output tree that hold no session records of their own.
+SKIP_DIRS = frozenset(
+    {"cells", "superseded", "locks", "judge-cache", "recordings", "sessions", "workspace"}
+)
+
+RUN_COLUMNS = frozenset({
+    "started", "ended", "tool", "wave", "rules", "wave_rules", "model", "downgrade_model",
+    "judge", "upstream", "fixture", "label", "registration_hash", "versions", "off_pin",
+    "mode", "status", "detail", "selection", "selected", "recorded", "complete", "spend",
+    "spent_usd", "unknown_cost_calls", "model_calls", "upstream_calls",
+    "project_spent_usd", "ledger", "host", "pid",
+})
+
+
+class _Out(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Recorded(_Out):
+    """What recording one session did."""
+
+    history: str = Field(description="The history file written.")
+    run_id: str = Field(description="The run id the session is recorded under.")
+    action: Action = Field(
+        description="added, updated, unchanged, or copy (the same run is already indexed "
+        "from another directory)."
+    )
+    detail: str = Field("", description="More words, e.g. where the indexed copy lives.")
+
+
+class IndexProblem(_Out):
+    """A record that could not be indexed, and why."""
+
+    file: str = Field(description="The record (or directory) concerned.")
+    problem: str = Field(description="What is wrong with it, in words.")
+
+
+class IndexReport(_Out):
+    """What ``index_output`` did (what ``history index --json`` prints)."""
+
+    history: str = Field(description="The history file written.")
+    scanned: list[str] = Field(description="Output directories found and read.")
+    added: list[str] = Field(default_factory=list, description="Run ids added.")
+    updated: list[str] = Field(default_factory=list, description="Run ids updated.")
+    unchanged: list[str] = Field(default_factory=list, description="Run ids already current.")
+    copies: list[str] = Field(
+        default_factory=list, description="Run ids already indexed from another directory."
+    )
+    problems: list[IndexProblem] = Field(
+        default_factory=list, description="Records left out, with the reason."
+    )
+
+
+# --------------------------------------------------------------------------- applying
+
+
+def _insert(conn: Any, table: str, rows: list[dict[str, Any]]) -> None:
+    if not rows:
+        return
+    cols = list(rows[0])
+    sql = f"INSERT INTO {table} ({', '.join(cols)}) VALUES ({', '.join('?' for _ in cols)})"
+    conn.executemany(sql, [tuple(r[c] for c in cols) for r in rows])
+
+
+def _replace_verdicts(conn: Any, entry: Entry) -> None:
+    conn.execute("DELETE FROM cells WHERE run_id = ?", (entry.run_id,))
+    conn.execute("DELETE FROM score_rows WHERE run_id = ?", (entry.run_id,))
+    conn.execute("DELETE FROM snapshots WHERE run_id = ?", (entry.run_id,))
+    _insert(conn, "cells", entry.cells or [])
+    _insert(conn, "score_rows", entry.rows or [])
+    if entry.snapshot is not None and entry.results_digest is not None:
+        fmt, blob = entry.snapshot
+        conn.execute(
+            "INSERT INTO snapshots (run_id, format, digest, data) VALUES (?, ?, ?, ?)",
+            (entry.run_id, fmt, entry.results_digest, blob),
+        )
+
+
+def _fields(entry: Entry, manifest_known: bool, results_known: bool) -> dict[str, Any]:
+    """The run's columns this entry sets. The manifest governs the fields it shares with
+    results.json (results.json fills them only for a run without a manifest); results.json
+    governs its own, which a manifest only approximates until results are known."""
+    fields: dict[str, Any] = {}
+    results_own = {k: v for k, v in entry.results_fields.items() if k not in SHARED_FIELDS}
+    if entry.results_fields and not manifest_known:
+        fields.update({k: entry.results_fields[k] for k in SHARED_FIELDS
+                       if k in entry.results_fields})
+    for key, value in entry.manifest_fields.items():
+        if key not in FALLBACK_FIELDS or not results_known:
+            fields[key] = value
+    fields.update(results_own)
+    unknown = set(fields) - RUN_COLUMNS
+    if unknown:  # a field without a column is a bug of this package, never of the input
+        raise ValueError(f"no history column for {sorted(unknown)}")
+    return fields
+
+
+def _same_content(entry: Entry, row: Any) -> bool:
+    parts = [(entry.manifest_digest, row["manifest_digest"]),
+             (entry.results_digest, row["results_digest"])]
+    return all(mine is None or mine == theirs for mine, theirs in parts)
+
+
+def apply_entry(db: History, entry: Entry) -> Recorded:
+    """Add or update one entry in its own write transaction."""
+    with db.write() as conn:
+        row = conn.execute("SELECT * FROM runs WHERE run_id = ?", (entry.run_id,)).fetchone()
+        now = now_iso()
+        if row is None:
+            fields = _fields(entry, entry.manifest_digest is not None,
+                             entry.results_digest is not None)
+            fields.update(
+                run_id=entry.run_id, kind=entry.kind, out_dir=entry.out_dir,
+                manifest_file=entry.manifest_file, manifest_digest=entry.manifest_digest,
+                results_file=entry.results_file, results_digest=entry.results_digest,
+                indexed_at=now, updated_at=now,
+            )
+            _insert(conn, "runs", [fields])
+            if entry.cells is not None:
+                _replace_verdicts(conn, entry)
+            return Recorded(history=str(db.path), run_id=entry.run_id, action="added")
+        moved = row["out_dir"] != entry.out_dir
+        if moved and Path(row["out_dir"]).exists():
+            if _same_content(entry, row):
+                return Recorded(
+                    history=str(db.path), run_id=entry.run_id, action="copy",
+                    detail=f"already indexed from {row['out_dir']}",
+                )
+            raise HistoryError(
+                entry.results_file or entry.manifest_file or entry.out_dir,
+                f"holds run {entry.run_id}, which the history already has from "
+                f"{row['out_dir']} with other content (a copy of an output directory "
+                "changed since it was copied?); it was not indexed",
+                "Compare it by its directory instead of its run id",
+            )
+        changed_manifest = (entry.manifest_digest is not None
+                            and entry.manifest_digest != row["manifest_digest"])
+        changed_results = (entry.results_digest is not None
+                           and entry.results_digest != row["results_digest"])
+        updates: dict[str, Any] = {}
+        if changed_results or changed_manifest:
+            updates.update(_fields(
+                entry,
+                entry.manifest_digest is not None or row["manifest_digest"] is not None,
+                entry.results_digest is not None or row["results_digest"] is not None,
+            ))
+        if changed_results:
+            updates["results_digest"] = entry.results_digest
+        if changed_manifest:
+            updates["manifest_digest"] = entry.manifest_digest
+        for name in ("manifest_file", "results_file"):
+            value = getattr(entry, name)
+            if value is not None and value != row[name]:
+                updates[name] = value
+        if moved:
+            updates["out_dir"] = entry.out_dir
+        if not updates:
+            return Recorded(history=str(db.path), run_id=entry.run_id, action="unchanged")
+        updates["updated_at"] = now
+        assignments = ", ".join(f"{k} = ?" for k in updates)
+        conn.execute(
+            f"UPDATE runs SET {assignments} WHERE run_id = ?",
+            (*updates.values(), entry.run_id),
+        )
+        if changed_results and entry.cells is not None:
+            _replace_verdicts(conn, entry)
+        detail = f"moved from {row['out_dir']}" if moved else ""
+        return Recorded(
+            history=str(db.path), run_id=entry.run_id, action="updated", detail=detail
+        )
+
+
+# --------------------------------------------------------------------------- public
+
+
+def record_session(
+    history_path: Path,
+    out_dir: Path,
+    results: ResultsFile | LabRun | None,
+    manifest: SessionRecord | None,
+    *,
+    timeout: float = DEFAULT_TIMEOUT_S,
+) -> Recorded:
+    """Record one session in the history (created if missing): a pytest session (its
+    manifest and results, as written to ``out_dir``), results written without a session
+    (``manifest`` None), or a lab run (``results`` a LabRun, ``manifest`` None).
+
+    Called by the one process that writes the session's records (the pytest controller,
+    the demo, the lab command). Waits up to ``timeout`` seconds for another writer, then
+    raises HistoryLocked; a damaged history raises HistoryCorrupt. Either way nothing in
+    ``out_dir`` is touched, and ``index_output`` can add the session later.
+    """
+    if isinstance(results, LabRun):
+        if manifest is not None:
+            raise ValueError("a lab run has no session manifest")
+        entry = lab_entry(out_dir, results)
+    else:
+        entry = session_entry(out_dir, manifest, results)
+    with open_history(Path(history_path), timeout=timeout, create=True) as db:
+        return apply_entry(db, entry)
+
+
+def run_dirs(top: Path) -> list[Path]:
+    """Every output directory under ``top`` (itself included): those holding sessions/,
+    results.json or lab run records. Cell records and set-aside records are not entered."""
+    found: list[Path] = []
+    for dirpath, dirnames, _ in os.walk(top):
+        here = Path(dirpath)
+        if is_run_dir(here):
+            found.append(here)
+        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not d.startswith("."))
+    return found
+
+
+def _entries(out_dir: Path, problems: list[IndexProblem]) -> Iterator[Entry]:
+    """The entries of one output directory, oldest session first; a record that does
+    not read is reported and left out."""
+
+    def attempt(path: Path, read: Any) -> Any:
+        try:
+            return read(path)
+        except SabotDataError as exc:
+            problems.append(IndexProblem(file=str(path), problem=str(exc)))
+            return None
+
+    results = None
+    rpath = results_file(out_dir)
+    if rpath.is_file():
+        results = attempt(rpath, read_results_file)
+    results_owner = results.session.run_id if results and results.session else None
+    paired = False
+    for mpath in manifest_files(out_dir):
+        manifest = attempt(mpath, read_manifest)
+        if manifest is None:
+            continue
+        mine = results if results_owner == manifest.run_id else None
+        paired = paired or mine is not None
+        yield session_entry(out_dir, manifest, mine, manifest_file=mpath, results_path=rpath)
+    if results is not None and not paired:
+        yield session_entry(out_dir, None, results, results_path=rpath)
+    for lpath in lab_files(out_dir):
+        record = attempt(lpath, read_lab_run)
+        if record is not None:
+            yield lab_entry(out_dir, record, run_path=lpath)
+
+
+def index_output(
+    out_dir: Path,
+    history_path: Path | None = None,
+    *,
+    timeout: float = DEFAULT_TIMEOUT_S,
+) -> IndexReport:
+    """(Re)build the history from the records under ``out_dir`` (an output directory or
+    a whole output root): every session manifest, results.json and lab run record found.
+    Idempotent: indexing what is already indexed writes nothing. Reads ``out_dir`` only.
+
+    ``history_path`` defaults to the output root's ``history.sqlite``
+    (:func:`~pytest_sabot.history.store.history_for_tree`).
+    """
+    top = Path(out_dir)
+    if not top.is_dir():
+        raise SabotDataError(top, "", "an output directory (--sabot-out, sabot demo --out, "
+                             "lab run --out) or an output root holding them",
+                             "no such directory")
+    history = Path(history_path) if history_path is not None else history_for_tree(top)
+    dirs = run_dirs(top)
+    report = IndexReport(history=str(history), scanned=[str(d) for d in dirs])
+    with open_history(history, timeout=timeout, create=True) as db:
+        for directory in dirs:
+            for entry in _entries(directory, report.problems):
+                try:
+                    done = apply_entry(db, entry)
+                except HistoryError as exc:
+                    if exc.file == str(history):
+                        raise  # the history itself failed: locked or damaged
+                    report.problems.append(IndexProblem(file=exc.file, problem=exc.problem))
+                    continue
+                bucket = {"added": report.added, "updated": report.updated,
+                          "unchanged": report.unchanged, "copy": report.copies}[done.action]
+                bucket.append(done.run_id)
+    return report
+
+
+__all__ = [
+    "IndexProblem",
+    "IndexReport",
+    "Recorded",
+    "apply_entry",
+    "index_output",
+    "record_session",
+    "run_dirs",
+]

@@ -1,0 +1,348 @@
+"""The history's terminal output, drawn with rich so every table fits the terminal's
+width: columns are dropped by priority when they cannot all fit, then the rest shrink
+with an ellipsis; free text wraps. Keyless runs say they are fixtures wherever a run is
+shown.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from pytest_sabot.history.queries import RunDetail, RunSummary
+from pytest_sabot.history.record import IndexReport
+from pytest_sabot.history.regress import RegressionReport, RowCheck
+from pytest_sabot.scoring.aggregate import Rate
+
+FIXTURE_NOTE = (
+    "fixture: a keyless run of the embedded model or a scripted lab controller; its numbers "
+    "are acceptance fixtures, never measurements of any LLM"
+)
+LETTERS = {
+    "BASELINE_PASS": "P", "BASELINE_FAIL": "B", "RUN_ERROR": "R", "DETECTED_HARD": "H",
+    "DETECTED_SOFT": "S", "MISSED": "M", "UNJUDGED": "U", "INJECTION_UNVERIFIED": "I",
+    "STRUCTURAL_ZERO": "z", "NOT_RUN": "-", "UNPAIRED": "u",
+}
+LEGEND = (
+    "cells: P baseline pass, B baseline fail, H detected hard, S detected soft, M missed, "
+    "U unjudged, R run error, I injection unverified, z structural zero, - not run, "
+    "u unpaired; a lab run shows its gate"
+)
+
+
+def console(width: int | None = None) -> Console:
+    """A console for the history's output: the terminal's width (or ``width``; $COLUMNS
+    when not a terminal), no colour guessing from the content."""
+    return Console(width=width, highlight=False, soft_wrap=False)
+
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Column(Generic[T]):
+    header: str
+    value: Callable[[T], str]
+    priority: int  # 1 is always kept; higher numbers are dropped first
+    justify: str = "left"
+
+
+def _fit(columns: Sequence[Column[T]], items: Sequence[T], width: int) -> list[Column[T]]:
+    """Drop the lowest-priority columns (the last of them first) until the widest values
+    fit in ``width``; rich then shrinks what is left, with an ellipsis, if it must."""
+    kept = list(columns)
+
+    def needed(cols: Sequence[Column[T]]) -> int:
+        return sum(max([len(c.header)] + [len(c.value(i)) for i in items]) + 2 for c in cols)
+
+    while needed(kept) > width and any(c.priority > 1 for c in kept):
+        worst = max(c.priority for c in kept)
+        kept.remove([c for c in kept if c.priority == worst][-1])
+    return kept
+
+
+def _table(columns: Sequence[Column[T]], items: Sequence[T]) -> Table:
+    table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
+    for c in columns:
+        widest = max([len(c.header)] + [len(c.value(i)) for i in items])
+        table.add_column(c.header, no_wrap=True, overflow="ellipsis",
+                         justify="right" if c.justify == "right" else "left",
+                         min_width=min(widest, 27) if c.priority == 1 else None)
+    for i in items:
+        table.add_row(*[c.value(i) for c in columns])
+    return table
+
+
+def _dropped(columns: Sequence[Column[T]], kept: Sequence[Column[T]]) -> str:
+    gone = [c.header for c in columns if c not in kept]
+    return f"(narrow terminal: {', '.join(gone)} not shown)" if gone else ""
+
+
+def _when(s: RunSummary) -> str:
+    return (s.started or "")[:16].replace("T", " ")
+
+
+def _counts(s: RunSummary) -> str:
+    if s.kind == "lab":
+        return " ".join(f"gate {k.lower()}" for k in s.counts) or "-"
+    if not s.counts:
+        return "none kept"
+    order = list(LETTERS)
+    parts = sorted(s.counts.items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else 99)
+    return " ".join(f"{n}{LETTERS.get(word, '?')}" for word, n in parts)
+
+
+def _cells(s: RunSummary) -> str:
+    if s.recorded is None and s.selected is None:
+        return "-"
+    return f"{s.recorded if s.recorded is not None else '?'}/{s.selected or '?'}"
+
+
+def _spend(s: RunSummary) -> str:
+    return "-" if s.spent_usd is None else f"${s.spent_usd:,.2f}"
+
+
+def _label(s: RunSummary) -> str:
+    return "fixture" if s.fixture else ("lab" if s.kind == "lab" else "live")
+
+
+# What ``sabot history`` must show first: the run, how it ended, whether it is a fixture,
+# its registration, model, rules and counts; then when, how much, which wave.
+LIST_COLUMNS: tuple[Column[RunSummary], ...] = (
+    Column("run", lambda s: s.run_id, 1),
+    Column("started (UTC)", _when, 3),
+    Column("wave", lambda s: "lab" if s.kind == "lab" else str(s.wave or "-"), 4),
+    Column("status", lambda s: s.status or "-", 1),
+    Column("label", _label, 1),
+    Column("hash", lambda s: (s.registration_hash or "-")[:12], 2),
+    Column("model", lambda s: s.model or "-", 2),
+    Column("rules", lambda s: s.rules or "-", 2),
+    Column("cells", _cells, 3, "right"),
+    Column("verdicts", _counts, 2),
+    Column("spend", _spend, 5, "right"),
+)
+
+
+def render_list(out: Console, summaries: Sequence[RunSummary], history: str) -> None:
+    out.print(Text(f"Sabot run history: {history} ({len(summaries)} run(s), newest first)"))
+    if not summaries:
+        out.print(Text("no runs recorded yet"))
+        return
+    columns = _fit(LIST_COLUMNS, summaries, out.width)
+    out.print(_table(columns, summaries))
+    dropped = _dropped(LIST_COLUMNS, columns)
+    if dropped:
+        out.print(Text(dropped[:-1] + "; history show RUN prints everything)"))
+    out.print(Text(LEGEND, style="dim"))
+    if any(s.fixture for s in summaries):
+        out.print(Text(FIXTURE_NOTE))
+
+
+def _rate(value: float | None, low: float | None = None, high: float | None = None) -> str:
+    if value is None:
+        return "n/a"
+    text = f"{100 * value:.1f}%"
+    if low is not None and high is not None:
+        text += f" [{100 * low:.1f}, {100 * high:.1f}]"
+    return text
+
+
+def render_show(out: Console, d: RunDetail) -> None:
+    s = d.summary
+    out.print(Text(f"run {s.run_id} ({s.kind})", style="bold"))
+    out.print(Text(s.label or "-"))
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(no_wrap=True, style="bold")
+    grid.add_column(overflow="fold")
+    sel = d.selection
+    fields: list[tuple[str, str]] = [
+        ("status", f"{s.status or '-'}" + (f": {d.detail}" if d.detail else "")),
+        ("started", s.started or "-"),
+        ("ended", s.ended or "-"),
+        ("output", s.out_dir),
+        ("tool", d.tool or "not recorded"),
+        ("wave", "lab" if s.kind == "lab" else str(s.wave)),
+        ("rules", f"{s.rules or '-'}" + (f" (wave registered under {d.wave_rules})"
+                                         if d.wave_rules and d.wave_rules != s.rules else "")),
+        ("model", s.model or "-"),
+        ("registration", s.registration_hash or "-"),
+    ]
+    if d.downgrade_model:
+        fields.append(("O4 downgrade", d.downgrade_model))
+    if d.judge:
+        fields.append(("judge", d.judge))
+    if d.upstream:
+        fields.append(("upstream", d.upstream))
+    if d.mode:
+        fields.append(("mode", d.mode))
+    if s.kind == "lab":
+        fields.append(("scenario", f"{sel.get('scenario')} (lab run {sel.get('lab_run')})"))
+        if sel.get("faults"):
+            fields.append(("faults", ", ".join(sel["faults"])))
+    else:
+        chosen = [f"{k}={','.join(v)}" for k, v in sorted((sel.get("filters") or {}).items())]
+        if sel.get("keyword"):
+            chosen.append(f"-k {sel['keyword']!r}")
+        if sel.get("markexpr"):
+            chosen.append(f"-m {sel['markexpr']!r}")
+        fields.append(("selection", f"{len(sel.get('cell_ids') or [])} cell(s)"
+                       + (f": {' '.join(chosen)}" if chosen else "")))
+        if sel.get("pulled_in"):
+            fields.append(("pulled in", ", ".join(sel["pulled_in"])))
+        fields.append(("recorded", _cells_of(d)))
+    if d.versions:
+        fields.append(("versions", ", ".join(f"{k} {v}" for k, v in sorted(d.versions.items()))))
+    for what, why in sorted(d.off_pin.items()):
+        fields.append((f"OFF-PIN {what}", why))
+    fields.append(("spend", _spend_text(d)))
+    if d.manifest_file:
+        fields.append(("manifest", d.manifest_file))
+    if d.results_file:
+        fields.append(("results", d.results_file))
+    for key, value in fields:
+        grid.add_row(key, value)
+    out.print(grid)
+    if d.rows:
+        out.print(Text(""))
+        rows = Table(box=None, pad_edge=False, header_style="bold", title_justify="left")
+        for header, right in (("row", False), ("valid/runs", True), ("Sabot Score [95% CI]", True),
+                              ("clean-run firing [95% CI]", True), ("bases", True),
+                              ("excluded R/B/I", True)):
+            rows.add_column(header, no_wrap=True, overflow="ellipsis",
+                            justify="right" if right else "left")
+        for r in d.rows:
+            rows.add_row(
+                r.row, f"{r.valid}/{r.runs}",
+                f"{_rate(r.score, r.score_low, r.score_high)} ({r.score_k}/{r.score_n})",
+                f"{_rate(r.clean_fire, r.clean_low, r.clean_high)} ({r.clean_k}/{r.clean_n})",
+                f"{r.baselines_passed}/{r.baselines_recorded}",
+                f"{r.run_error}/{r.baseline_fail}/{r.injection_unverified}",
+            )
+        out.print(rows)
+    out.print(Text(""))
+    if not d.cells:
+        out.print(Text("cells: none in the history (its results.json had been replaced by a "
+                       "later session when it was indexed)"))
+    elif s.kind == "lab":
+        for c in d.cells:
+            out.print(Text(f"gate: {str(c.gate).upper()} (exit {c.gate_exit}), lab run "
+                           f"{c.cell_id}", style="bold"))
+            for reason in c.reason.splitlines():
+                out.print(Text(f"  - {reason}"))
+    else:
+        cells = Table(box=None, pad_edge=False, header_style="bold")
+        widest = max(len(c.cell_id) for c in d.cells)
+        cells.add_column("cell", no_wrap=True, overflow="ellipsis", min_width=min(widest, 36))
+        cells.add_column("verdict", no_wrap=True, overflow="ellipsis", min_width=13)
+        cells.add_column("path / reason", overflow="fold")
+        for c in d.cells:
+            word = c.funnel or c.verdict
+            cells.add_row(c.cell_id, word, c.detection_path or c.reason or "")
+        out.print(cells)
+    if s.fixture:
+        out.print(Text(FIXTURE_NOTE))
+
+
+def _cells_of(d: RunDetail) -> str:
+    s = d.summary
+    text = f"{s.recorded if s.recorded is not None else '?'} of {s.selected or '?'} selected"
+    if d.complete is False:
+        text += " (incomplete)"
+    return text
+
+
+def _spend_text(d: RunDetail) -> str:
+    sp = d.spend or {}
+    if d.summary.kind == "lab":
+        cost = sp.get("cost_usd", "unknown")
+        return f"{cost if isinstance(cost, str) else f'${cost:,.4f}'} ({sp.get('source', '?')})"
+    if not sp:
+        return "not recorded"
+    budget = sp.get("budget") or {}
+    text = (f"${budget.get('spent_usd', 0.0):,.4f}; {sp.get('calls', 0)} model call(s), "
+            f"{sp.get('fixture_calls', 0)} by the embedded model, "
+            f"{sp.get('upstream_calls', 0)} upstream")
+    if budget.get("project_spent_usd") is not None:
+        text += f"; project ledger ${budget['project_spent_usd']:,.4f} ({budget.get('ledger')})"
+    return text
+
+
+def _score(r: Rate | None) -> str:
+    if r is None:
+        return "no row"
+    if r.value is None:
+        return f"n/a ({r.k}/{r.n})"
+    return f"{100 * r.value:.1f}% ({r.k}/{r.n})"
+
+
+def _pp(v: float | None) -> str:
+    return "n/a" if v is None else f"{100 * v:+.1f} pp"
+
+
+def _ci(r: RowCheck) -> str:
+    if r.ci_low is None or r.ci_high is None:
+        return "n/a"
+    return f"[{100 * r.ci_low:+.1f}, {100 * r.ci_high:+.1f}]"
+
+
+REGRESS_COLUMNS: tuple[Column[RowCheck], ...] = (
+    Column("row", lambda r: r.row, 1),
+    Column("A score", lambda r: _score(r.a), 3, "right"),
+    Column("B score", lambda r: _score(r.b), 3, "right"),
+    Column("paired", lambda r: str(r.paired), 2, "right"),
+    Column("B - A", lambda r: _pp(r.difference), 1, "right"),
+    Column("95% CI", _ci, 1, "right"),
+    Column("A-only", lambda r: str(r.detected_a_only), 4, "right"),
+    Column("B-only", lambda r: str(r.detected_b_only), 4, "right"),
+    Column("reading", lambda r: r.status, 1),
+)
+
+
+def render_regress(out: Console, rep: RegressionReport) -> None:
+    out.print(Text("Sabot regression check (hard tier, B - A, paired cells)", style="bold"))
+    for side, ref in (("A", rep.a), ("B", rep.b)):
+        out.print(Text(f"{side}: {ref.name}  (wave {ref.wave}, rules {ref.rules}, model "
+                       f"{ref.model}, registration {ref.registration_hash[:12]})"))
+        out.print(Text(f"   {ref.label}"))
+        if ref.source != ref.name:
+            out.print(Text(f"   read from {ref.source}"))
+    for w in rep.warnings:
+        out.print(Text(f"note: {w}"))
+    if rep.rows:
+        columns = _fit(REGRESS_COLUMNS, rep.rows, out.width)
+        out.print(_table(columns, rep.rows))
+        dropped = _dropped(REGRESS_COLUMNS, columns)
+        if dropped:
+            out.print(Text(dropped))
+    out.print(Text(f"outcome: {rep.outcome.upper()} (exit {rep.exit_code})", style="bold"))
+    for reason in rep.reasons:
+        out.print(Text(f"  {reason}"))
+    out.print(Text(f"rule: {rep.rule}"))
+    if rep.interval:
+        out.print(Text(f"interval: {rep.interval}"))
+
+
+def render_index(out: Console, rep: IndexReport) -> None:
+    out.print(Text(
+        f"indexed {len(rep.scanned)} output director{'y' if len(rep.scanned) == 1 else 'ies'} "
+        f"into {rep.history}: {len(rep.added)} added, {len(rep.updated)} updated, "
+        f"{len(rep.unchanged)} unchanged, {len(rep.copies)} copies of runs indexed elsewhere"
+    ))
+    for p in rep.problems:
+        out.print(Text(f"not indexed: {p.file}: {p.problem}"))
+
+
+__all__ = [
+    "FIXTURE_NOTE",
+    "LEGEND",
+    "console",
+    "render_index",
+    "render_list",
+    "render_regress",
+    "render_show",
+]
