@@ -279,7 +279,10 @@ def _entries(out_dir: Path, problems: list[IndexProblem]) -> Iterator[Entry]:
         try:
             return read(path)
         except SabotDataError as exc:
-            problems.append(IndexProblem(file=str(path), problem=str(exc)))
+            text = str(exc)
+            prefix = f"{exc.file}: "
+            problem = text[len(prefix):] if text.startswith(prefix) else text
+            problems.append(IndexProblem(file=exc.file, problem=problem))
             return None
 
     results = None
