@@ -306,7 +306,7 @@ REGRESS_COLUMNS: tuple[Column[RowCheck], ...] = (
 def render_regress(out: Console, rep: RegressionReport) -> None:
     out.print(Text("Sabot regression check (hard tier, B - A, paired cells)", style="bold"))
     for side, ref in (("A", rep.a), ("B", rep.b)):
-        out.print(Text(f"{side}: {ref.name}  (wave {ref.wave}, rules {ref.rules}, model "
+        out.print(Text(f"{side}: {ref.name} (wave {ref.wave}, rules {ref.rules}, model "
                        f"{ref.model}, registration {ref.registration_hash[:12]})"))
         out.print(Text(f"   {ref.label}"))
         if ref.source != ref.name:

@@ -215,8 +215,7 @@ def _connect(path: Path, timeout: float, create: bool) -> sqlite3.Connection:
             raise HistoryError(
                 path,
                 "no history here yet",
-                "Every pytest-sabot session records itself in the history of its output "
-                "root; to build one from output already on disk run `python -m "
+                "To build it from the records already on disk run `python -m "
                 f"pytest_sabot.history --history {path} index {path.parent}`",
             )
         try:
