@@ -134,23 +134,24 @@ class RunDetail(_Out):
 
 
 _LIST_SQL = """
-SELECT r.*, (SELECT COUNT(*) FROM cells c WHERE c.run_id = r.run_id) AS n_cells
-FROM runs r
-ORDER BY COALESCE(r.started, r.indexed_at) DESC, r.run_id DESC
+SELECT * FROM runs ORDER BY COALESCE(started, indexed_at) DESC, run_id DESC
 """
 
 
-def _counts(db: History, run_id: str) -> dict[str, int]:
-    rows = db.all(
-        "SELECT verdict, COUNT(*) AS n FROM cells WHERE run_id = ? GROUP BY verdict "
-        "ORDER BY verdict",
-        (run_id,),
-    )
-    return {str(r["verdict"]): int(r["n"]) for r in rows}
+def _counts(db: History, run_id: str | None = None) -> dict[str, dict[str, int]]:
+    """Cells per verdict word, per run (of one run when ``run_id`` is given)."""
+    where, params = ("WHERE run_id = ?", (run_id,)) if run_id else ("", ())
+    counts: dict[str, dict[str, int]] = {}
+    for r in db.all(
+        f"SELECT run_id, verdict, COUNT(*) AS n FROM cells {where} "
+        "GROUP BY run_id, verdict ORDER BY run_id, verdict",
+        params,
+    ):
+        counts.setdefault(str(r["run_id"]), {})[str(r["verdict"])] = int(r["n"])
+    return counts
 
 
-def _summary(db: History, r: sqlite3.Row) -> RunSummary:
-    counts = _counts(db, r["run_id"])
+def _summary(r: sqlite3.Row, counts: dict[str, int]) -> RunSummary:
     return RunSummary(
         run_id=r["run_id"], kind=r["kind"], started=r["started"], ended=r["ended"],
         out_dir=r["out_dir"], wave=r["wave"], status=r["status"],
@@ -165,7 +166,8 @@ def runs(db: History, limit: int | None = None) -> list[RunSummary]:
     rows = db.all(_LIST_SQL)
     if limit is not None:
         rows = rows[:limit]
-    return [_summary(db, r) for r in rows]
+    counts = _counts(db)
+    return [_summary(r, counts.get(r["run_id"], {})) for r in rows]
 
 
 def list_runs(
@@ -230,7 +232,8 @@ def detail(db: History, run_id: str) -> RunDetail:
         raise RunNotFound(db.path, f"no run {run_id!r}")
     spend = json.loads(r["spend"]) if r["spend"] else None
     return RunDetail(
-        summary=_summary(db, r), tool=r["tool"], wave_rules=r["wave_rules"],
+        summary=_summary(r, _counts(db, run_id).get(run_id, {})), tool=r["tool"],
+        wave_rules=r["wave_rules"],
         downgrade_model=r["downgrade_model"], judge=r["judge"], upstream=r["upstream"],
         versions=json.loads(r["versions"]), off_pin=json.loads(r["off_pin"]), mode=r["mode"],
         detail=r["detail"], selection=json.loads(r["selection"]),

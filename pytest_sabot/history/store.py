@@ -27,7 +27,7 @@ from pytest_sabot.history.errors import (
     HistoryNewer,
     rebuild_remedy,
 )
-from pytest_sabot.history.schema import APPLICATION_ID, LATEST, MIGRATIONS
+from pytest_sabot.history.migrations import APPLICATION_ID, LATEST, MIGRATIONS
 from pytest_sabot.records import now_iso
 
 HISTORY_FILE = "history.sqlite"

@@ -28,7 +28,7 @@ from pytest_sabot.history import (
     show_run,
 )
 from pytest_sabot.history.commands import cmd_history_list, cmd_history_show
-from pytest_sabot.history.schema import APPLICATION_ID, LATEST, MIGRATIONS
+from pytest_sabot.history.migrations import APPLICATION_ID, LATEST, MIGRATIONS
 from pytest_sabot.results import ResultsFile, build_results, write_results
 from pytest_sabot.sim import PERSONAS
 from pytest_sabot.standard import Standard, load_standard
