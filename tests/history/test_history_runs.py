@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import sqlite3
 import subprocess
@@ -46,6 +47,7 @@ from pytest_sabot.runner import outcome_of
 
 pytestmark = pytest.mark.slow  # the inputs are five plugin sessions (about 30 s, once)
 
+RUN_LINE = re.compile(r"^\d{8}T\d{6}Z-")
 TABLES = ("schema_version", "runs", "cells", "score_rows", "snapshots")
 
 
@@ -155,7 +157,7 @@ def test_I10_history_list_fits_the_terminal_and_labels_fixtures(
     lines = out.splitlines()
     assert all(len(line) <= width for line in lines), max(lines, key=len)
     assert "never measurements of any LLM" in " ".join(out.split())
-    table = [line for line in lines if line.startswith("2026")]
+    table = [line for line in lines if RUN_LINE.match(line)]
     assert len(table) == 7 and all("fixture" in line for line in table)
     if width >= 200:
         header = next(line for line in lines if line.startswith("run "))
@@ -348,7 +350,7 @@ def test_I43_the_module_command_lists_and_checks_runs(inputs: Inputs, history: P
 
     listed = run("list", "--limit", "2")
     assert listed.returncode == 0 and "Sabot run history" in listed.stdout
-    assert sum(line.startswith("2026") for line in listed.stdout.splitlines()) == 2
+    assert sum(bool(RUN_LINE.match(line)) for line in listed.stdout.splitlines()) == 2
     regressed = run("regress", inputs.ids["vigilant"], inputs.ids["credulous"],
                     "--resamples", "2000")
     assert regressed.returncode == 1, regressed.stderr
