@@ -245,7 +245,9 @@ def record_session(
     (``manifest`` None), or a lab run (``results`` a LabRun, ``manifest`` None).
 
     Called by the one process that writes the session's records (the pytest controller,
-    the demo, the lab command). Waits up to ``timeout`` seconds for another writer, then
+    the demo, the lab command), after they are on disk: pass ``results`` only once
+    results.json (or run.json) was written, so the history never holds a record the
+    output directory does not. Waits up to ``timeout`` seconds for another writer, then
     raises HistoryLocked; a damaged history raises HistoryCorrupt. Either way nothing in
     ``out_dir`` is touched, and ``index_output`` can add the session later.
     """

@@ -296,7 +296,7 @@ def manifest_fields(m: SessionRecord) -> dict[str, Any]:
         # fallbacks, until results.json of the session is indexed
         "fixture": int(m.model.startswith("sim")),
         "label": model_label(m.model, m.upstream),
-        "selected": m.recorded + sum(1 for c in m.not_run if c in set(sel.cell_ids)),
+        "selected": m.recorded + len(set(m.not_run) & set(sel.cell_ids)),
     }
 
 
