@@ -703,6 +703,7 @@ def test_a_run_called_inside_a_running_event_loop_gets_a_fresh_loop(make_run: An
     assert [e.text for e in kinds(ctx, "stop_reason")] == ["ok"]
 
 
+@pytest.mark.slow
 def test_same_scenario_gives_the_same_trace_timing_aside(make_run: Any) -> None:
     stalled = ledger(progress=False, progress_reason="stuck")
     scenario = Scenario(ledgers=[ledger(), stalled, stalled, stalled, ledger(satisfied=True)])

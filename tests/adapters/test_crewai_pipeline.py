@@ -92,6 +92,7 @@ def acts_of(events: list[Any], config: str, rules: str = "v0.1.3") -> list[tuple
 # --------------------------------------------------------------------------- section 8, default
 
 
+@pytest.mark.slow
 def test_S8_crewai_default_worker_reviewer_approve_emits_the_reviewed_draft(
     server: ScriptedServer, tmp_path: Path
 ) -> None:
@@ -520,6 +521,7 @@ def _files_under(root: Path) -> set[str]:
     return {str(p.relative_to(root)) for p in root.rglob("*")}
 
 
+@pytest.mark.slow
 def test_a_run_writes_nothing_outside_its_run_dir_and_talks_only_to_loopback(
     tmp_path: Path,
 ) -> None:

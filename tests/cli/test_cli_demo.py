@@ -50,6 +50,7 @@ def test_S3_1_each_persona_runs_baselines_before_the_fault_cells_they_validate()
         assert {c.baseline_id for c in cells} <= {c.id for c in cells}
 
 
+@pytest.mark.slow
 def test_demo_declared_outcomes_are_produced_by_the_real_engine(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

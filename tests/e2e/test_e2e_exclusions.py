@@ -23,6 +23,9 @@ from pytest_sabot.models.cells import cell_id
 from pytest_sabot.models.verdict import CellVerdict
 from pytest_sabot.standard import Standard
 
+# Each test runs whole pytest sessions of real pipelines (seconds each).
+pytestmark = pytest.mark.slow
+
 SLICE = [
     "--sabot-wave=1",
     "--sabot-framework=langgraph",

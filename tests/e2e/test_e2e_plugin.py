@@ -27,6 +27,9 @@ from pytest_sabot.models.verdict import CellVerdict
 from pytest_sabot.results import ResultsFile
 from pytest_sabot.trace_io import TRACE_FILE
 
+# Each test runs whole pytest sessions of real pipelines (seconds each).
+pytestmark = pytest.mark.slow
+
 SLICE = [
     "--sabot-wave=1",
     "--sabot-task=T1",

@@ -24,6 +24,9 @@ from pytest_sabot.results import build_results
 from pytest_sabot.session.gates import BASELINES, RUN_ERRORS, evaluate, failures
 from pytest_sabot.standard import load_standard
 
+# Each test runs whole pytest sessions of real pipelines (seconds each).
+pytestmark = pytest.mark.slow
+
 TWO = [*SLICE, "--sabot-operator=baseline,O1", "-p", "no:xdist"]
 
 

@@ -18,6 +18,9 @@ from pytest_sabot.report.render import markdown, summary_lines
 from pytest_sabot.results import build_results
 from pytest_sabot.standard import load_standard
 
+# Each test runs whole pytest sessions of real pipelines (seconds each).
+pytestmark = pytest.mark.slow
+
 CELLS = ["langgraph-default-baseline-T1-s11", "langgraph-default-O4-T1-s11"]
 
 

@@ -18,6 +18,9 @@ import pytest
 
 from pytest_sabot.results import ResultsFile
 
+# Each test runs whole pytest sessions of real pipelines (seconds each).
+pytestmark = pytest.mark.slow
+
 SLICE = [
     "--sabot-framework=langgraph",
     "--sabot-config=default",

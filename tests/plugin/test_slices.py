@@ -34,6 +34,9 @@ from pytest_sabot.results import build_results, read_results
 from pytest_sabot.session.manifest import read_manifests
 from pytest_sabot.standard import load_standard
 
+# Each test runs whole pytest sessions of real pipelines (seconds each).
+pytestmark = pytest.mark.slow
+
 K_SLICE = "langgraph and default and T1 and s11 and (O1 or O3)"
 K_CELLS = ["langgraph-default-O1-T1-s11", "langgraph-default-O3-T1-s11"]
 
