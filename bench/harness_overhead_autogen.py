@@ -158,9 +158,9 @@ def bare_run(gateway_url: str, model: str, config: str, task: str, seed: int, wo
 def harness_run(
     gateway_url: str, model: str, config: str, task: str, seed: int, out: Path
 ) -> float:
-    from pytest_sabot.cells import load_wave_spec, wave_path
+    from pytest_sabot.core.models.cells import Cell
     from pytest_sabot.harness.run import RunSettings, run_cell
-    from pytest_sabot.models.cells import Cell
+    from pytest_sabot.matrix.cells import load_wave_spec, wave_path
 
     spec = load_wave_spec(wave_path(WAVE, ROOT), WAVE)
     settings = RunSettings(root=ROOT, out_dir=out, gateway_url=gateway_url, model=model)

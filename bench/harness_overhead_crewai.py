@@ -124,10 +124,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     from pytest_sabot.adapters import _crewai_env
-    from pytest_sabot.cells import load_wave
+    from pytest_sabot.core.models.cells import Cell
     from pytest_sabot.gateway import start_gateway
     from pytest_sabot.harness.run import RunSettings, run_cell
-    from pytest_sabot.models.cells import Cell
+    from pytest_sabot.matrix.cells import load_wave
 
     spec, _ = load_wave(1, ROOT)
     cell = Cell(

@@ -159,7 +159,7 @@ def main() -> None:
     args = parser.parse_args()
 
     from pytest_sabot.gateway import start_gateway
-    from pytest_sabot.standard import load_standard
+    from pytest_sabot.matrix.standard import load_standard
 
     std = load_standard(args.wave, ROOT)
     cell = std.cell(f"langgraph-{args.config}-baseline-{args.task}-s{args.seed}")

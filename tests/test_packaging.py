@@ -40,14 +40,14 @@ def test_wheel_registers_the_plugin_and_the_command(wheel: Path) -> None:
     (entry,) = [n for n in archive.namelist() if n.endswith("entry_points.txt")]
     text = archive.read(entry).decode()
     assert "[pytest11]" in text and "sabot = pytest_sabot.plugin" in text
-    assert "sabot = pytest_sabot.cli:main" in text
+    assert "sabot = pytest_sabot.commands.cli:main" in text
 
 
 def test_an_installed_copy_finds_its_own_standard(wheel: Path, tmp_path: Path) -> None:
     zipfile.ZipFile(wheel).extractall(tmp_path)
     probe = (
-        "from pytest_sabot.paths import standard_root; "
-        "from pytest_sabot.cells import load_wave; "
+        "from pytest_sabot.core.paths import standard_root; "
+        "from pytest_sabot.matrix.cells import load_wave; "
         "root = standard_root(); print(root); print(len(load_wave(1, root)[1]))"
     )
     env = {"PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin"}

@@ -12,7 +12,7 @@ import importlib.util
 from collections.abc import Callable, Iterable
 from typing import cast
 
-from pytest_sabot.harness.context import RunContext
+from pytest_sabot.core.context import RunContext
 
 AdapterRun = Callable[[RunContext], None]
 

@@ -2,7 +2,7 @@
 agent-framework-openai 1.17.0, agent-framework-orchestrations 1.4.0): a candidate row.
 
 Both configs are built from agent-framework's own primitives and driven only through the
-harness contract of :mod:`pytest_sabot.harness.context`. Every agent is an
+harness contract of :mod:`pytest_sabot.core.context`. Every agent is an
 ``agent_framework.Agent`` on agent-framework-openai's ``OpenAIChatCompletionClient``, whose
 ``AsyncOpenAI`` client points at the gateway URL of its role (``ctx.base_url(agent)``),
 never retries (``max_retries=0``: the gateway is the only retry layer) and ignores proxy and
@@ -122,10 +122,9 @@ from agent_framework_orchestrations import (
 from openai import AsyncOpenAI
 
 from pytest_sabot.adapters._agent_framework_magentic import MagenticLogCapture, StallFollower
-from pytest_sabot.harness.context import WORKER_MODEL_CALL_CAP, RunContext, ToolHandle
-from pytest_sabot.harness.http import async_client
-from pytest_sabot.harness.pipeline_context import strip_flags_head
-from pytest_sabot.verdict_token import routing_verdict
+from pytest_sabot.core.context import WORKER_MODEL_CALL_CAP, RunContext, ToolHandle
+from pytest_sabot.core.verdict_token import routing_verdict, strip_flags_head
+from pytest_sabot.gateway.loopback import async_client
 
 __all__ = [
     "MAX_ROUND_COUNT",

@@ -1,7 +1,7 @@
 """The AutoGen / Magentic-One pipeline (autogen-agentchat, -core, -ext[openai] 0.7.5).
 
 Both configs of standard section 8, built from AutoGen's own primitives and driven through
-the harness contract of :mod:`pytest_sabot.harness.context`. Every agent reaches its model
+the harness contract of :mod:`pytest_sabot.core.context`. Every agent reaches its model
 through ``OpenAIChatCompletionClient`` at the gateway URL of its role, with no temperature
 (section 8) and ``max_retries=0`` (the gateway is the only retry layer).
 
@@ -91,9 +91,8 @@ from pytest_sabot.adapters._autogen_logging import (
     ReplanRecord,
     TraceLoggerCapture,
 )
-from pytest_sabot.harness.context import WORKER_MODEL_CALL_CAP, RunContext, ToolHandle
-from pytest_sabot.harness.pipeline_context import strip_flags_head
-from pytest_sabot.verdict_token import routing_verdict
+from pytest_sabot.core.context import WORKER_MODEL_CALL_CAP, RunContext, ToolHandle
+from pytest_sabot.core.verdict_token import routing_verdict, strip_flags_head
 
 __all__ = [
     "MAX_ROUNDS_REACHED",

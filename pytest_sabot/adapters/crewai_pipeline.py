@@ -85,8 +85,8 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, Field, create_model
 
 from pytest_sabot.adapters import _crewai_env
-from pytest_sabot.harness.context import WORKER_MODEL_CALL_CAP, Messages, RunContext, ToolHandle
-from pytest_sabot.verdict_token import VERDICT_PATTERN, Verdict, routing_verdict
+from pytest_sabot.core.context import WORKER_MODEL_CALL_CAP, Messages, RunContext, ToolHandle
+from pytest_sabot.core.verdict_token import VERDICT_PATTERN, Verdict, routing_verdict
 
 if TYPE_CHECKING:
     from crewai import Agent, Task
@@ -113,7 +113,7 @@ __all__ = [
 # Standard section 8, guardrail config.
 GUARDRAIL_MAX_RETRIES = 3
 # The worker's max_iter: the tool-using model calls of one execution before CrewAI asks
-# for the final answer (the same cap in every framework, harness/context.py).
+# for the final answer (the same cap in every framework, core/context.py).
 MAX_AGENT_ITERATIONS = WORKER_MODEL_CALL_CAP
 
 

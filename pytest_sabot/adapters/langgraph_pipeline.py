@@ -54,13 +54,13 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypedDict
 
-from pytest_sabot.harness.context import (
+from pytest_sabot.core.context import (
     WORKER_MODEL_CALL_CAP,
     Messages,
     RunContext,
     ToolHandle,
 )
-from pytest_sabot.verdict_token import VERDICT_PATTERN, Verdict, routing_verdict
+from pytest_sabot.core.verdict_token import VERDICT_PATTERN, Verdict, routing_verdict
 
 if TYPE_CHECKING:
     import httpx
@@ -81,7 +81,7 @@ __all__ = [
 
 
 # A worker pass may ask for tools on at most this many model calls; if every one of them
-# did, one more call without tools gives the draft (harness/context.py, SPEC.md I33).
+# did, one more call without tools gives the draft (core/context.py, SPEC.md I33).
 MAX_WORKER_MODEL_CALLS = WORKER_MODEL_CALL_CAP
 # The invoke() output format this module reads interrupts from: "v1" returns the state dict
 # with an "__interrupt__" key (section 5: "observed via the __interrupt__ key in the

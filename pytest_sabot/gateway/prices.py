@@ -8,7 +8,7 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from pytest_sabot.errors import SabotDataError, from_validation_error
+from pytest_sabot.core.errors import SabotDataError, from_validation_error
 from pytest_sabot.gateway.protocol import Usage
 
 _PER = 1_000_000.0

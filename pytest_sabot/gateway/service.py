@@ -19,7 +19,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from pytest_sabot.errors import SabotDataError
+from pytest_sabot.core.errors import SabotDataError
 from pytest_sabot.gateway.backends.base import Backend, BackendError, BackendReply, CallContext
 from pytest_sabot.gateway.backends.openai_upstream import OpenAIUpstream, RetryPolicy
 from pytest_sabot.gateway.backends.replay import ReplayBackend

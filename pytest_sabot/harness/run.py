@@ -31,20 +31,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from pytest_sabot.gateway.client import GatewayClient
-from pytest_sabot.harness.http import share_default_ssl_context
-from pytest_sabot.harness.pipeline_context import (
-    PipelineContext,
-    arm_operator,
-    pipeline_context,
-    strip_flags_head,
-)
-from pytest_sabot.models.cells import Cell, WaveSpec
-from pytest_sabot.records import cell_dir as _cell_dir
-from pytest_sabot.records import now_iso, set_aside
-from pytest_sabot.tasks import evaluate_pass, load_private, load_public
-from pytest_sabot.tasks.loader import PrivateSpec, PublicView
-from pytest_sabot.trace_io import (
+from pytest_sabot.core.models.cells import Cell, WaveSpec
+from pytest_sabot.core.records import cell_dir as _cell_dir
+from pytest_sabot.core.records import now_iso, set_aside
+from pytest_sabot.core.trace_io import (
     PARTIAL_SUFFIX,
     TRACE_FILE,
     OutputUnwritable,
@@ -54,6 +44,16 @@ from pytest_sabot.trace_io import (
     write_json_atomic,
     write_text_atomic,
 )
+from pytest_sabot.core.verdict_token import strip_flags_head
+from pytest_sabot.gateway.client import GatewayClient
+from pytest_sabot.gateway.loopback import share_default_ssl_context
+from pytest_sabot.harness.pipeline_context import (
+    PipelineContext,
+    arm_operator,
+    pipeline_context,
+)
+from pytest_sabot.tasks import evaluate_pass, load_private, load_public
+from pytest_sabot.tasks.loader import PrivateSpec, PublicView
 
 OUTCOME_FILE = "outcome.json"
 CRASH_FILE = "crashed.json"

@@ -13,12 +13,12 @@ import json
 from pathlib import Path
 from typing import Any, Literal
 
+from pytest_sabot.core.models.trace import Trace
+from pytest_sabot.core.trace_io import write_json_atomic
 from pytest_sabot.judge import rubric, transcript
 from pytest_sabot.judge.backends import JudgeBackend, JudgeBackendError
 from pytest_sabot.judge.models import JudgeRequest, JudgeResult, SoftRecord
 from pytest_sabot.judge.validate import accept
-from pytest_sabot.models.trace import Trace
-from pytest_sabot.trace_io import write_json_atomic
 
 DOUBLE_JUDGED_SHARE = 5  # one cell in five: 20%
 SOFT_FILE = "soft.json"

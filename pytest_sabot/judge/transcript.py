@@ -8,7 +8,7 @@ and an evidence quote found only before the mark is not accepted."""
 
 from __future__ import annotations
 
-from pytest_sabot.models.trace import Trace
+from pytest_sabot.core.models.trace import Trace
 
 _KINDS = (
     "agent_output",

@@ -17,7 +17,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from pytest_sabot.errors import SabotDataError, from_validation_error
+from pytest_sabot.core.errors import SabotDataError, from_validation_error
 from pytest_sabot.lab.faults import FAULTS
 from pytest_sabot.lab.scenario import Scenario
 

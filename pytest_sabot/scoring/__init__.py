@@ -3,6 +3,7 @@
 Public entry points are re-exported here; see each module for the rule it implements.
 """
 
+from pytest_sabot.core.verdict_token import VerdictToken, parse_verdict
 from pytest_sabot.scoring.aggregate import (
     RowSummary,
     Scoreboard,
@@ -14,7 +15,6 @@ from pytest_sabot.scoring.aggregate import (
 from pytest_sabot.scoring.flags import is_none_form, parse_flags
 from pytest_sabot.scoring.score import injection_seq, score_baseline, score_cell, score_run
 from pytest_sabot.scoring.stats import cohen_kappa, paired_bootstrap, wilson
-from pytest_sabot.verdict_token import VerdictToken, parse_verdict
 
 __all__ = [
     "RowSummary",

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from pytest_sabot.models.anchors import Anchor
-from pytest_sabot.models.cells import cell_id
-from pytest_sabot.models.mapping import ActKind, MappingRevision
-from pytest_sabot.models.rules import RuleSet, version_key
-from pytest_sabot.models.trace import Trace
-from pytest_sabot.models.verdict import ActRecord, BaselineVerdict, CellVerdict
+from pytest_sabot.core.models.anchors import Anchor
+from pytest_sabot.core.models.cells import cell_id
+from pytest_sabot.core.models.mapping import ActKind, MappingRevision
+from pytest_sabot.core.models.rules import RuleSet, version_key
+from pytest_sabot.core.models.trace import Trace
+from pytest_sabot.core.models.verdict import ActRecord, BaselineVerdict, CellVerdict
 from pytest_sabot.scoring.acts import find_acts
 from pytest_sabot.scoring.exclusions import fault_run_exclusion, run_error_reason
 from pytest_sabot.scoring.flags import collect_flags

@@ -11,9 +11,11 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_sabot.errors import SabotDataError
-from pytest_sabot.models.cells import Cell
-from pytest_sabot.records import now_iso
+from pytest_sabot.core.errors import SabotDataError
+from pytest_sabot.core.models.cells import Cell
+from pytest_sabot.core.models.states import NotRunReason
+from pytest_sabot.core.records import now_iso
+from pytest_sabot.core.trace_io import OutputUnwritable
 from pytest_sabot.session import gateway as gateway_mod
 from pytest_sabot.session import junit, preflight, signals
 from pytest_sabot.session import manifest as manifest_mod
@@ -26,8 +28,6 @@ from pytest_sabot.session.selection import (
     rewrite_pasted_ids,
 )
 from pytest_sabot.session.settings import Settings, read_settings
-from pytest_sabot.session.states import NotRunReason
-from pytest_sabot.trace_io import OutputUnwritable
 
 if TYPE_CHECKING:
     from pytest_sabot.results import ResultsFile
@@ -141,7 +141,7 @@ class SabotSession:
         for category in ("DeprecationWarning", "PendingDeprecationWarning"):
             for module in FRAMEWORK_WARNING_MODULES:
                 config.addinivalue_line("filterwarnings", f"ignore::{category}:{module}")
-        from pytest_sabot.standard import load_standard
+        from pytest_sabot.matrix.standard import load_standard
 
         try:
             self.std = load_standard(
@@ -260,7 +260,7 @@ class SabotSession:
         self.output_started = True
 
     def _build_runner(self, ids: Sequence[str]) -> None:
-        from pytest_sabot.runner import SIM_JUDGE_LABEL, CellRunner
+        from pytest_sabot.session.runner import SIM_JUDGE_LABEL, CellRunner
 
         settings = self.runner_settings()
         self.runner = CellRunner(

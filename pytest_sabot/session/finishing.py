@@ -9,15 +9,15 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_sabot import __version__
+from pytest_sabot.core.models.states import NotRunReason, SessionStatus
+from pytest_sabot.core.records import now_iso
+from pytest_sabot.core.trace_io import OutputUnwritable
 from pytest_sabot.harness.run import wait_for_abandoned
-from pytest_sabot.records import now_iso
 from pytest_sabot.results import ResultsFile, SessionInfo
 from pytest_sabot.session import gateway as gateway_mod
 from pytest_sabot.session import junit
 from pytest_sabot.session import manifest as manifest_mod
 from pytest_sabot.session.gates import evaluate, failures
-from pytest_sabot.session.states import NotRunReason, SessionStatus
-from pytest_sabot.trace_io import OutputUnwritable
 
 if TYPE_CHECKING:
     from pytest_sabot.session.core import SabotSession
@@ -39,9 +39,9 @@ def write_pending(state: SabotSession) -> None:
     """results.json as the session starts: its selection, nothing counted yet. Should
     the session be killed outright, this is what the directory says (incomplete), and
     sabot rescore still reproduces it."""
+    from pytest_sabot.core.trace_io import write_text_atomic
     from pytest_sabot.report.render import markdown
     from pytest_sabot.results import build_results, write_results
-    from pytest_sabot.trace_io import write_text_atomic
 
     assert state.selection is not None
     pending: dict[str, tuple[NotRunReason, str]] = {
@@ -77,7 +77,7 @@ def info(state: SabotSession, status: SessionStatus, detail: str) -> SessionInfo
 
 def common(state: SabotSession, judge: dict[str, Any] | None) -> dict[str, Any]:
     """The inputs of build_results every results.json of this session shares."""
-    from pytest_sabot.adjudicate import Provenance
+    from pytest_sabot.results.adjudicate import Provenance
 
     assert state.selection is not None
     std = state.std
@@ -151,9 +151,9 @@ def _status(
 
 
 def _finish(state: SabotSession, session: pytest.Session) -> None:
+    from pytest_sabot.core.trace_io import write_text_atomic
     from pytest_sabot.report.render import markdown
     from pytest_sabot.results import build_results, write_results
-    from pytest_sabot.trace_io import write_text_atomic
 
     assert state.selection is not None
     if session.exitstatus == pytest.ExitCode.INTERRUPTED:

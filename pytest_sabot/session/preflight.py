@@ -16,10 +16,10 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from pytest_sabot.errors import SabotDataError
-from pytest_sabot.models.cells import Cell
+from pytest_sabot.core.errors import SabotDataError
+from pytest_sabot.core.models.cells import Cell
+from pytest_sabot.matrix.standard import Standard
 from pytest_sabot.session.settings import Settings
-from pytest_sabot.standard import Standard
 
 KNOWN_BACKENDS = ("sim", "openai", "replay")
 KEY_VARIABLE = "OPENAI_API_KEY"
@@ -162,7 +162,7 @@ def check_out_dir(out: Path) -> None:
 def select(std: Standard, filters: dict[str, list[str]]) -> list[Cell]:
     """The cells the ``--sabot-*`` filters select. A value the wave does not register, or
     filters that together match nothing, are usage errors naming the registered values."""
-    from pytest_sabot.cells import select_cells
+    from pytest_sabot.matrix.cells import select_cells
 
     wave = std.wave.wave
     for field, wanted in filters.items():

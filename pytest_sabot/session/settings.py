@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from pytest_sabot.options import OPTIONS, OptionValueError, resolve
+from pytest_sabot.session.options import OPTIONS, OptionValueError, resolve
 
 FILTERS = ("framework", "config", "operator", "task", "seed")
 

@@ -14,8 +14,8 @@ from typing import Any, TypeVar
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from pytest_sabot.errors import SabotDataError, first_error, unknown_key_text
-from pytest_sabot.models.task import (
+from pytest_sabot.core.errors import SabotDataError, first_error, unknown_key_text
+from pytest_sabot.core.models.task import (
     ContractFile,
     Criterion,
     CriterionFile,

@@ -16,10 +16,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from pytest_sabot.harness.context import Messages, ToolHandle
-from pytest_sabot.harness.prompt_format import render
-from pytest_sabot.models.cells import Cell
-from pytest_sabot.trace_io import TraceWriter
+from pytest_sabot.core.context import Messages, ToolHandle
+from pytest_sabot.core.models.cells import Cell
+from pytest_sabot.core.prompt_format import render
+from pytest_sabot.core.trace_io import TraceWriter
 
 # --------------------------------------------------------------------------- loopback server
 

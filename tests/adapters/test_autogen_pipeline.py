@@ -21,9 +21,9 @@ from typing import Any, Literal
 import pytest
 from loopback import emit_run_start, record_handoff, serve_json
 
-from pytest_sabot.harness.context import Messages, ToolHandle
-from pytest_sabot.models.cells import Cell
-from pytest_sabot.trace_io import TraceWriter
+from pytest_sabot.core.context import Messages, ToolHandle
+from pytest_sabot.core.models.cells import Cell
+from pytest_sabot.core.trace_io import TraceWriter
 
 autogen_agentchat = pytest.importorskip("autogen_agentchat")
 
@@ -760,7 +760,7 @@ def test_S5_verdict_parse_is_case_insensitive_first_match() -> None:
 
 
 def test_S5_pipeline_verdict_parse_agrees_with_the_scorer() -> None:
-    from pytest_sabot.verdict_token import parse_verdict as scorer_parse
+    from pytest_sabot.core.verdict_token import parse_verdict as scorer_parse
 
     replies = [
         "FLAGS: none\nVERDICT: APPROVE",
@@ -849,9 +849,9 @@ def gateway_url() -> Iterator[str]:
 def run_real(
     out: Path, gateway_url: str, persona: str, config: str, operator: str | None, task: str
 ) -> list[Any]:
-    from pytest_sabot.cells import load_wave_spec, wave_path
+    from pytest_sabot.core.trace_io import read_trace
     from pytest_sabot.harness.run import RunSettings, cell_dir, run_cell
-    from pytest_sabot.trace_io import read_trace
+    from pytest_sabot.matrix.cells import load_wave_spec, wave_path
 
     wave = load_wave_spec(wave_path(2, ROOT), 2)
     settings = RunSettings(

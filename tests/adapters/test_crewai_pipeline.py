@@ -35,12 +35,12 @@ from pytest_sabot.adapters.crewai_pipeline import (
     parse_exhaustion,
     run,
 )
-from pytest_sabot.harness.context import ToolHandle
-from pytest_sabot.harness.prompt_format import parse
-from pytest_sabot.models.cells import Cell
-from pytest_sabot.models.mapping import load_mapping
+from pytest_sabot.core.context import ToolHandle
+from pytest_sabot.core.models.cells import Cell
+from pytest_sabot.core.models.mapping import load_mapping
+from pytest_sabot.core.prompt_format import parse
+from pytest_sabot.core.trace_io import read_trace
 from pytest_sabot.scoring.acts import find_acts
-from pytest_sabot.trace_io import read_trace
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -82,7 +82,7 @@ APPROVE = "Checked against the lookup.\nVERDICT: APPROVE"
 
 
 def acts_of(events: list[Any], config: str, rules: str = "v0.1.3") -> list[tuple[str, str]]:
-    from pytest_sabot.models.trace import Trace
+    from pytest_sabot.core.models.trace import Trace
 
     mapping = load_mapping(REPO, "crewai", rules)
     found = find_acts(Trace(events=events), mapping, config, 0, None)
@@ -594,8 +594,8 @@ class RealCells:
     gateway_url: str
 
     def run(self, persona: str, config: str, operator: str | None, task: str, tag: str = "") -> Any:
-        from pytest_sabot.cells import load_wave
         from pytest_sabot.harness.run import RunSettings, cell_dir, run_cell
+        from pytest_sabot.matrix.cells import load_wave
 
         spec, _ = load_wave(1, REPO)
         cell = Cell(
@@ -626,7 +626,7 @@ def real_cells(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealCells]:
 
 
 def _acts_after_injection(events: list[Any], config: str) -> list[tuple[str, str]]:
-    from pytest_sabot.models.trace import Trace
+    from pytest_sabot.core.models.trace import Trace
 
     injection = next((e.seq for e in events if e.kind == "injection"), 0)
     mapping = load_mapping(REPO, "crewai", "v0.1.3")

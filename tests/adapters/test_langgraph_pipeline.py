@@ -25,8 +25,8 @@ from pytest_sabot.adapters.langgraph_pipeline import (
     parse_verdict,
     run,
 )
-from pytest_sabot.models.cells import Cell
-from pytest_sabot.trace_io import read_trace
+from pytest_sabot.core.models.cells import Cell
+from pytest_sabot.core.trace_io import read_trace
 
 
 def make_context(
@@ -503,7 +503,7 @@ class CellRunner:
 @pytest.fixture(scope="module")
 def cells(tmp_path_factory: pytest.TempPathFactory) -> Iterator[CellRunner]:
     from pytest_sabot.gateway import start_gateway
-    from pytest_sabot.standard import load_standard
+    from pytest_sabot.matrix.standard import load_standard
 
     std = load_standard(1)
     with start_gateway() as gateway:
@@ -530,7 +530,7 @@ def test_S3_baseline_passes_under_sim_vigilant(cells: CellRunner, config: str, t
 
 @pytest.mark.slow
 def test_S5_vigilant_guardrail_reviewer_rejects_O1_as_a_hard_act(cells: CellRunner) -> None:
-    from pytest_sabot.adjudicate import score_fault_dir
+    from pytest_sabot.results.adjudicate import score_fault_dir
 
     cell_id = "langgraph-guardrail-O1-T1-s11"
     outcome, trace, run_dir = cells.run(cell_id, "sim:vigilant")
@@ -546,7 +546,7 @@ def test_S5_vigilant_guardrail_reviewer_rejects_O1_as_a_hard_act(cells: CellRunn
 @pytest.mark.slow
 @pytest.mark.parametrize("config", ["default", "guardrail"])
 def test_S5_a_credulous_reviewer_never_rejects(cells: CellRunner, config: str) -> None:
-    from pytest_sabot.adjudicate import score_fault_dir
+    from pytest_sabot.results.adjudicate import score_fault_dir
 
     cell_id = f"langgraph-{config}-O1-T1-s11"
     outcome, trace, run_dir = cells.run(cell_id, "sim:credulous")
@@ -559,7 +559,7 @@ def test_S5_a_credulous_reviewer_never_rejects(cells: CellRunner, config: str) -
 
 @pytest.mark.slow
 def test_S5_validator_escalates_by_interrupt_in_a_real_cell(cells: CellRunner) -> None:
-    from pytest_sabot.adjudicate import score_fault_dir
+    from pytest_sabot.results.adjudicate import score_fault_dir
 
     cell_id = "langgraph-guardrail-O4-T2-s11"
     outcome, trace, run_dir = cells.run(cell_id, "sim:vigilant")

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_sabot.cells import load_wave
-from pytest_sabot.errors import SabotDataError
+from pytest_sabot.core.errors import SabotDataError
+from pytest_sabot.matrix.cells import load_wave
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_sabot.cli import main
-from pytest_sabot.demo import (
+from pytest_sabot.commands.cli import main
+from pytest_sabot.commands.demo import (
     CREDULOUS,
     DECLARED,
     VIGILANT,
@@ -22,8 +22,8 @@ from pytest_sabot.demo import (
     render_text,
     run_demo,
 )
+from pytest_sabot.matrix.standard import load_standard
 from pytest_sabot.results import read_results
-from pytest_sabot.standard import load_standard
 
 
 def test_declarations_cover_three_frameworks_two_personas_and_their_baselines() -> None:

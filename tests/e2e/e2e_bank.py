@@ -26,15 +26,15 @@ from typing import Any
 import pytest
 
 from pytest_sabot.adapters import ADAPTERS
-from pytest_sabot.adjudicate import score_baseline_dir, score_fault_dir
+from pytest_sabot.core.models.cells import CONFIGS, FRAMEWORKS, Cell
+from pytest_sabot.core.models.trace import ProbeData, Trace
+from pytest_sabot.core.models.verdict import BaselineVerdict, CellVerdict
+from pytest_sabot.core.trace_io import read_trace, write_json_atomic
 from pytest_sabot.gateway.backends.base import BackendReply, CallContext
 from pytest_sabot.gateway.backends.sim import SimBackend
 from pytest_sabot.harness.run import OUTCOME_FILE, RunOutcome, RunSettings, cell_dir, run_cell
-from pytest_sabot.models.cells import CONFIGS, FRAMEWORKS, Cell
-from pytest_sabot.models.trace import ProbeData, Trace
-from pytest_sabot.models.verdict import BaselineVerdict, CellVerdict
-from pytest_sabot.standard import Standard
-from pytest_sabot.trace_io import read_trace, write_json_atomic
+from pytest_sabot.matrix.standard import Standard
+from pytest_sabot.results.adjudicate import score_baseline_dir, score_fault_dir
 
 SEED = 11
 VIGILANT = "sim:vigilant"

@@ -7,7 +7,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from pytest_sabot.harness.http import share_default_ssl_context
+from pytest_sabot.gateway.loopback import share_default_ssl_context
 
 
 def _context(client: httpx.Client) -> object:

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_sabot.models.verdict import BaselineVerdict
+from pytest_sabot.core.models.verdict import BaselineVerdict
 from pytest_sabot.results import ResultsFile, read_results
 
 # LangGraph default, task T1, seed 11: the baseline and six fault cells, a few seconds.

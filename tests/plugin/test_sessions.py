@@ -22,8 +22,8 @@ from plugin_runs import (
     snapshot,
 )
 
-from pytest_sabot.adjudicate import read_record
-from pytest_sabot.cli import main
+from pytest_sabot.commands.cli import main
+from pytest_sabot.results.adjudicate import read_record
 from pytest_sabot.session.manifest import read_manifests
 
 # Each test runs whole pytest sessions of real pipelines (seconds each).

@@ -13,7 +13,7 @@ import yaml
 from pydantic import BaseModel
 from task_examples import ROOT, TASKS, copy_root
 
-from pytest_sabot.errors import SabotDataError
+from pytest_sabot.core.errors import SabotDataError
 from pytest_sabot.tasks import PublicView, load_private, load_public
 
 

@@ -12,7 +12,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from pytest_sabot.errors import SabotDataError
+from pytest_sabot.core.errors import SabotDataError
 from pytest_sabot.gateway.backends.base import BackendError, BackendReply, CallContext
 from pytest_sabot.gateway.protocol import RecordedExchange, Usage, request_hash
 from pytest_sabot.gateway.recording import read_recording

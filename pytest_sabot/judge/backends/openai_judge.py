@@ -63,7 +63,7 @@ class OpenAIJudge:
     def complete(self, prompt: str) -> str:
         import openai
 
-        from pytest_sabot.harness.http import sync_client
+        from pytest_sabot.gateway.loopback import sync_client
 
         run_key = f"judge~{next(self._counter)}"
         try:

@@ -11,12 +11,12 @@ import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pytest_sabot.cells import load_wave, load_wave_anchors, wave_path
-from pytest_sabot.models.anchors import Anchor, AnchorRegistry
-from pytest_sabot.models.cells import Cell, WaveSpec
-from pytest_sabot.models.mapping import MappingRevision, load_mapping
-from pytest_sabot.models.rules import RuleSet, load_rule_book
-from pytest_sabot.paths import standard_root
+from pytest_sabot.core.models.anchors import Anchor, AnchorRegistry
+from pytest_sabot.core.models.cells import Cell, WaveSpec
+from pytest_sabot.core.models.mapping import MappingRevision, load_mapping
+from pytest_sabot.core.models.rules import RuleSet, load_rule_book
+from pytest_sabot.core.paths import standard_root
+from pytest_sabot.matrix.cells import load_wave, load_wave_anchors, wave_path
 from pytest_sabot.tasks import load_private, load_public
 from pytest_sabot.tasks.loader import PrivateSpec
 

@@ -11,9 +11,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from pytest_sabot.models.mapping import ActKind
-from pytest_sabot.models.rules import HeadlineReading
-from pytest_sabot.models.trace import Config, Framework, OperatorId, TaskId
+from pytest_sabot.core.models.mapping import ActKind
+from pytest_sabot.core.models.rules import HeadlineReading
+from pytest_sabot.core.models.trace import Config, Framework, OperatorId, TaskId
 
 ExclusionCode = Literal["RUN_ERROR", "BASELINE_FAIL", "INJECTION_UNVERIFIED"]
 EXCLUSION_PRECEDENCE: tuple[ExclusionCode, ...] = (

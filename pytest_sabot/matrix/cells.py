@@ -15,9 +15,9 @@ from typing import Any, TypeVar
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from pytest_sabot.errors import SabotDataError, first_error, unknown_key_text
-from pytest_sabot.models.anchors import AnchorRegistry
-from pytest_sabot.models.cells import (
+from pytest_sabot.core.errors import SabotDataError, first_error, unknown_key_text
+from pytest_sabot.core.models.anchors import AnchorRegistry
+from pytest_sabot.core.models.cells import (
     CONFIGS,
     KNOWN_FRAMEWORKS,
     NAMED_WAVE_FROM,
@@ -246,11 +246,11 @@ def _check_consistency(path: Path, expected_wave: int, spec: WaveSpec) -> None:
                              f"one of {', '.join(CONTRACT_REVISIONS)}", spec.contract_revision)
     rules_file = path.parent.parent / "mappings" / "rules.yaml"
     if not rules_file.is_file():  # a root with only cells/: the shipped rule book applies
-        from pytest_sabot.paths import standard_root
+        from pytest_sabot.core.paths import standard_root
 
         rules_file = standard_root() / "mappings" / "rules.yaml"
     if rules_file.is_file():
-        from pytest_sabot.models.rules import load_rule_book
+        from pytest_sabot.core.models.rules import load_rule_book
 
         known = load_rule_book(rules_file).names()
         if spec.rules not in known:

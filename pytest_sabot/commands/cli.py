@@ -25,20 +25,17 @@ compare exits 0 whatever the difference (2 on bad input).
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from pydantic import ValidationError
 
-from pytest_sabot.errors import SabotDataError
-from pytest_sabot.options import BY_DEST, OPTIONS
-
-EXIT_PASS = 0
-EXIT_GATE = 1
-EXIT_ERROR = 2
-EXIT_INCONCLUSIVE = 3
+from pytest_sabot.commands import EXIT_ERROR, EXIT_GATE, EXIT_INCONCLUSIVE, EXIT_PASS
+from pytest_sabot.core.errors import SabotDataError
+from pytest_sabot.session.options import BY_DEST, OPTIONS
 
 
 def _add_shared(parser: argparse.ArgumentParser, *dests: str) -> None:
@@ -126,17 +123,29 @@ def _add_compare_demo(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
     p.add_argument("--json", action="store_true", help="print the demo report as JSON")
 
 
+def _command(module: str, name: str) -> Callable[[argparse.Namespace], int]:
+    """A command of its own module, imported when it runs (``sabot --help`` stays light)."""
+
+    def run(args: argparse.Namespace) -> int:
+        handler: Callable[[argparse.Namespace], int] = getattr(
+            importlib.import_module(f"pytest_sabot.commands.{module}"), name
+        )
+        return handler(args)
+
+    return run
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         handler = {
             "rescore": cmd_rescore,
             "report": cmd_report,
-            "validate": cmd_validate,
-            "plan": cmd_plan,
-            "schema": cmd_schema,
-            "compare": cmd_compare,
-            "demo": cmd_demo,
+            "validate": _command("validate", "cmd_validate"),
+            "plan": _command("plan", "cmd_plan"),
+            "schema": _command("schema", "cmd_schema"),
+            "compare": _command("compare", "cmd_compare"),
+            "demo": _command("demo", "cmd_demo"),
         }[args.command]
         return handler(args)
     except (SabotDataError, KeyError, OSError) as exc:
@@ -168,9 +177,9 @@ def read_results_of(path: Path) -> object:
 def rebuild(original: object, directory: Path, rules: str, root: str | None) -> object:
     """results.json built again from the records in ``directory``, with the inputs the
     original recorded (selection, session, model, judge): offline, no model call."""
-    from pytest_sabot.adjudicate import Provenance
+    from pytest_sabot.matrix.standard import load_standard
     from pytest_sabot.results import ResultsFile, build_results
-    from pytest_sabot.standard import load_standard
+    from pytest_sabot.results.adjudicate import Provenance
 
     assert isinstance(original, ResultsFile)
     std = load_standard(original.wave, root, rules=rules)
@@ -199,9 +208,9 @@ def rebuild(original: object, directory: Path, rules: str, root: str | None) -> 
 
 
 def cmd_rescore(args: argparse.Namespace) -> int:
+    from pytest_sabot.core.trace_io import write_text_atomic
     from pytest_sabot.report.render import markdown, scoreboard_lines
     from pytest_sabot.results import ResultsFile, write_results
-    from pytest_sabot.trace_io import write_text_atomic
 
     original = read_results_of(args.dir)
     assert isinstance(original, ResultsFile)
@@ -249,9 +258,9 @@ def side_by_side(a: object, b: object) -> str:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
+    from pytest_sabot.core.trace_io import write_text_atomic
     from pytest_sabot.report.render import markdown, summary_lines
     from pytest_sabot.results import ResultsFile
-    from pytest_sabot.trace_io import write_text_atomic
 
     results = read_results_of(args.dir)
     assert isinstance(results, ResultsFile)
@@ -262,111 +271,6 @@ def cmd_report(args: argparse.Namespace) -> int:
 
     print(f"report: {write_results_html(args.dir)}")
     return EXIT_INCONCLUSIVE if results.status_line else EXIT_PASS
-
-
-def cmd_validate(args: argparse.Namespace) -> int:
-    """Load every wave with its tasks, mappings and anchors; report each error found."""
-    from pytest_sabot.cells import available_waves
-    from pytest_sabot.paths import standard_root
-    from pytest_sabot.standard import load_standard
-
-    root = standard_root(args.root)
-    errors = 0
-    for wave in available_waves(root):
-        try:
-            std = load_standard(wave, root)
-        except SabotDataError as exc:
-            errors += 1
-            print(f"wave {wave}: {exc}")
-            continue
-        print(f"wave {wave}: ok ({len(std.cells)} cells, rules {std.rules.version})")
-    return EXIT_ERROR if errors else EXIT_PASS
-
-
-def cmd_plan(args: argparse.Namespace) -> int:
-    from pytest_sabot.cells import select_cells
-    from pytest_sabot.gateway.prices import load_prices
-    from pytest_sabot.options import convert
-    from pytest_sabot.plan import per_run_from_recordings, project, render
-    from pytest_sabot.standard import load_standard
-
-    if args.sabot_wave is None:
-        print("sabot plan: --sabot-wave is required", file=sys.stderr)
-        return EXIT_ERROR
-    std = load_standard(args.sabot_wave, args.sabot_root)
-    lists = {
-        d: convert(BY_DEST[d], getattr(args, d))
-        for d in ("sabot_framework", "sabot_config", "sabot_operator", "sabot_task")
-    }
-    cells = select_cells(
-        std.cells,
-        framework=lists["sabot_framework"],
-        config=lists["sabot_config"],
-        operator=lists["sabot_operator"],
-        task=lists["sabot_task"],
-    )
-    per_run = per_run_from_recordings(args.recorded) if args.recorded else None
-    model = str(args.sabot_model)
-    plan = project(
-        cells,
-        model=model,
-        prices=load_prices(),
-        cap_usd=float(args.sabot_budget_usd),
-        per_run=per_run,
-        source=f"recorded in {args.recorded}" if args.recorded else "built-in estimates",
-        ledger_dir=Path(args.sabot_spend_ledger or "reports"),
-    )
-    for line in render(plan, model):
-        print(line)
-    return EXIT_GATE if plan.over_cap else EXIT_PASS
-
-
-def cmd_schema(args: argparse.Namespace) -> int:
-    from pytest_sabot import schema
-
-    written = schema.write_schemas(args.out)
-    for path in written:
-        print(path)
-    return 0
-
-
-def cmd_compare(args: argparse.Namespace) -> int:
-    from pytest_sabot.compare import (
-        DEFAULT_RESAMPLES,
-        DEFAULT_SEED,
-        compare,
-        load_side,
-        render_text,
-    )
-
-    resamples = DEFAULT_RESAMPLES if args.resamples is None else args.resamples
-    seed = DEFAULT_SEED if args.seed is None else args.seed
-    if resamples < 1:
-        print("sabot compare: --resamples must be at least 1", file=sys.stderr)
-        return EXIT_ERROR
-    a, b = load_side(args.a), load_side(args.b)
-    report = compare(a, b, a_path=str(args.a), b_path=str(args.b), resamples=resamples, seed=seed)
-    if args.json:
-        print(report.model_dump_json(indent=2))
-    else:
-        for line in render_text(report):
-            print(line)
-    return 0
-
-
-def cmd_demo(args: argparse.Namespace) -> int:
-    from pytest_sabot.demo import render_text, run_demo
-
-    def progress(line: str) -> None:
-        print(line, file=sys.stderr, flush=True)
-
-    report = run_demo(args.out, progress=None if args.json else progress)
-    if args.json:
-        print(report.model_dump_json(indent=2))
-    else:
-        for line in render_text(report):
-            print(line)
-    return EXIT_PASS if report.ok else EXIT_GATE
 
 
 __all__ = ["OPTIONS", "main"]

@@ -20,14 +20,14 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from pytest_sabot.core.models.cells import Cell
+from pytest_sabot.core.models.verdict import BaselineVerdict, CellVerdict, Exclusion
+from pytest_sabot.core.records import set_aside as _set_aside
+from pytest_sabot.core.trace_io import PARTIAL_SUFFIX, TRACE_FILE, read_trace, write_json_atomic
 from pytest_sabot.harness.run import OUTCOME_FILE, RunOutcome, cell_dir
 from pytest_sabot.judge.run import read_soft_record
-from pytest_sabot.models.cells import Cell
-from pytest_sabot.models.verdict import BaselineVerdict, CellVerdict, Exclusion
-from pytest_sabot.records import set_aside as _set_aside
+from pytest_sabot.matrix.standard import Standard
 from pytest_sabot.scoring import score_baseline, score_cell
-from pytest_sabot.standard import Standard
-from pytest_sabot.trace_io import PARTIAL_SUFFIX, TRACE_FILE, read_trace, write_json_atomic
 
 NOT_RUN_FILE = "not_run.json"
 

@@ -16,7 +16,9 @@ embedded model, not measurements of any LLM.
 
 from __future__ import annotations
 
+import argparse
 import logging
+import sys
 import tempfile
 import time
 import warnings
@@ -28,12 +30,12 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from pytest_sabot.models.cells import Cell
-from pytest_sabot.models.verdict import BaselineVerdict, CellVerdict
+from pytest_sabot.core.models.cells import Cell
+from pytest_sabot.core.models.verdict import BaselineVerdict, CellVerdict
 from pytest_sabot.results import ResultsFile
 
 if TYPE_CHECKING:
-    from pytest_sabot.standard import Standard
+    from pytest_sabot.matrix.standard import Standard
 
 DEMO_WAVE = 3
 VIGILANT = "sim:vigilant"
@@ -195,7 +197,7 @@ def observe(
     verdict: CellVerdict | BaselineVerdict | None, narrow: bool
 ) -> tuple[str, list[str]]:
     """The outcome word pytest shows for a verdict, and the rows of its counted acts."""
-    from pytest_sabot.runner import outcome_of
+    from pytest_sabot.session.runner import outcome_of
 
     if verdict is None:
         return "NOT RECORDED", []
@@ -286,12 +288,12 @@ def _quiet_frameworks() -> Iterator[None]:
 def _run_persona(
     std: Standard, persona: str, cells: list[Cell], out: Path, gateway_url: str
 ) -> ResultsFile:
+    from pytest_sabot.core.trace_io import write_text_atomic
     from pytest_sabot.harness.run import RunSettings, run_cell
     from pytest_sabot.judge import make_backend
     from pytest_sabot.report.render import markdown
     from pytest_sabot.results import build_results, write_results
-    from pytest_sabot.runner import SIM_JUDGE_LABEL, judge_cell
-    from pytest_sabot.trace_io import write_text_atomic
+    from pytest_sabot.session.runner import SIM_JUDGE_LABEL, judge_cell
 
     settings = RunSettings(root=std.root, out_dir=out, gateway_url=gateway_url, model=persona)
     # The soft tier is judged as in a wave: by the keyless judge, itself a fixture.
@@ -319,7 +321,7 @@ def run_demo(
     that is removed afterwards.
     """
     from pytest_sabot.gateway import GatewaySettings, start_gateway
-    from pytest_sabot.standard import load_standard
+    from pytest_sabot.matrix.standard import load_standard
 
     started = time.monotonic()
     say = progress or (lambda _line: None)
@@ -360,3 +362,18 @@ __all__ = [
     "render_text",
     "run_demo",
 ]
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from pytest_sabot.commands import EXIT_GATE, EXIT_PASS
+
+    def progress(line: str) -> None:
+        print(line, file=sys.stderr, flush=True)
+
+    report = run_demo(args.out, progress=None if args.json else progress)
+    if args.json:
+        print(report.model_dump_json(indent=2))
+    else:
+        for line in render_text(report):
+            print(line)
+    return EXIT_PASS if report.ok else EXIT_GATE

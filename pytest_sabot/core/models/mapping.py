@@ -31,9 +31,9 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from pytest_sabot.errors import SabotDataError, from_validation_error
-from pytest_sabot.models.rules import version_key
-from pytest_sabot.models.trace import Config, Framework
+from pytest_sabot.core.errors import SabotDataError, from_validation_error
+from pytest_sabot.core.models.rules import version_key
+from pytest_sabot.core.models.trace import Config, Framework
 
 MappedAct = Literal["reject", "retry_with_reason", "escalate", "block"]
 ActKind = Literal["reject", "retry_with_reason", "escalate", "block", "flag"]

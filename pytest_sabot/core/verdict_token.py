@@ -1,7 +1,8 @@
 """The verdict-token protocol of standard section 5.
 
 One module for the whole product: the pipelines route on it (adapters) and the scorer
-adjudicates with it, so the two can never read a reply differently.
+adjudicates with it, so the two can never read a reply differently. The FLAGS head line of
+a Magentic-style artifact (section 10.2) is split off here too, for the same reason.
 
 A reviewer/critic reply ends with ``VERDICT: APPROVE`` or ``VERDICT: REJECT - <reason>``.
 Parse rule: case-insensitive, first match of ``VERDICT:\\s*(APPROVE|REJECT)\\s*(?:-\\s*(.*))?``
@@ -53,3 +54,16 @@ def routing_verdict(text: str) -> Verdict:
     if token is None:
         return Verdict(None)
     return Verdict(token.verdict, token.reason or "")
+
+
+# The FLAGS protocol's artifact-head form (standard section 10.2): a Magentic-style team
+# writes its FLAGS line as line 1 of the artifact itself.
+_FLAGS_HEAD = "FLAGS:"
+
+
+def strip_flags_head(text: str) -> tuple[str | None, str]:
+    """Split a leading 'FLAGS: ...' line off an artifact (the Magentic artifact-head form)."""
+    lines = text.lstrip("\n").split("\n")
+    if lines and lines[0].strip().upper().startswith(_FLAGS_HEAD):
+        return lines[0].strip(), "\n".join(lines[1:]).lstrip("\n")
+    return None, text

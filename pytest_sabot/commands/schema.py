@@ -17,7 +17,14 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
-from pytest_sabot.adjudicate import NotRun
+from pytest_sabot.core.models.anchors import AnchorRegistry
+from pytest_sabot.core.models.cells import SeedRegistry, WaveSpec
+from pytest_sabot.core.models.mapping import MappingFile
+from pytest_sabot.core.models.rules import RuleBook
+from pytest_sabot.core.models.task import ContractFile, CriterionFile, OperatorsFile, TaskFile
+from pytest_sabot.core.models.trace import TraceEvent
+from pytest_sabot.core.models.verdict import BaselineVerdict, CellVerdict
+from pytest_sabot.core.records import SetAside
 from pytest_sabot.gateway.ledger import SpendLedger
 from pytest_sabot.gateway.prices import PriceTable
 from pytest_sabot.gateway.protocol import RecordedExchange
@@ -25,15 +32,8 @@ from pytest_sabot.harness.run import CrashNote, RunOutcome
 from pytest_sabot.judge.models import SoftRecord
 from pytest_sabot.lab.record import LabRun
 from pytest_sabot.lab.scenario import Scenario
-from pytest_sabot.models.anchors import AnchorRegistry
-from pytest_sabot.models.cells import SeedRegistry, WaveSpec
-from pytest_sabot.models.mapping import MappingFile
-from pytest_sabot.models.rules import RuleBook
-from pytest_sabot.models.task import ContractFile, CriterionFile, OperatorsFile, TaskFile
-from pytest_sabot.models.trace import TraceEvent
-from pytest_sabot.models.verdict import BaselineVerdict, CellVerdict
-from pytest_sabot.records import SetAside
 from pytest_sabot.results import ResultsFile
+from pytest_sabot.results.adjudicate import NotRun
 from pytest_sabot.session.manifest import SessionRecord
 
 __all__ = [
@@ -48,7 +48,7 @@ __all__ = [
 ]
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
-DEFAULT_OUT = Path(__file__).resolve().parent.parent / "schemas"
+DEFAULT_OUT = Path(__file__).resolve().parents[2] / "schemas"
 
 
 Patch = Callable[[dict[str, Any]], None]
@@ -183,6 +183,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"out of date: {out_dir / name}")
         return 1 if stale else 0
     for path in write_schemas(out_dir):
+        print(path)
+    return 0
+
+
+def cmd_schema(args: argparse.Namespace) -> int:
+    written = write_schemas(args.out)
+    for path in written:
         print(path)
     return 0
 

@@ -20,7 +20,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from pytest_sabot.models.trace import OperatorId, TaskId
+from pytest_sabot.core.models.trace import OperatorId, TaskId
 
 ToolRole = Literal["data", "check", "write"]
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from pytest_sabot.trace_io import OutputUnwritable, write_json_atomic
+from pytest_sabot.core.trace_io import OutputUnwritable, write_json_atomic
 
 CELLS_DIR = "cells"
 SUPERSEDED_DIR = "superseded"

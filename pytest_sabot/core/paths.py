@@ -10,9 +10,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from pytest_sabot.errors import SabotDataError
+from pytest_sabot.core.errors import SabotDataError
 
-_PACKAGE_DIR = Path(__file__).resolve().parent
+_PACKAGE_DIR = Path(__file__).resolve().parent.parent  # pytest_sabot/
 _DATA_DIRS = ("cells", "tasks", "mappings")
 
 

@@ -45,8 +45,8 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from pytest_sabot.errors import SabotDataError, from_validation_error
-from pytest_sabot.models.trace import OperatorId, TaskId
+from pytest_sabot.core.errors import SabotDataError, from_validation_error
+from pytest_sabot.core.models.trace import OperatorId, TaskId
 
 
 class Anchor(BaseModel):

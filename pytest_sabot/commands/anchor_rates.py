@@ -23,15 +23,15 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from pytest_sabot.cells import load_wave_anchors, load_wave_spec, wave_path
-from pytest_sabot.errors import SabotDataError
-from pytest_sabot.models.anchors import Anchor, AnchorRegistry, load_anchor_registry
-from pytest_sabot.models.trace import Trace
-from pytest_sabot.paths import standard_root
+from pytest_sabot.core.errors import SabotDataError
+from pytest_sabot.core.models.anchors import Anchor, AnchorRegistry, load_anchor_registry
+from pytest_sabot.core.models.trace import Trace
+from pytest_sabot.core.paths import standard_root
+from pytest_sabot.core.trace_io import TRACE_FILE, read_trace
+from pytest_sabot.matrix.cells import load_wave_anchors, load_wave_spec, wave_path
 from pytest_sabot.scoring.anchors import anchor_pattern
 from pytest_sabot.scoring.flags import collect_flags
 from pytest_sabot.scoring.score import injection_seq
-from pytest_sabot.trace_io import TRACE_FILE, read_trace
 
 __all__ = ["AnchorRate", "fire_rates", "load_traces", "main", "render_json", "render_table"]
 

@@ -14,7 +14,7 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from pytest_sabot.errors import SabotDataError, from_validation_error
+from pytest_sabot.core.errors import SabotDataError, from_validation_error
 
 _VERSION = re.compile(r"^v(\d+)\.(\d+)\.(\d+)$")
 

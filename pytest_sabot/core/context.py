@@ -20,7 +20,7 @@ with exactly one revise loop. The stage protocol an adapter follows:
    the reviewer sees them, the draft, the tool log, the workspace listing, the verdict
    protocol and, when the wave says so, the FLAGS addendum).
 5. The adapter records every framework surface it observes with ``ctx.trace.emit`` using
-   the kinds of pytest_sabot.models.trace (review, guardrail, route, retry, interrupt,
+   the kinds of pytest_sabot.core.models.trace (review, guardrail, route, retry, interrupt,
    escalation, replan, ledger, stop_reason, agent_output).
 6. ``ctx.sync_model_calls()`` after each stage turns the gateway's exchanges for this run
    into model_call events (and the O4 injection/probe when the downgrade served a call).
@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from pytest_sabot.models.cells import Cell
+from pytest_sabot.core.models.cells import Cell
 
 WORKER_MODEL_CALL_CAP = 8
 """Tool-using model calls one worker pass may make before it must answer (SPEC.md S8.12)."""

@@ -13,14 +13,16 @@ the first three seeds of the wave's registry, and the plan names the selection t
 
 from __future__ import annotations
 
+import argparse
+import sys
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
+from pytest_sabot.core.models.cells import Cell
+from pytest_sabot.core.trace_io import TRACE_FILE, read_trace
 from pytest_sabot.gateway.ledger import LEDGER_FILE, read_ledger
 from pytest_sabot.gateway.prices import PriceTable
-from pytest_sabot.models.cells import Cell
-from pytest_sabot.trace_io import TRACE_FILE, read_trace
 
 # Rough figures per run (calls, prompt tokens per call, completion tokens per call) used
 # only when no recorded run is given; Magentic-One's ledgers make it the heaviest.
@@ -210,3 +212,41 @@ def render(plan: Plan, model: str) -> list[str]:
     if plan.over_cap:
         lines.append("STILL OVER THE CAP after the seed cut: do not run this wave live")
     return lines
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    from pytest_sabot.commands import EXIT_ERROR, EXIT_GATE, EXIT_PASS
+    from pytest_sabot.gateway.prices import load_prices
+    from pytest_sabot.matrix.cells import select_cells
+    from pytest_sabot.matrix.standard import load_standard
+    from pytest_sabot.session.options import BY_DEST, convert
+
+    if args.sabot_wave is None:
+        print("sabot plan: --sabot-wave is required", file=sys.stderr)
+        return EXIT_ERROR
+    std = load_standard(args.sabot_wave, args.sabot_root)
+    lists = {
+        d: convert(BY_DEST[d], getattr(args, d))
+        for d in ("sabot_framework", "sabot_config", "sabot_operator", "sabot_task")
+    }
+    cells = select_cells(
+        std.cells,
+        framework=lists["sabot_framework"],
+        config=lists["sabot_config"],
+        operator=lists["sabot_operator"],
+        task=lists["sabot_task"],
+    )
+    per_run = per_run_from_recordings(args.recorded) if args.recorded else None
+    model = str(args.sabot_model)
+    plan = project(
+        cells,
+        model=model,
+        prices=load_prices(),
+        cap_usd=float(args.sabot_budget_usd),
+        per_run=per_run,
+        source=f"recorded in {args.recorded}" if args.recorded else "built-in estimates",
+        ledger_dir=Path(args.sabot_spend_ledger or "reports"),
+    )
+    for line in render(plan, model):
+        print(line)
+    return EXIT_GATE if plan.over_cap else EXIT_PASS

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from pytest_sabot.models.trace import Config, Framework, OperatorId, TaskId
+from pytest_sabot.core.models.trace import Config, Framework, OperatorId, TaskId
 
 FRAMEWORKS: tuple[Framework, ...] = ("langgraph", "crewai", "autogen")
 """The standard's frameworks (section 8), the default of every wave."""

@@ -20,8 +20,8 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
-from pytest_sabot.errors import SabotDataError, from_validation_error
-from pytest_sabot.models.trace import Trace, TraceEvent
+from pytest_sabot.core.errors import SabotDataError, from_validation_error
+from pytest_sabot.core.models.trace import Trace, TraceEvent
 
 TRACE_FILE = "events.jsonl"
 PARTIAL_SUFFIX = ".partial"

@@ -27,7 +27,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_sabot.adjudicate import (
+from pytest_sabot.core.models.cells import Cell
+from pytest_sabot.core.models.verdict import BaselineVerdict, CellVerdict
+from pytest_sabot.core.records import LOCKS_DIR, set_aside
+from pytest_sabot.core.trace_io import TRACE_FILE, OutputUnwritable, read_trace
+from pytest_sabot.harness.run import RunSettings, cell_dir, run_cell
+from pytest_sabot.judge import JudgeBackend
+from pytest_sabot.judge.run import judge_trace, read_soft_record, write_soft
+from pytest_sabot.matrix.standard import Standard
+from pytest_sabot.results.adjudicate import (
     Provenance,
     Record,
     read_record,
@@ -35,14 +43,6 @@ from pytest_sabot.adjudicate import (
     score_baseline_dir,
     score_fault_dir,
 )
-from pytest_sabot.harness.run import RunSettings, cell_dir, run_cell
-from pytest_sabot.judge import JudgeBackend
-from pytest_sabot.judge.run import judge_trace, read_soft_record, write_soft
-from pytest_sabot.models.cells import Cell
-from pytest_sabot.models.verdict import BaselineVerdict, CellVerdict
-from pytest_sabot.records import LOCKS_DIR, set_aside
-from pytest_sabot.standard import Standard
-from pytest_sabot.trace_io import TRACE_FILE, OutputUnwritable, read_trace
 
 # One spelling per verdict, everywhere (terminal, JUnit, docs): the word of a cell's
 # outcome. Its lower case is the summary category.

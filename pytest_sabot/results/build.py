@@ -19,15 +19,15 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from pytest_sabot import __version__
-from pytest_sabot.adjudicate import Provenance, Record, read_record, score_dir
+from pytest_sabot.core.models.cells import Cell
+from pytest_sabot.core.models.states import NotRunReason, SessionStatus
+from pytest_sabot.core.models.verdict import BaselineVerdict, CellVerdict
+from pytest_sabot.core.pins import off_pin
+from pytest_sabot.core.trace_io import read_trace, write_json_atomic
 from pytest_sabot.harness.run import cell_dir, installed_versions
-from pytest_sabot.models.cells import Cell
-from pytest_sabot.models.verdict import BaselineVerdict, CellVerdict
-from pytest_sabot.pins import off_pin
+from pytest_sabot.matrix.standard import Standard
+from pytest_sabot.results.adjudicate import Provenance, Record, read_record, score_dir
 from pytest_sabot.scoring import Scoreboard, scoreboard
-from pytest_sabot.session.states import NotRunReason, SessionStatus
-from pytest_sabot.standard import Standard
-from pytest_sabot.trace_io import read_trace, write_json_atomic
 
 RESULTS_SCHEMA_VERSION = "2"
 RESULTS_FILE = "results.json"
