@@ -88,8 +88,8 @@ async def _bare_magentic(view: Any, handles: list[Any], url: Any) -> None:
     from autogen_agentchat.teams import MagenticOneGroupChat
 
     from pytest_sabot.adapters import autogen_pipeline as ag
+    from pytest_sabot.core.verdict_token import strip_flags_head
     from pytest_sabot.harness import prompts
-    from pytest_sabot.harness.run import strip_flags_head
 
     worker_client, orchestrator_client = url("worker"), url("orchestrator")
     worker = AssistantAgent(

@@ -24,11 +24,10 @@ from pytest_sabot.core.models.rules import RuleBook
 from pytest_sabot.core.models.task import ContractFile, CriterionFile, OperatorsFile, TaskFile
 from pytest_sabot.core.models.trace import TraceEvent
 from pytest_sabot.core.models.verdict import BaselineVerdict, CellVerdict
-from pytest_sabot.core.records import SetAside
+from pytest_sabot.core.records import CrashNote, RunOutcome, SetAside
 from pytest_sabot.gateway.ledger import SpendLedger
 from pytest_sabot.gateway.prices import PriceTable
 from pytest_sabot.gateway.protocol import RecordedExchange
-from pytest_sabot.harness.run import CrashNote, RunOutcome
 from pytest_sabot.judge.models import SoftRecord
 from pytest_sabot.lab.record import LabRun
 from pytest_sabot.lab.scenario import Scenario

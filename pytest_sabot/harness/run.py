@@ -29,11 +29,16 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from pytest_sabot.core.models.cells import Cell, WaveSpec
-from pytest_sabot.core.records import cell_dir as _cell_dir
-from pytest_sabot.core.records import now_iso, set_aside
+from pytest_sabot.core.records import (
+    CRASH_FILE,
+    OUTCOME_FILE,
+    CrashNote,
+    RunOutcome,
+    cell_dir,
+    now_iso,
+    set_aside,
+)
 from pytest_sabot.core.trace_io import (
     PARTIAL_SUFFIX,
     TRACE_FILE,
@@ -44,7 +49,6 @@ from pytest_sabot.core.trace_io import (
     write_json_atomic,
     write_text_atomic,
 )
-from pytest_sabot.core.verdict_token import strip_flags_head
 from pytest_sabot.gateway.client import GatewayClient
 from pytest_sabot.gateway.loopback import share_default_ssl_context
 from pytest_sabot.harness.pipeline_context import (
@@ -55,8 +59,6 @@ from pytest_sabot.harness.pipeline_context import (
 from pytest_sabot.tasks import evaluate_pass, load_private, load_public
 from pytest_sabot.tasks.loader import PrivateSpec, PublicView
 
-OUTCOME_FILE = "outcome.json"
-CRASH_FILE = "crashed.json"
 BUDGET_CODE = "sabot_budget_exhausted"
 FRAMEWORK_PACKAGES = (
     "langgraph",
@@ -70,37 +72,18 @@ FRAMEWORK_PACKAGES = (
     "agent-framework-orchestrations",
     "openai",
 )
-# The adapter-facing context and the FLAGS head split live in pipeline_context.py; both
-# names stay importable from here.
-__all__ = ["PipelineContext", "RunOutcome", "RunSettings", "run_cell", "strip_flags_head"]
-
-
-class RunOutcome(BaseModel):
-    """What the harness knows when a cell has run (outcome.json)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    cell_id: str
-    attempts: int = Field(description="1, or 2 when the first attempt hit a run error.")
-    error: str | None = Field(None, description="Run error text of the last attempt, if any.")
-    passed: bool = Field(description="The task's pass criterion on the final artifact.")
-    pass_reason: str = ""
-    artifact: str | None = Field(None, description="The final artifact, FLAGS head stripped.")
-    effects: dict[str, bool] = Field(default_factory=dict)
-    session: str = Field("", description="Run id of the session that recorded this outcome.")
-    model: str = Field("", description="Pipeline model spec the run was made with.")
-    downgrade_model: str | None = Field(
-        None, description="O4 downgrade model named for the run (fault runs of O4 only)."
-    )
-    registration_hash: str = Field(
-        "", description="sha256 of the cells/tasks/mappings the run was made from."
-    )
-    rules: str = Field("", description="Rule version of the session that made the run.")
-    stopped: Literal["budget"] | None = Field(
-        None,
-        description="'budget' when the spend cap refused a model call of the run: the run "
-        "did not finish, is not a RUN_ERROR, and a resumed session runs it again.",
-    )
+# The outcome model and the record's paths live in pytest_sabot.core.records, the
+# adapter-facing context in pipeline_context.py; these names stay importable from here.
+__all__ = [
+    "CRASH_FILE",
+    "OUTCOME_FILE",
+    "CrashNote",
+    "PipelineContext",
+    "RunOutcome",
+    "RunSettings",
+    "cell_dir",
+    "run_cell",
+]
 
 
 @dataclass(frozen=True)
@@ -362,22 +345,6 @@ def _raise_if_unwritable(trace: RunTrace, run_dir: Path, error: str | None) -> N
 def _task_views(root: Path, task: str, revision: str) -> tuple[PublicView, PrivateSpec]:
     """A task's public view and private spec, read once per process (both are frozen)."""
     return load_public(task, root, revision), load_private(task, root)
-
-
-def cell_dir(out_dir: Path, cell_id: str) -> Path:
-    return _cell_dir(out_dir, cell_id)
-
-
-class CrashNote(BaseModel):
-    """crashed.json: the worker process running this cell died (written by the controller,
-    read by the retry, kept with the crashed attempt's files)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    session: str = Field(description="Run id of the session whose worker crashed.")
-    worker: str = Field(description="The worker that crashed, e.g. 'gw0'.")
-    message: str = Field(description="What the controller saw.")
-    at: str = Field(description="When (UTC, ISO 8601).")
 
 
 def _crash_note(run_dir: Path) -> CrashNote | None:

@@ -22,9 +22,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from pytest_sabot.core.models.cells import Cell
 from pytest_sabot.core.models.verdict import BaselineVerdict, CellVerdict, Exclusion
+from pytest_sabot.core.records import OUTCOME_FILE, RunOutcome, cell_dir
 from pytest_sabot.core.records import set_aside as _set_aside
 from pytest_sabot.core.trace_io import PARTIAL_SUFFIX, TRACE_FILE, read_trace, write_json_atomic
-from pytest_sabot.harness.run import OUTCOME_FILE, RunOutcome, cell_dir
 from pytest_sabot.judge.run import read_soft_record
 from pytest_sabot.matrix.standard import Standard
 from pytest_sabot.scoring import score_baseline, score_cell

@@ -20,7 +20,8 @@ def worker_crashed(state: SabotSession, nodeid: str, report: Any, sched: Any) ->
     cid = cell_id_of(nodeid)
     if cid is None or state.std is None:
         return
-    from pytest_sabot.harness.run import cell_dir, note_crash, record_crash
+    from pytest_sabot.core.records import cell_dir
+    from pytest_sabot.harness.run import note_crash, record_crash
     from pytest_sabot.results.adjudicate import has_leftovers
 
     cell = state.std.cell(cid)

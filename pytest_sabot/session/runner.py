@@ -29,9 +29,9 @@ from typing import Any
 
 from pytest_sabot.core.models.cells import Cell
 from pytest_sabot.core.models.verdict import BaselineVerdict, CellVerdict
-from pytest_sabot.core.records import LOCKS_DIR, set_aside
+from pytest_sabot.core.records import CRASH_FILE, LOCKS_DIR, cell_dir, set_aside
 from pytest_sabot.core.trace_io import TRACE_FILE, OutputUnwritable, read_trace
-from pytest_sabot.harness.run import RunSettings, cell_dir, run_cell
+from pytest_sabot.harness.run import RunSettings, run_cell
 from pytest_sabot.judge import JudgeBackend
 from pytest_sabot.judge.run import judge_trace, read_soft_record, write_soft
 from pytest_sabot.matrix.standard import Standard
@@ -216,8 +216,6 @@ class CellRunner:
     def _crash_retry(self, cell: Cell) -> bool:
         """A partial record this session's crashed worker left: run_cell keeps it as the
         cell's first attempt."""
-        from pytest_sabot.harness.run import CRASH_FILE
-
         path = cell_dir(self.out_dir, cell.id) / CRASH_FILE
         return path.is_file() and self.settings.session in path.read_text(encoding="utf-8")
 

@@ -871,8 +871,9 @@ def run_real(
     task: str,
     seed: int = 11,
 ) -> RealRun:
+    from pytest_sabot.core.records import cell_dir
     from pytest_sabot.core.trace_io import read_trace
-    from pytest_sabot.harness.run import RunSettings, cell_dir, run_cell
+    from pytest_sabot.harness.run import RunSettings, run_cell
     from pytest_sabot.results.adjudicate import score_fault_dir
 
     settings = RunSettings(
@@ -929,8 +930,9 @@ def test_S10_6_I61_carved_out_operators_land_only_after_the_magentic_team(
     tmp_path: Path, gateway_url: str, std: Any, operator: str
 ) -> None:
     from pytest_sabot.core.models.cells import Cell
+    from pytest_sabot.core.records import cell_dir
     from pytest_sabot.core.trace_io import read_trace
-    from pytest_sabot.harness.run import RunSettings, cell_dir, run_cell
+    from pytest_sabot.harness.run import RunSettings, run_cell
 
     assert std.cell(f"agent_framework-guardrail-{operator}-T1-s11").carved_out
     # Run the carved-out cell anyway (a wave never does) to show where the fault lands.

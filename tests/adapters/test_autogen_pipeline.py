@@ -849,8 +849,9 @@ def gateway_url() -> Iterator[str]:
 def run_real(
     out: Path, gateway_url: str, persona: str, config: str, operator: str | None, task: str
 ) -> list[Any]:
+    from pytest_sabot.core.records import cell_dir
     from pytest_sabot.core.trace_io import read_trace
-    from pytest_sabot.harness.run import RunSettings, cell_dir, run_cell
+    from pytest_sabot.harness.run import RunSettings, run_cell
     from pytest_sabot.matrix.cells import load_wave_spec, wave_path
 
     wave = load_wave_spec(wave_path(2, ROOT), 2)

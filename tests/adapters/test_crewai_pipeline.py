@@ -594,7 +594,8 @@ class RealCells:
     gateway_url: str
 
     def run(self, persona: str, config: str, operator: str | None, task: str, tag: str = "") -> Any:
-        from pytest_sabot.harness.run import RunSettings, cell_dir, run_cell
+        from pytest_sabot.core.records import cell_dir
+        from pytest_sabot.harness.run import RunSettings, run_cell
         from pytest_sabot.matrix.cells import load_wave
 
         spec, _ = load_wave(1, REPO)

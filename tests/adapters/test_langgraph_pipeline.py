@@ -488,7 +488,8 @@ class CellRunner:
     out_dir: Path
 
     def run(self, cell_id: str, model: str, out: str = "") -> tuple[Any, Any, Path]:
-        from pytest_sabot.harness.run import RunSettings, cell_dir, run_cell
+        from pytest_sabot.core.records import cell_dir
+        from pytest_sabot.harness.run import RunSettings, run_cell
 
         out_dir = self.out_dir / model.replace(":", "-") / out
         settings = RunSettings(

@@ -29,10 +29,11 @@ from pytest_sabot.adapters import ADAPTERS
 from pytest_sabot.core.models.cells import CONFIGS, FRAMEWORKS, Cell
 from pytest_sabot.core.models.trace import ProbeData, Trace
 from pytest_sabot.core.models.verdict import BaselineVerdict, CellVerdict
+from pytest_sabot.core.records import OUTCOME_FILE, RunOutcome, cell_dir
 from pytest_sabot.core.trace_io import read_trace, write_json_atomic
 from pytest_sabot.gateway.backends.base import BackendReply, CallContext
 from pytest_sabot.gateway.backends.sim import SimBackend
-from pytest_sabot.harness.run import OUTCOME_FILE, RunOutcome, RunSettings, cell_dir, run_cell
+from pytest_sabot.harness.run import RunSettings, run_cell
 from pytest_sabot.matrix.standard import Standard
 from pytest_sabot.results.adjudicate import score_baseline_dir, score_fault_dir
 
