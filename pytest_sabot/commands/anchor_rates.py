@@ -25,13 +25,12 @@ from pathlib import Path
 
 from pytest_sabot.core.errors import SabotDataError
 from pytest_sabot.core.models.anchors import Anchor, AnchorRegistry, load_anchor_registry
-from pytest_sabot.core.models.trace import Trace
+from pytest_sabot.core.models.trace import Trace, injection_seq
 from pytest_sabot.core.paths import standard_root
 from pytest_sabot.core.trace_io import TRACE_FILE, read_trace
 from pytest_sabot.matrix.cells import load_wave_anchors, load_wave_spec, wave_path
 from pytest_sabot.scoring.anchors import anchor_pattern
 from pytest_sabot.scoring.flags import collect_flags
-from pytest_sabot.scoring.score import injection_seq
 
 __all__ = ["AnchorRate", "fire_rates", "load_traces", "main", "render_json", "render_table"]
 

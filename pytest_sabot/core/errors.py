@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 
 class SabotDataError(Exception):
@@ -27,7 +27,7 @@ class SabotDataError(Exception):
         super().__init__(detail)
 
 
-def first_error(err: ValidationError) -> dict[str, Any]:
+def _first_error(err: ValidationError) -> dict[str, Any]:
     """The error to report first: an unknown key before anything else, because a
     misspelled key also shows up as the missing key it was meant to be."""
     errors = err.errors()
@@ -35,7 +35,7 @@ def first_error(err: ValidationError) -> dict[str, Any]:
     return dict(unknown[0] if unknown else errors[0])
 
 
-def unknown_key_text(err: ValidationError, first: dict[str, Any]) -> str:
+def _unknown_key_text(err: ValidationError, first: dict[str, Any]) -> str:
     """'unknown key 'x'' plus the keys still missing beside it, if any."""
     loc = tuple(first.get("loc", ()))
     key = loc[-1] if loc else "?"
@@ -50,12 +50,30 @@ def unknown_key_text(err: ValidationError, first: dict[str, Any]) -> str:
     return text
 
 
-def from_validation_error(file: str | Path, err: ValidationError) -> SabotDataError:
-    """Turn a pydantic error into a SabotDataError (file, dotted field, expected). An
-    unknown key is named as such, with the required keys missing beside it."""
-    first = first_error(err)
-    field = ".".join(str(p) for p in first.get("loc", ()))
-    if first.get("type") == "extra_forbidden":
-        return SabotDataError(file, field, unknown_key_text(err, first))
-    expected = str(first.get("msg", "a valid value"))
-    return SabotDataError(file, field, expected, first.get("input"))
+def from_validation_error(
+    file: str | Path,
+    err: ValidationError,
+    *,
+    model: type[BaseModel] | None = None,
+    top_field: str = "",
+) -> SabotDataError:
+    """The one translation of a pydantic error into a SabotDataError (file, dotted field,
+    expected, got), for every file format.
+
+    An unknown key is named as such, with the required keys missing beside it (and, at the
+    top level of ``model``, the keys that are known); a missing key says it is required; a
+    validator's message is given without pydantic's 'Value error, ' prefix. ``top_field``
+    names a problem of the whole document (no field of its own)."""
+    first = _first_error(err)
+    loc = tuple(first.get("loc", ()))
+    field = ".".join(str(p) for p in loc) or top_field
+    kind = first.get("type", "")
+    if kind == "extra_forbidden":
+        expected = _unknown_key_text(err, first)
+        if model is not None and len(loc) == 1:
+            expected += f"; known fields are: {', '.join(sorted(model.model_fields))}"
+        return SabotDataError(file, field, expected)
+    if kind == "missing":
+        return SabotDataError(file, field, "a value (this field is required)")
+    expected = str(first.get("msg", "a valid value")).removeprefix("Value error, ")
+    return SabotDataError(file, field, expected, first.get("input") if loc else None)

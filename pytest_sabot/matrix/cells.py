@@ -10,12 +10,9 @@ import json
 import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
 
-import yaml
-from pydantic import BaseModel, ValidationError
-
-from pytest_sabot.core.errors import SabotDataError, first_error, unknown_key_text
+from pytest_sabot.core.errors import SabotDataError
+from pytest_sabot.core.loading import read_yaml_mapping, validate
 from pytest_sabot.core.models.anchors import AnchorRegistry
 from pytest_sabot.core.models.cells import (
     CONFIGS,
@@ -37,10 +34,8 @@ __all__ = [
     "load_wave",
     "load_wave_anchors",
     "load_wave_spec",
-    "load_yaml_mapping",
     "named_waves",
     "parse_wave_number",
-    "raise_validation",
     "runnable",
     "select_cells",
     "wave_path",
@@ -53,75 +48,6 @@ CONTRACT_REVISIONS = ("v0.1", "v0.2")
 _WAVE_FILE = re.compile(r"^wave(\d+)\.yaml$")
 _WAVE_ARG = re.compile(r"^(?:wave[-_]?)?(\d+)$", re.IGNORECASE)
 _NAMED_FILE = re.compile(r"^([a-z][a-z0-9]*(?:-[a-z0-9]+)*)\.yaml$")
-
-_M = TypeVar("_M", bound=BaseModel)
-
-
-# --------------------------------------------------------------------------- YAML/JSON
-
-
-class _UniqueKeyLoader(yaml.SafeLoader):
-    """SafeLoader that refuses a mapping with the same key twice (YAML would keep the last)."""
-
-
-def _construct_unique_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode) -> dict[Any, Any]:
-    seen: set[Any] = set()
-    for key_node, _ in node.value:
-        key = loader.construct_object(key_node)
-        if key in seen:
-            mark = key_node.start_mark
-            raise yaml.constructor.ConstructorError(
-                None, None, f"duplicate key {key!r} (line {mark.line + 1})", mark
-            )
-        seen.add(key)
-    return loader.construct_mapping(node)
-
-
-_UniqueKeyLoader.add_constructor(
-    yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG,
-    _construct_unique_mapping,
-)
-
-
-def load_yaml_mapping(path: Path) -> dict[str, Any]:
-    """Read a YAML file whose top level must be a mapping; duplicate keys are an error."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise SabotDataError(path, "", "an existing YAML file") from None
-    try:
-        raw = yaml.load(text, Loader=_UniqueKeyLoader)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}" if mark is not None else "(document)"
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise SabotDataError(path, where, "well-formed YAML", str(problem)) from None
-    if not isinstance(raw, dict):
-        raise SabotDataError(path, "(top level)", "a mapping of field names to values", raw)
-    return raw
-
-
-def raise_validation(path: Path, model: type[_M], raw: object) -> _M:
-    """Validate ``raw`` against ``model``; the first problem becomes a SabotDataError."""
-    try:
-        return model.model_validate(raw)
-    except ValidationError as exc:
-        first = first_error(exc)
-        field = ".".join(str(p) for p in first.get("loc", ())) or "(top level)"
-        kind = first.get("type", "")
-        if kind == "extra_forbidden":
-            expected = unknown_key_text(exc, first)
-            if len(first.get("loc", ())) == 1:
-                expected += f"; known fields are: {', '.join(sorted(model.model_fields))}"
-            got: object = None
-        elif kind == "missing":
-            expected = "a value (this field is required)"
-            got = None
-        else:
-            expected = str(first.get("msg", "a valid value"))
-            got = first.get("input")
-        raise SabotDataError(path, field, expected, got) from None
-
 
 # --------------------------------------------------------------------------- waves
 
@@ -156,7 +82,7 @@ def named_waves(root: Path) -> dict[str, tuple[int, Path]]:
         match = _NAMED_FILE.match(child.name)
         if match is None or _WAVE_FILE.match(child.name) or not child.is_file():
             continue
-        raw = load_yaml_mapping(child)
+        raw = read_yaml_mapping(child)
         if "name" not in raw:
             continue  # another registry (anchors, ...)
         if _WAVE_ARG.match(match.group(1)):
@@ -290,8 +216,8 @@ def _check_consistency(path: Path, expected_wave: int, spec: WaveSpec) -> None:
 
 def load_wave_spec(path: Path, expected_wave: int | None = None) -> WaveSpec:
     """Parse and check one wave file (without expanding it)."""
-    raw = load_yaml_mapping(path)
-    spec = raise_validation(path, WaveSpec, raw)
+    raw = read_yaml_mapping(path)
+    spec = validate(path, WaveSpec, raw)
     if expected_wave is None:
         match = _WAVE_FILE.match(path.name)
         expected_wave = int(match.group(1)) if match else spec.wave
@@ -308,7 +234,7 @@ def load_wave_anchors(spec: WaveSpec, wave_file: Path) -> AnchorRegistry | None:
     if not path.is_file():
         raise SabotDataError(wave_file, "anchors", f"an existing file under {wave_file.parent}",
                              spec.anchors)
-    registry = raise_validation(path, AnchorRegistry, load_yaml_mapping(path))
+    registry = validate(path, AnchorRegistry, read_yaml_mapping(path))
     missing = registry.missing(list(spec.tasks), list(spec.operators))
     if missing:
         task, operator = missing[0]
@@ -327,7 +253,7 @@ def load_seed_registry(path: Path, spec: WaveSpec, wave_file: Path) -> SeedRegis
         raw = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise SabotDataError(path, f"line {exc.lineno}", "well-formed JSON", exc.msg) from None
-    registry = raise_validation(path, SeedRegistry, raw)
+    registry = validate(path, SeedRegistry, raw)
     if registry.wave != spec.wave:
         raise SabotDataError(path, "wave", f"{spec.wave} (the wave that names this registry)",
                              registry.wave)

@@ -42,10 +42,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from pytest_sabot.core.errors import SabotDataError, from_validation_error
+from pytest_sabot.core.loading import load_yaml_model
 from pytest_sabot.core.models.trace import OperatorId, TaskId
 
 
@@ -132,16 +131,4 @@ class AnchorRegistry(BaseModel):
 
 def load_anchor_registry(path: str | Path) -> AnchorRegistry:
     """Read and validate an anchor registry YAML file (SabotDataError on bad input)."""
-    file = Path(path)
-    try:
-        raw = yaml.safe_load(file.read_text(encoding="utf-8"))
-    except OSError as err:
-        raise SabotDataError(file, "", "a readable anchor registry file", str(err)) from err
-    except yaml.YAMLError as err:
-        raise SabotDataError(file, "", "valid YAML", str(err)) from err
-    if not isinstance(raw, dict):
-        raise SabotDataError(file, "", "a mapping with registry, registered, cells", raw)
-    try:
-        return AnchorRegistry.model_validate(raw)
-    except ValidationError as err:
-        raise from_validation_error(file, err) from err
+    return load_yaml_model(path, AnchorRegistry)

@@ -26,23 +26,42 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    WithJsonSchema,
+    field_validator,
+    model_validator,
+)
 
-from pytest_sabot.core.errors import SabotDataError, from_validation_error
+from pytest_sabot.core.errors import SabotDataError
+from pytest_sabot.core.loading import load_yaml_model
 from pytest_sabot.core.models.rules import version_key
-from pytest_sabot.core.models.trace import Config, Framework
+from pytest_sabot.core.models.trace import ACT_SURFACE_KINDS, Config, Framework
 
 MappedAct = Literal["reject", "retry_with_reason", "escalate", "block"]
 ActKind = Literal["reject", "retry_with_reason", "escalate", "block", "flag"]
-EventKind = Literal[
-    "run_start", "model_call", "tool_call", "tool_result", "effect", "message",
-    "agent_output", "review", "guardrail", "route", "retry", "interrupt", "escalation",
-    "replan", "ledger", "stop_reason", "injection", "probe", "artifact", "run_error",
-    "run_end",
+
+
+def _act_surface(kind: str) -> str:
+    """A kind a component can act through (never ``cap`` or ``surface_check``)."""
+    if kind not in ACT_SURFACE_KINDS:
+        listed = ", ".join(repr(k) for k in ACT_SURFACE_KINDS[:-1])
+        raise ValueError(f"Input should be {listed} or {ACT_SURFACE_KINDS[-1]!r}")
+    return kind
+
+
+ActSurfaceKind = Annotated[
+    str,
+    AfterValidator(_act_surface),
+    WithJsonSchema({"enum": list(ACT_SURFACE_KINDS), "type": "string"}),
 ]
+"""An event kind a mapping row may read an act from: every kind of the trace but the
+record-only ones (``pytest_sabot.core.models.trace``, the one list of kinds)."""
 Scalar = str | int | float | bool | None
 
 _REASON_FROM = re.compile(r"^(text|verdict_reason|data\.[A-Za-z_][A-Za-z0-9_]*)$")
@@ -53,7 +72,7 @@ class Matcher(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    event: EventKind = Field(description="Trace event kind.")
+    event: ActSurfaceKind = Field(description="Trace event kind.")
     component: list[str] | None = Field(None, description="Allowed event components.")
     data: dict[str, Scalar] = Field(default_factory=dict, description="Payload equalities.")
     less_than: dict[str, str] = Field(
@@ -192,19 +211,7 @@ class MappingFile(BaseModel):
 
 def load_mapping_file(path: str | Path) -> MappingFile:
     """Read and validate one mapping file (SabotDataError naming file and field)."""
-    file = Path(path)
-    try:
-        raw = yaml.safe_load(file.read_text(encoding="utf-8"))
-    except OSError as err:
-        raise SabotDataError(file, "", "a readable mapping file", str(err)) from err
-    except yaml.YAMLError as err:
-        raise SabotDataError(file, "", "valid YAML", str(err)) from err
-    if not isinstance(raw, dict):
-        raise SabotDataError(file, "", "a mapping with framework and revisions", raw)
-    try:
-        return MappingFile.model_validate(raw)
-    except ValidationError as err:
-        raise from_validation_error(file, err) from err
+    return load_yaml_model(path, MappingFile)
 
 
 def load_mapping(root: str | Path, framework: str, rules_version: str) -> MappingRevision:

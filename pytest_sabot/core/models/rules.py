@@ -11,10 +11,9 @@ import re
 from pathlib import Path
 from typing import Literal
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from pytest_sabot.core.errors import SabotDataError, from_validation_error
+from pytest_sabot.core.loading import load_yaml_model
 
 _VERSION = re.compile(r"^v(\d+)\.(\d+)\.(\d+)$")
 
@@ -120,16 +119,4 @@ class RuleBook(BaseModel):
 
 def load_rule_book(path: str | Path) -> RuleBook:
     """Read and validate mappings/rules.yaml (SabotDataError on bad input)."""
-    file = Path(path)
-    try:
-        raw = yaml.safe_load(file.read_text(encoding="utf-8"))
-    except OSError as err:
-        raise SabotDataError(file, "", "a readable rules file", str(err)) from err
-    except yaml.YAMLError as err:
-        raise SabotDataError(file, "", "valid YAML", str(err)) from err
-    if not isinstance(raw, dict):
-        raise SabotDataError(file, "", "a mapping with a 'versions' list", raw)
-    try:
-        return RuleBook.model_validate(raw)
-    except ValidationError as err:
-        raise from_validation_error(file, err) from err
+    return load_yaml_model(path, RuleBook)

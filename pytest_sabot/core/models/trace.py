@@ -12,7 +12,7 @@ published from these models (``sabot schema``). Adjudication reads only ``seq``,
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -22,6 +22,40 @@ Framework = Literal["langgraph", "crewai", "autogen", "agent_framework"]
 Config = Literal["default", "guardrail"]
 OperatorId = Literal["O1", "O2", "O3", "O4", "O5", "O6"]
 TaskId = Literal["T1", "T2", "T3", "T4", "T5"]
+
+EventKind = Literal[
+    "run_start",
+    "model_call",
+    "tool_call",
+    "tool_result",
+    "effect",
+    "message",
+    "agent_output",
+    "review",
+    "guardrail",
+    "route",
+    "retry",
+    "interrupt",
+    "escalation",
+    "replan",
+    "ledger",
+    "stop_reason",
+    "cap",
+    "surface_check",
+    "injection",
+    "probe",
+    "artifact",
+    "run_error",
+    "run_end",
+]
+"""Every kind of trace event, in the order docs/TRACE.md lists them: the one list (each
+event model below carries one of these as its ``kind``)."""
+EVENT_KINDS: tuple[str, ...] = get_args(EventKind)
+RECORD_ONLY_KINDS: tuple[str, ...] = ("cap", "surface_check")
+"""Kinds that record how a component ended or what the harness checked, never something a
+component did about the run: no mapping may make an act of them (SPEC S8.12, I33)."""
+ACT_SURFACE_KINDS: tuple[str, ...] = tuple(k for k in EVENT_KINDS if k not in RECORD_ONLY_KINDS)
+"""The kinds a mapping row may read an act from."""
 
 
 class _Strict(BaseModel):
@@ -413,31 +447,6 @@ TraceEvent = Annotated[
     Field(discriminator="kind"),
 ]
 
-EVENT_KINDS: tuple[str, ...] = (
-    "run_start",
-    "model_call",
-    "tool_call",
-    "tool_result",
-    "effect",
-    "message",
-    "agent_output",
-    "review",
-    "guardrail",
-    "route",
-    "retry",
-    "interrupt",
-    "escalation",
-    "replan",
-    "ledger",
-    "stop_reason",
-    "cap",
-    "surface_check",
-    "injection",
-    "probe",
-    "artifact",
-    "run_error",
-    "run_end",
-)
 
 
 class Trace(BaseModel):
@@ -467,3 +476,16 @@ class Trace(BaseModel):
 
     def of_kind(self, kind: str) -> list[Any]:
         return [e for e in self.events if e.kind == kind]
+
+
+def injection_seq(trace: Trace) -> int | None:
+    """Seq of the planted fault: the first ``injection`` event, else the first landed
+    ``probe`` (an operator that recorded no injection event). The scorer's act windows and
+    the judge's transcript mark both read it here, so they can never disagree."""
+    for event in trace.events:
+        if event.kind == "injection":
+            return int(event.seq)
+    for event in trace.events:
+        if event.kind == "probe" and event.data.landed:
+            return int(event.seq)
+    return None
