@@ -177,6 +177,7 @@ def read_results_of(path: Path) -> object:
 def rebuild(original: object, directory: Path, rules: str, root: str | None) -> object:
     """results.json built again from the records in ``directory``, with the inputs the
     original recorded (selection, session, model, judge): offline, no model call."""
+    from pytest_sabot.core.model_spec import parse_model
     from pytest_sabot.matrix.standard import load_standard
     from pytest_sabot.results import ResultsFile, build_results
     from pytest_sabot.results.adjudicate import Provenance
@@ -191,7 +192,7 @@ def rebuild(original: object, directory: Path, rules: str, root: str | None) -> 
         selected_ids=sel.cell_ids or [c.cell_id for c in original.cells] + sel.missing
         + original.structural_zeros,
         pulled_in=sel.pulled_in,
-        model=original.model,
+        model=parse_model(original.model),
         upstream=original.upstream,
         downgrade_model=original.downgrade_model,
         judge_spec=original.judge_spec,

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from pytest_sabot.core.model_spec import parse_model
 from pytest_sabot.core.models.cells import Cell
 from pytest_sabot.core.models.verdict import BaselineVerdict, CellVerdict
 from pytest_sabot.results import ResultsFile
@@ -163,7 +164,7 @@ class DemoReport(BaseModel):
 
 def persona_dir(persona: str) -> str:
     """Output folder of one persona ('sim:vigilant' -> 'vigilant')."""
-    return persona.split(":", 1)[-1]
+    return parse_model(persona).name
 
 
 def cells_to_run(
@@ -295,13 +296,14 @@ def _run_persona(
     from pytest_sabot.results import build_results, write_results
     from pytest_sabot.session.runner import SIM_JUDGE_LABEL, judge_cell
 
-    settings = RunSettings(root=std.root, out_dir=out, gateway_url=gateway_url, model=persona)
+    model = parse_model(persona)
+    settings = RunSettings(root=std.root, out_dir=out, gateway_url=gateway_url, model=model)
     # The soft tier is judged as in a wave: by the keyless judge, itself a fixture.
-    judge, _note = make_backend("sim", pipeline_model=persona, gateway_url=gateway_url)
+    judge, _note = make_backend("sim", pipeline_model=model, gateway_url=gateway_url)
     for cell in cells:
         run_cell(cell, std.wave, settings)
         judge_cell(std, cell, out, judge, SIM_JUDGE_LABEL)
-    results = build_results(std, out, selected_ids=[c.id for c in cells], model=persona)
+    results = build_results(std, out, selected_ids=[c.id for c in cells], model=model)
     write_results(results, out)
     write_text_atomic(out / "RESULTS.md", markdown(results))
     return results

@@ -19,6 +19,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
+from pytest_sabot.core.model_spec import ModelSpec, parse_model
 from pytest_sabot.core.models.cells import Cell
 from pytest_sabot.core.trace_io import TRACE_FILE, read_trace
 from pytest_sabot.gateway.ledger import LEDGER_FILE, read_ledger
@@ -107,7 +108,7 @@ def per_run_from_recordings(out_dir: Path) -> dict[str, tuple[float, float, floa
 def project(
     cells: list[Cell],
     *,
-    model: str,
+    model: ModelSpec | str,
     prices: PriceTable,
     cap_usd: float,
     per_run: dict[str, tuple[float, float, float]] | None = None,
@@ -116,6 +117,7 @@ def project(
 ) -> Plan:
     """Project runs, calls, tokens and cost against what the project's cap leaves; cut
     seeds 5 -> 3 (the registry's first three) when the projection passes it."""
+    model = parse_model(model)
     figures = {**DEFAULT_PER_RUN, **(per_run or {})}
     runnable = [c for c in cells if not c.carved_out]
     committed, ledger = 0.0, None
@@ -143,7 +145,7 @@ def project(
 
 def _project(
     cells: list[Cell],
-    model: str,
+    model: ModelSpec,
     prices: PriceTable,
     cap_usd: float,
     figures: dict[str, tuple[float, float, float]],
@@ -152,15 +154,14 @@ def _project(
     runs: dict[str, int] = defaultdict(int)
     for cell in cells:
         runs[cell.row] += 1
-    name = model.split(":", 1)[1] if ":" in model else model
-    price = prices.price(name)
+    price = prices.price(model.name)
     rows: list[RowPlan] = []
     for row in sorted(runs):
         n_calls, p_tok, c_tok = figures.get(row, (10, 3000, 400))
         calls = runs[row] * n_calls
         prompt, completion = calls * p_tok, calls * c_tok
         cost = None
-        if model.startswith("sim") or model.startswith("replay:"):
+        if model.costs_nothing:
             cost = 0.0
         elif price is not None:
             cost = (prompt * price.input + completion * price.output) / 1e6
@@ -180,7 +181,7 @@ def _project(
     )
 
 
-def render(plan: Plan, model: str) -> list[str]:
+def render(plan: Plan, model: ModelSpec | str) -> list[str]:
     lines = [f"plan for model {model} ({plan.source}); cap ${plan.cap_usd:.2f}"]
     if plan.ledger is not None:
         lines.append(
@@ -237,7 +238,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
         task=lists["sabot_task"],
     )
     per_run = per_run_from_recordings(args.recorded) if args.recorded else None
-    model = str(args.sabot_model)
+    model = parse_model(str(args.sabot_model))
     plan = project(
         cells,
         model=model,

@@ -24,11 +24,12 @@ import json
 import threading
 import time
 import traceback
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 from typing import Any, Literal
 
+from pytest_sabot.core.model_spec import ModelSpec, parse_model
 from pytest_sabot.core.models.cells import Cell, WaveSpec
 from pytest_sabot.core.records import (
     CRASH_FILE,
@@ -93,13 +94,17 @@ class RunSettings:
     root: Path
     out_dir: Path
     gateway_url: str
-    model: str = "sim:realistic"
+    model: ModelSpec = field(default_factory=lambda: parse_model("sim:realistic"))
+    """The pipeline model (its text is accepted too, and parsed here once)."""
     timeout_s: float = 300.0
     downgrade_model: str | None = None
     attempts: int = 2
     session: str = ""  # run id of the session; every record carries it
     registration_hash: str = ""  # of the standard the cells come from (records carry it)
     rules: str = ""  # rule version of the session (records carry it)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "model", parse_model(self.model))
 
 
 @functools.cache
@@ -117,8 +122,8 @@ def installed_versions() -> dict[str, str]:
 def frameworks_model_name(settings: RunSettings, wave: WaveSpec) -> str:
     """The model name frameworks send: the standard's pipeline model under sim, the chosen
     upstream model when live."""
-    if settings.model.startswith("openai:"):
-        return settings.model.split(":", 1)[1]
+    if settings.model.is_live:
+        return settings.model.name
     return wave.pipeline_model
 
 
@@ -241,7 +246,7 @@ def _attempt(
         task=cell.task,
         seed=cell.seed,
         rules=wave.rules,
-        model=settings.model,
+        model=settings.model.given,
         flags_protocol=wave.flags_protocol,
         versions=installed_versions(),
         attempt=attempt,
@@ -269,7 +274,7 @@ def _attempt(
     )
     error: str | None = None
     try:
-        gateway.register_run(run_key, cell.id, cell.seed, settings.model, downgrade)
+        gateway.register_run(run_key, cell.id, cell.seed, settings.model.given, downgrade)
         error = _run_adapter(ctx, settings.timeout_s)
     except Exception as exc:  # gateway refused the run, etc.
         error = f"{type(exc).__name__}: {exc}"
@@ -321,7 +326,7 @@ def _provenance(cell: Cell, wave: WaveSpec, settings: RunSettings) -> dict[str, 
     """What a record is made under: a baseline is reused only under the same values."""
     return {
         "session": settings.session,
-        "model": settings.model,
+        "model": settings.model.given,
         "downgrade_model": (
             settings.downgrade_model or wave.downgrade_model if cell.operator == "O4" else None
         ),
@@ -364,7 +369,7 @@ def _start_data(cell: Cell, wave: WaveSpec, settings: RunSettings, attempt: int)
         "task": cell.task,
         "seed": cell.seed,
         "rules": wave.rules,
-        "model": settings.model,
+        "model": settings.model.given,
         "flags_protocol": wave.flags_protocol,
         "versions": installed_versions(),
         "attempt": attempt,

@@ -3,11 +3,16 @@ agreement. Backends: ``sim`` (keyless, embedded), ``claude-cli`` and ``openai:<m
 
 from __future__ import annotations
 
+from pytest_sabot.core.model_spec import ModelSpec
 from pytest_sabot.judge.backends import JudgeBackend, JudgeBackendError
 
 
 def make_backend(
-    spec: str, *, pipeline_model: str, gateway_url: str | None, allow_same_lineage: bool = False
+    spec: str,
+    *,
+    pipeline_model: ModelSpec | str,
+    gateway_url: str | None,
+    allow_same_lineage: bool = False,
 ) -> tuple[JudgeBackend, str | None]:
     """A judge backend from its spec, plus a note for the report (or None)."""
     from pytest_sabot.judge.backends.openai_judge import check_lineage

@@ -19,6 +19,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from pytest_sabot import __version__
+from pytest_sabot.core.model_spec import ModelSpec, downgrade_target, parse_judge, parse_model
 from pytest_sabot.core.models.cells import Cell
 from pytest_sabot.core.models.states import NotRunReason, SessionStatus
 from pytest_sabot.core.models.verdict import BaselineVerdict, CellVerdict
@@ -37,14 +38,17 @@ JUDGE_PIN = "claude-cli"  # standard section 6: Claude, run headless via claude 
 
 DEFAULT_UPSTREAM = "https://api.openai.com/v1"
 
-def model_label(model: str, upstream: str | None = None, off_pin_model: str | None = None) -> str:
+def model_label(
+    model: ModelSpec | str, upstream: str | None = None, off_pin_model: str | None = None
+) -> str:
     """How results of a model are labelled wherever they are shown. A live model reached
     through another OpenAI-compatible server is named with that server: its numbers
     measure what that server answered, not the provider's model of the same name. A model
     other than the standard's pin says so in the label (SPEC I47)."""
-    if model.startswith("sim"):
+    spec = parse_model(model)
+    if spec.is_sim:
         return FIXTURE_LABEL.format(model=model)
-    if model.startswith("replay:"):
+    if spec.is_replay:
         label = (
             f"replay of recorded exchanges ({model}): no model was called; the numbers "
             "are those of the recorded run, labelled as that run was"
@@ -82,7 +86,7 @@ def served_models(out_dir: Path, cell_ids: Iterable[str]) -> tuple[set[str], set
 
 def model_off_pin(
     std: Standard,
-    model: str,
+    model: ModelSpec | str,
     downgrade_model: str | None,
     judge_spec: str,
     served: tuple[set[str], set[str]] | None = None,
@@ -92,11 +96,12 @@ def model_off_pin(
     downgrade target and the judge. Keyless runs measure no model, are labelled fixtures
     everywhere, and are never called off-pin; a replay is judged by the models its
     recorded calls were served by."""
-    if model.startswith("sim"):
+    spec = parse_model(model)
+    if spec.is_sim:
         return {}
     pin, pin_down = std.wave.pipeline_model, std.wave.downgrade_model
     found: dict[str, str] = {}
-    if model.startswith("replay:"):
+    if spec.is_replay:
         pipeline, down = served or (set(), set())
         odd = sorted(m for m in pipeline if _family(m) != _family(pin))
         if odd:
@@ -107,13 +112,12 @@ def model_off_pin(
                 f"replayed calls served by {', '.join(odd_down)}, pinned {pin_down}"
             )
     else:
-        name = model.split(":", 1)[1] if ":" in model else model
-        if _family(name) != _family(pin):
+        if _family(spec.name) != _family(pin):
             found["pipeline model"] = f"{model}, pinned {pin}"
         target = downgrade_model or pin_down
-        if o4 and _family(target.split(":", 1)[-1]) != _family(pin_down):
+        if o4 and _family(downgrade_target(target, spec).name) != _family(pin_down):
             found["O4 downgrade model"] = f"{target}, pinned {pin_down}"
-    if not judge_spec.startswith(JUDGE_PIN):
+    if parse_judge(judge_spec).scheme != JUDGE_PIN:
         found["judge"] = (
             f"{judge_spec}, the standard's judge is Claude run headless (claude -p)"
             if judge_spec != "none"
@@ -284,7 +288,7 @@ def build_results(
     *,
     selected_ids: list[str] | None = None,
     pulled_in: Iterable[str] = (),
-    model: str,
+    model: ModelSpec | str,
     upstream: str | None = None,
     downgrade_model: str | None = None,
     judge_spec: str = "sim",
@@ -300,6 +304,7 @@ def build_results(
 ) -> ResultsFile:
     """Score every counted record of the selection (and the baselines it pulled in) and
     assemble results.json."""
+    spec = parse_model(model)
     wanted = None if selected_ids is None else set(selected_ids)
     chosen = std.cells if wanted is None else [c for c in std.cells if c.id in wanted]
     ids = {c.id for c in chosen}
@@ -327,24 +332,24 @@ def build_results(
     ]
     missing_selected = [cid for cid in scored.missing if cid not in set(pulled)]
     served = (
-        served_models(out_dir, scored.sessions) if model.startswith("replay:") else None
+        served_models(out_dir, scored.sessions) if spec.is_replay else None
     )
     o4 = any(c.operator == "O4" for c in runnable)
     pins = {
         **off_pin(versions),
-        **model_off_pin(std, model, downgrade_model, judge_spec, served, o4),
+        **model_off_pin(std, spec, downgrade_model, judge_spec, served, o4),
     }
     return ResultsFile(
         tool=f"pytest-sabot {__version__}",
         wave=std.wave.wave,
         rules=std.rules.version,
         wave_rules=std.wave.rules,
-        model=model,
+        model=spec.given,
         downgrade_model=downgrade_model,
         judge_spec=judge_spec,
         upstream=upstream,
-        fixture=model.startswith("sim"),
-        label=model_label(model, upstream, pins.get("pipeline model")),
+        fixture=spec.is_sim,
+        label=model_label(spec, upstream, pins.get("pipeline model")),
         registration_hash=std.registration_hash(),
         versions=versions,
         off_pin=pins,

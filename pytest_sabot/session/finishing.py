@@ -91,7 +91,7 @@ def common(state: SabotSession, judge: dict[str, Any] | None) -> dict[str, Any]:
         judge=judge,
         spend=gateway_mod.stats(state.gateway),
         provenance=Provenance(
-            state.settings.model, std.registration_hash(), std.rules.version
+            state.settings.model.given, std.registration_hash(), std.rules.version
         ),
         keyword=state.selection.keyword,
         markexpr=state.selection.markexpr,
@@ -276,7 +276,7 @@ def manifest(
         wave=std.wave.wave,
         rules=std.rules.version,
         wave_rules=std.wave.rules,
-        model=state.settings.model,
+        model=state.settings.model.given,
         downgrade_model=state.settings.downgrade_model,
         judge=state.settings.judge,
         upstream=state.settings.base_url,

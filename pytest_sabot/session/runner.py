@@ -141,7 +141,7 @@ class CellRunner:
     @property
     def provenance(self) -> Provenance:
         s = self.settings
-        return Provenance(s.model, s.registration_hash, s.rules)
+        return Provenance(s.model.given, s.registration_hash, s.rules)
 
     # ------------------------------------------------------------------ records
 

@@ -10,9 +10,9 @@ import importlib
 from collections.abc import Callable
 from typing import Any
 
+from pytest_sabot.core.model_spec import DEFAULT_PERSONA
 from pytest_sabot.gateway.backends.base import BackendError, BackendReply, CallContext, usage_of
 
-DEFAULT_PERSONA = "realistic"
 WEAK_SUFFIX = "-weak"
 
 Respond = Callable[..., dict[str, Any]]

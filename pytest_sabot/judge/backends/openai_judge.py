@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 
+from pytest_sabot.core.model_spec import ModelSpec, parse_judge
 from pytest_sabot.judge.backends import JudgeBackendError
 
 _FAMILIES = (
@@ -22,27 +23,32 @@ _FAMILIES = (
 )
 
 
-def lineage_of(model: str) -> str:
-    """Model family of a model spec ('openai:gpt-5.6-terra' -> 'openai'); 'unknown' else."""
-    name = model.split(":", 1)[1] if model.startswith(("openai:", "sim:")) else model
-    if model.startswith("sim"):
+def lineage_of(model: ModelSpec | str) -> str:
+    """Model family of a model spec ('openai:gpt-5.6-terra' -> 'openai', 'claude-cli' ->
+    'anthropic'); 'unknown' else."""
+    spec = parse_judge(model)
+    if spec.is_sim:
         return "sim"
-    low = name.lower()
+    if spec.scheme == "claude-cli":
+        return "anthropic"
+    low = (spec.name if spec.is_live else spec.given).lower()
     for family, prefixes in _FAMILIES:
         if low.startswith(prefixes):
             return family
     return "unknown"
 
 
-def check_lineage(judge_model: str, pipeline_model: str, allow_same: bool) -> str | None:
+def check_lineage(
+    judge_model: ModelSpec | str, pipeline_model: ModelSpec | str, allow_same: bool
+) -> str | None:
     """None when acceptable; a note when allowed despite sharing a lineage; raises else."""
     judge, pipeline = lineage_of(judge_model), lineage_of(pipeline_model)
     if judge != pipeline or judge == "unknown":
         return None
     if not allow_same:
         raise JudgeBackendError(
-            f"judge {judge_model!r} is of the same lineage ({judge}) as the pipeline model "
-            f"{pipeline_model!r}; the standard asks for a cross-lineage judge "
+            f"judge {str(judge_model)!r} is of the same lineage ({judge}) as the pipeline "
+            f"model {str(pipeline_model)!r}; the standard asks for a cross-lineage judge "
             "(allow it explicitly with --sabot-judge-same-lineage)"
         )
     return f"same-lineage judge allowed explicitly ({judge})"
