@@ -19,25 +19,13 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
+from pytest_sabot.core.frameworks import cost_per_run
 from pytest_sabot.core.model_spec import ModelSpec, parse_model
 from pytest_sabot.core.models.cells import Cell
 from pytest_sabot.core.trace_io import TRACE_FILE, read_trace
 from pytest_sabot.gateway.ledger import LEDGER_FILE, read_ledger
 from pytest_sabot.gateway.prices import PriceTable
 
-# Rough figures per run (calls, prompt tokens per call, completion tokens per call) used
-# only when no recorded run is given; Magentic-One's ledgers make it the heaviest.
-DEFAULT_PER_RUN: dict[str, tuple[float, float, float]] = {
-    "langgraph-default": (8, 2500, 400),
-    "langgraph-guardrail": (9, 2500, 400),
-    "crewai-default": (9, 3000, 450),
-    "crewai-guardrail": (13, 3000, 450),
-    "autogen-default": (8, 2600, 400),
-    "autogen-guardrail": (16, 4000, 350),
-    # Candidate row: the same shapes (a workflow like LangGraph's graph; Magentic ledgers).
-    "agent_framework-default": (8, 2600, 400),
-    "agent_framework-guardrail": (16, 4000, 350),
-}
 SEED_CUT_TO = 3
 
 
@@ -118,7 +106,9 @@ def project(
     """Project runs, calls, tokens and cost against what the project's cap leaves; cut
     seeds 5 -> 3 (the registry's first three) when the projection passes it."""
     model = parse_model(model)
-    figures = {**DEFAULT_PER_RUN, **(per_run or {})}
+    # Rough figures per run, each declared by its framework's adapter, used only for the rows
+    # a recorded run does not cover.
+    figures = {**cost_per_run(), **(per_run or {})}
     runnable = [c for c in cells if not c.carved_out]
     committed, ledger = 0.0, None
     if ledger_dir is not None and (ledger_dir / LEDGER_FILE).exists():

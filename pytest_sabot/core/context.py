@@ -12,8 +12,10 @@ with exactly one revise loop. The stage protocol an adapter follows:
 1. ``ctx.worker_prompt(round=0)`` gives the worker's system and user messages. They come
    from the task's public view as the *worker* sees it (the O5 seam lives in there).
 2. The worker agent runs in the framework, reaching its model at ``ctx.base_url("worker")``
-   and calling ``ctx.tools`` (data, check, write) through the framework's own tool
-   mechanism. The tools record tool_call/tool_result/effect events and apply O1/O2/O6.
+   with the token ``ctx.api_key`` over ``ctx.http_client()`` (or, in an event loop,
+   ``ctx.http_async_client()``), and calling ``ctx.tools`` (data, check, write) through the
+   framework's own tool mechanism. The tools record tool_call/tool_result/effect events
+   and apply O1/O2/O6.
 3. The worker's final reply goes through ``ctx.handoff("worker", "reviewer", text)``,
    which records the message and applies O3; the reviewer sees only the delivered text.
 4. ``ctx.reviewer_prompt(delivered, round)`` gives the reviewer's messages (materials as
@@ -108,6 +110,17 @@ class RunContext(Protocol):
 
     def base_url(self, agent: str) -> str:
         """OpenAI-compatible base URL for one agent of this run (ends in /v1)."""
+        ...
+
+    def http_client(self) -> Any:
+        """An ``httpx.Client`` for the framework's synchronous model clients (shared by the
+        process, never closed by the adapter): hand it to the framework instead of letting
+        it build its own (each of those loads the CA bundle again)."""
+        ...
+
+    def http_async_client(self) -> Any:
+        """A new ``httpx.AsyncClient`` for one event loop of this run; the adapter closes it
+        (``await client.aclose()``) when that loop is done."""
         ...
 
     @property

@@ -29,11 +29,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import httpx
+
 from pytest_sabot.core.context import Messages, ToolHandle
+from pytest_sabot.core.frameworks import adapter
 from pytest_sabot.core.models.cells import Cell, WaveSpec
 from pytest_sabot.core.models.task import ToolRole
 from pytest_sabot.core.trace_io import TraceWriter
 from pytest_sabot.core.verdict_token import strip_flags_head
+from pytest_sabot.gateway import loopback
 from pytest_sabot.gateway.client import GatewayClient
 from pytest_sabot.harness import prompts
 from pytest_sabot.operators import Operator, arm
@@ -232,13 +236,18 @@ class PipelineContext:
 
     @property
     def is_magentic(self) -> bool:
-        # Magentic-One (autogen) and agent-framework's Magentic orchestration.
-        return self.cell.framework in ("autogen", "agent_framework") and (
-            self.cell.config == "guardrail"
-        )
+        """Whether the run ends in an artifact whose first line is the FLAGS line (a
+        Magentic-style team; the framework's adapter declares which configurations)."""
+        return adapter(self.cell.framework).flags_head(self.cell.config)
 
     def base_url(self, agent: str) -> str:
         return self.gateway.base_url(self.run_key, agent)
+
+    def http_client(self) -> httpx.Client:
+        return loopback.sync_client()
+
+    def http_async_client(self) -> httpx.AsyncClient:
+        return loopback.async_client()
 
     @property
     def tools(self) -> list[ToolHandle]:

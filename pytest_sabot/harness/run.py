@@ -25,10 +25,10 @@ import threading
 import time
 import traceback
 from dataclasses import dataclass, field
-from importlib import metadata
 from pathlib import Path
 from typing import Any, Literal
 
+from pytest_sabot.core.frameworks import adapter, installed_versions
 from pytest_sabot.core.model_spec import ModelSpec, parse_model
 from pytest_sabot.core.models.cells import Cell, WaveSpec
 from pytest_sabot.core.records import (
@@ -51,7 +51,6 @@ from pytest_sabot.core.trace_io import (
     write_text_atomic,
 )
 from pytest_sabot.gateway.client import GatewayClient
-from pytest_sabot.gateway.loopback import share_default_ssl_context
 from pytest_sabot.harness.pipeline_context import (
     PipelineContext,
     arm_operator,
@@ -61,18 +60,6 @@ from pytest_sabot.tasks import evaluate_pass, load_private, load_public
 from pytest_sabot.tasks.loader import PrivateSpec, PublicView
 
 BUDGET_CODE = "sabot_budget_exhausted"
-FRAMEWORK_PACKAGES = (
-    "langgraph",
-    "langchain-openai",
-    "crewai",
-    "autogen-agentchat",
-    "autogen-core",
-    "autogen-ext",
-    "agent-framework-core",
-    "agent-framework-openai",
-    "agent-framework-orchestrations",
-    "openai",
-)
 # The outcome model and the record's paths live in pytest_sabot.core.records, the
 # adapter-facing context in pipeline_context.py; these names stay importable from here.
 __all__ = [
@@ -105,18 +92,6 @@ class RunSettings:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "model", parse_model(self.model))
-
-
-@functools.cache
-def installed_versions() -> dict[str, str]:
-    """Installed version of every framework package (for off-pin reporting)."""
-    versions: dict[str, str] = {}
-    for name in FRAMEWORK_PACKAGES:
-        try:
-            versions[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            versions[name] = "not installed"
-    return versions
 
 
 def frameworks_model_name(settings: RunSettings, wave: WaveSpec) -> str:
@@ -157,13 +132,11 @@ class RunTrace(TraceWriter):
 
 def _run_adapter(ctx: PipelineContext, timeout_s: float) -> str | None:
     """Run the framework pipeline in a thread; returns an error text or None."""
-    from pytest_sabot.adapters import get_adapter
-
     result: dict[str, Any] = {}
 
     def target() -> None:
         try:
-            get_adapter(ctx.cell.framework)(ctx)
+            adapter(ctx.cell.framework).load_run()(ctx)
         except BaseException as exc:  # recorded as a run error, never swallowed silently
             result["error"] = f"{type(exc).__name__}: {exc}"
             result["trace"] = traceback.format_exc(limit=8)
@@ -460,7 +433,6 @@ def run_cell(
     Whatever the cell's directory already holds is set aside first (never deleted), except
     the files of an attempt this session's crashed worker left: that crash was the cell's
     first attempt, so they are kept as ``attempt-1/`` and only the retry runs."""
-    share_default_ssl_context()
     client = gateway or GatewayClient(settings.gateway_url)
     view, private = _task_views(settings.root, cell.task, wave.contract_revision)
     run_dir = cell_dir(settings.out_dir, cell.id)

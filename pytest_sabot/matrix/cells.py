@@ -12,11 +12,11 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from pytest_sabot.core.errors import SabotDataError
+from pytest_sabot.core.frameworks import framework_names
 from pytest_sabot.core.loading import read_yaml_mapping, validate
 from pytest_sabot.core.models.anchors import AnchorRegistry
 from pytest_sabot.core.models.cells import (
     CONFIGS,
-    KNOWN_FRAMEWORKS,
     NAMED_WAVE_FROM,
     OPERATORS,
     TASKS,
@@ -303,7 +303,7 @@ def select_cells(
     wanted_task = _as_set(task)
     wanted_seed = _as_set(seed)
     for field, wanted, known in (
-        ("framework", wanted_fw, KNOWN_FRAMEWORKS),
+        ("framework", wanted_fw, framework_names()),
         ("config", wanted_cfg, CONFIGS),
         ("operator", wanted_op, (*OPERATORS, "baseline")),
         ("task", wanted_task, TASKS),

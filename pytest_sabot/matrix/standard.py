@@ -8,9 +8,11 @@ any model call is made.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pytest_sabot.core.frameworks import adapter
 from pytest_sabot.core.models.anchors import Anchor, AnchorRegistry
 from pytest_sabot.core.models.cells import Cell, WaveSpec
 from pytest_sabot.core.models.mapping import MappingRevision, load_mapping
@@ -50,8 +52,10 @@ class Standard:
         return self._private[task]
 
     def registration_hash(self) -> str:
-        """sha256 over every cells/, tasks/ and mappings/ file this wave runs on."""
-        return registration_hash(self.root)
+        """sha256 over every cells/, tasks/ and mappings/ file this wave runs on, and the
+        mapping file of a framework whose adapter ships its own outside the root."""
+        own = [adapter(fw).mapping_path(self.root) for fw in self.wave.frameworks]
+        return registration_hash(self.root, [p for p in own if not p.is_relative_to(self.root)])
 
     def cell(self, cell_id: str) -> Cell:
         for cell in self.cells:
@@ -60,7 +64,9 @@ class Standard:
         raise KeyError(f"cell {cell_id!r} is not registered in wave {self.wave.wave}")
 
 
-def registration_hash(root: Path) -> str:
+def registration_hash(root: Path, outside: Sequence[Path] = ()) -> str:
+    """sha256 over the root's cells/, tasks/ and mappings/ files (names and contents), then
+    over the files ``outside`` the root (an adapter's own mapping file)."""
     digest = hashlib.sha256()
     for folder in ("cells", "tasks", "mappings"):
         for path in sorted((root / folder).rglob("*")):
@@ -69,6 +75,11 @@ def registration_hash(root: Path) -> str:
                 digest.update(b"\0")
                 digest.update(path.read_bytes())
                 digest.update(b"\0")
+    for path in outside:
+        digest.update(f"adapter mapping {path.name}".encode())
+        digest.update(b"\0")
+        digest.update(path.read_bytes())
+        digest.update(b"\0")
     return digest.hexdigest()
 
 

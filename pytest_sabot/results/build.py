@@ -19,14 +19,13 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from pytest_sabot import __version__
+from pytest_sabot.core.frameworks import installed_versions, off_pin
 from pytest_sabot.core.model_spec import ModelSpec, downgrade_target, parse_judge, parse_model
 from pytest_sabot.core.models.cells import Cell
 from pytest_sabot.core.models.states import NotRunReason, SessionStatus
 from pytest_sabot.core.models.verdict import BaselineVerdict, CellVerdict
-from pytest_sabot.core.pins import off_pin
 from pytest_sabot.core.records import cell_dir
 from pytest_sabot.core.trace_io import read_trace, write_json_atomic
-from pytest_sabot.harness.run import installed_versions
 from pytest_sabot.matrix.standard import Standard
 from pytest_sabot.results.adjudicate import Provenance, Record, read_record, score_dir
 from pytest_sabot.scoring import Scoreboard, scoreboard

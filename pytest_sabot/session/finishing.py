@@ -259,7 +259,7 @@ def manifest(
     detail: str,
     results: ResultsFile | None = None,
 ) -> Any:
-    from pytest_sabot.harness.run import installed_versions
+    from pytest_sabot.core.frameworks import installed_versions
 
     assert state.selection is not None
     std = state.std

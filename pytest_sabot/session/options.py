@@ -116,6 +116,15 @@ OPTIONS: tuple[OptionSpec, ...] = (
         "--sabot-wave", "sabot_wave", "Run this wave of cells/ (e.g. 1, 2, 3).", env="SABOT_WAVE"
     ),
     OptionSpec(
+        "--sabot-adapter",
+        "sabot_adapter",
+        "Register a local framework adapter for this session: module:factory, where the "
+        "factory returns a FrameworkAdapter (comma list). Installed adapters register "
+        "through the pytest_sabot.adapters entry points and need no option.",
+        kind="list",
+        env="SABOT_ADAPTER",
+    ),
+    OptionSpec(
         "--sabot-model",
         "sabot_model",
         "Pipeline model: 'sim' / 'sim:<persona>' (keyless, default sim:realistic), "

@@ -122,7 +122,7 @@ def check_replay_covers(settings: Settings, cell_ids: Iterable[str]) -> None:
 def check_frameworks(cells: Iterable[Cell]) -> None:
     """Every framework the selection needs is installed (a candidate row's framework is an
     optional extra); else a usage error naming the extra, before anything runs."""
-    from pytest_sabot.adapters import FrameworkNotInstalled, require_frameworks
+    from pytest_sabot.core.frameworks import FrameworkNotInstalled, require_frameworks
 
     try:
         require_frameworks(cell.framework for cell in cells)

@@ -20,6 +20,7 @@ class Settings:
     """Every ``--sabot-*`` option of the session, typed."""
 
     wave: str | None
+    adapters: list[str]
     model: ModelSpec
     base_url: str | None
     downgrade_model: str | None
@@ -75,6 +76,7 @@ def read_settings(config: pytest.Config) -> Settings:
     wave = values["sabot_wave"]
     return Settings(
         wave=None if wave is None else str(wave),
+        adapters=list(values["sabot_adapter"] or []),
         model=_model(str(values["sabot_model"]), wave is not None),
         base_url=values["sabot_base_url"],
         downgrade_model=values["sabot_downgrade_model"],

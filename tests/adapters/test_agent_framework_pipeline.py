@@ -32,8 +32,9 @@ from pytest_sabot.core.verdict_token import strip_flags_head
 
 pytest.importorskip("agent_framework_orchestrations")
 
-from pytest_sabot.adapters import _agent_framework_magentic as magentic
-from pytest_sabot.adapters import agent_framework_pipeline as pipeline
+from pytest_sabot.adapters.agent_framework import _magentic as magentic
+from pytest_sabot.adapters.agent_framework import pipeline
+from pytest_sabot.gateway import loopback
 
 ROOT = Path(__file__).resolve().parents[2]
 ToolRole = Literal["data", "check", "write"]
@@ -284,6 +285,12 @@ class LocalContext:
 
     def base_url(self, agent: str) -> str:
         return f"http://127.0.0.1:{self._stub.port}/{agent}/v1"
+
+    def http_client(self) -> Any:
+        return loopback.sync_client()
+
+    def http_async_client(self) -> Any:
+        return loopback.async_client()
 
     def _tool(
         self,

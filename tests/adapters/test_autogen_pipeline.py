@@ -27,8 +27,9 @@ from pytest_sabot.core.trace_io import TraceWriter
 
 autogen_agentchat = pytest.importorskip("autogen_agentchat")
 
-from pytest_sabot.adapters import _autogen_logging as logcap  # noqa: E402
-from pytest_sabot.adapters import autogen_pipeline as pipeline  # noqa: E402
+from pytest_sabot.adapters.autogen import _logging as logcap  # noqa: E402
+from pytest_sabot.adapters.autogen import pipeline  # noqa: E402
+from pytest_sabot.gateway import loopback  # noqa: E402
 
 ToolRole = Literal["data", "check", "write"]
 
@@ -219,6 +220,12 @@ class LocalContext:
 
     def base_url(self, agent: str) -> str:
         return f"http://127.0.0.1:{self._stub.port}/{agent}/v1"
+
+    def http_client(self) -> Any:
+        return loopback.sync_client()
+
+    def http_async_client(self) -> Any:
+        return loopback.async_client()
 
     def _tool(
         self,

@@ -24,7 +24,7 @@ import pytest
 from loopback import LoopbackContext, Reply, ScriptedServer
 
 from pytest_sabot.adapters import get_adapter
-from pytest_sabot.adapters.crewai_pipeline import (
+from pytest_sabot.adapters.crewai.pipeline import (
     EXHAUSTION_MECHANISM,
     GUARDRAIL_MAX_RETRIES,
     MAX_AGENT_ITERATIONS,
@@ -125,7 +125,7 @@ def test_S8_crewai_uses_native_openai_provider_without_temperature_or_own_retrie
 ) -> None:
     from crewai.llms.providers.openai.completion import OpenAICompletion
 
-    from pytest_sabot.adapters.crewai_pipeline import _native_llm
+    from pytest_sabot.adapters.crewai.pipeline import _native_llm
 
     server.scripts = {"worker": tool_then(GOOD), "reviewer": [{"content": APPROVE}]}
     ctx = make_context(server, tmp_path / "run")
@@ -705,7 +705,7 @@ def test_isolation_points_crewai_paths_into_the_run_dir_and_restores_them(
 ) -> None:
     import tempfile
 
-    from pytest_sabot.adapters import _crewai_env
+    from pytest_sabot.adapters.crewai import _env as _crewai_env
 
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.delenv("CREWAI_STORAGE_DIR", raising=False)
@@ -724,7 +724,7 @@ def test_isolation_points_crewai_paths_into_the_run_dir_and_restores_them(
 
 def test_importing_the_adapter_does_not_import_crewai() -> None:
     code = (
-        "import sys, pytest_sabot, pytest_sabot.adapters.crewai_pipeline\n"
+        "import sys, pytest_sabot, pytest_sabot.adapters.crewai.pipeline\n"
         "assert 'crewai' not in sys.modules, 'crewai imported'\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)

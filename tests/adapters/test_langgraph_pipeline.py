@@ -19,7 +19,7 @@ import pytest
 from loopback import CONTRACT_LINE, LoopbackContext, Reply, ScriptedServer
 
 from pytest_sabot.adapters import get_adapter
-from pytest_sabot.adapters.langgraph_pipeline import (
+from pytest_sabot.adapters.langgraph.pipeline import (
     INVOKE_VERSION,
     MAX_WORKER_MODEL_CALLS,
     parse_verdict,
@@ -461,11 +461,13 @@ def test_no_secret_reaches_the_trace(server: ScriptedServer, tmp_path: Path) -> 
 
 def test_importing_the_adapter_registry_imports_no_framework() -> None:
     probe = (
-        "import sys, pytest_sabot.adapters as a\n"
+        "import sys, pytest_sabot.adapters\n"
+        "from pytest_sabot.core.frameworks import adapters\n"
+        "declared = [d.name for d in adapters()]\n"
         "heavy = [m for m in ('langgraph', 'langchain_openai', 'crewai', 'autogen_agentchat',"
         " 'agent_framework') if m in sys.modules]\n"
         "assert not heavy, heavy\n"
-        "assert sorted(a.ADAPTERS) == ['agent_framework', 'autogen', 'crewai', 'langgraph']\n"
+        "assert declared == ['langgraph', 'crewai', 'autogen', 'agent_framework'], declared\n"
     )
     subprocess.run([sys.executable, "-c", probe], check=True)
 

@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from pytest_sabot.adapters import ADAPTERS
+from pytest_sabot.core.frameworks import adapter
 from pytest_sabot.core.models.cells import CONFIGS, FRAMEWORKS, Cell
 from pytest_sabot.core.models.trace import ProbeData, Trace
 from pytest_sabot.core.models.verdict import BaselineVerdict, CellVerdict
@@ -46,7 +46,7 @@ EXCHANGES_DIR = "exchanges"
 
 def adapter_import_error(framework: str) -> str | None:
     """Why a framework's adapter module cannot be imported, or None when it imports."""
-    module = ADAPTERS[framework]
+    module = adapter(framework).run.partition(":")[0]
     try:
         importlib.import_module(module)
     except ImportError as exc:

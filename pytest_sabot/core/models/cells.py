@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from pytest_sabot.core.frameworks import STANDARD_FRAMEWORKS
 from pytest_sabot.core.models.trace import Config, Framework, OperatorId, TaskId
 
-FRAMEWORKS: tuple[Framework, ...] = ("langgraph", "crewai", "autogen")
-"""The standard's frameworks (section 8), the default of every wave."""
-CANDIDATE_FRAMEWORKS: tuple[Framework, ...] = ("agent_framework",)
-"""Frameworks with a candidate row: runnable only in a candidate matrix, never in a wave of
-the standard."""
-KNOWN_FRAMEWORKS: tuple[Framework, ...] = FRAMEWORKS + CANDIDATE_FRAMEWORKS
+FRAMEWORKS: tuple[str, ...] = STANDARD_FRAMEWORKS
+"""The standard's frameworks (section 8), the default of every wave. Any other registered
+framework has a candidate row: it runs only in a candidate matrix, never in a wave of the
+standard."""
 NAMED_WAVE_FROM = 100
 """A named matrix (cells/<name>.yaml) carries a number of at least this, so a number never
 means both a wave of the standard and a named matrix."""
@@ -90,7 +89,7 @@ class WaveSpec(BaseModel):
     def _candidates_apart(self) -> WaveSpec:
         if self.candidate and self.name is None:
             raise ValueError("a candidate matrix needs a name")
-        listed = [fw for fw in self.frameworks if fw in CANDIDATE_FRAMEWORKS]
+        listed = [fw for fw in self.frameworks if fw not in FRAMEWORKS]
         if listed and not self.candidate:
             raise ValueError(
                 f"{listed[0]} has a candidate row only: it runs in a matrix marked "

@@ -39,6 +39,7 @@ from pydantic import (
 )
 
 from pytest_sabot.core.errors import SabotDataError
+from pytest_sabot.core.frameworks import adapter
 from pytest_sabot.core.loading import load_yaml_model
 from pytest_sabot.core.models.rules import version_key
 from pytest_sabot.core.models.trace import ACT_SURFACE_KINDS, Config, Framework
@@ -215,9 +216,13 @@ def load_mapping_file(path: str | Path) -> MappingFile:
 
 
 def load_mapping(root: str | Path, framework: str, rules_version: str) -> MappingRevision:
-    """The revision of ``<root>/mappings/<framework>.yaml`` in force at ``rules_version``."""
-    path = Path(root) / "mappings" / f"{framework}.yaml"
+    """The revision in force at ``rules_version`` of the framework's mapping file: the one
+    its adapter declares, ``<root>/mappings/<framework>.yaml`` unless it ships its own."""
+    path = adapter(framework).mapping_path(Path(root))
     mapping = load_mapping_file(path)
+    if mapping.framework != framework:
+        raise SabotDataError(path, "framework", f"{framework!r} (the framework it maps)",
+                             mapping.framework)
     try:
         return mapping.for_rules(rules_version)
     except (KeyError, ValueError) as err:

@@ -14,11 +14,39 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, WithJsonSchema, model_validator
+
+from pytest_sabot.core.frameworks import framework_names
 
 TRACE_FORMAT_VERSION = "1"
 
-Framework = Literal["langgraph", "crewai", "autogen", "agent_framework"]
+
+
+def _registered_framework(name: str) -> str:
+    known = framework_names()
+    if name not in known:
+        listed = ", ".join(repr(n) for n in known[:-1])
+        listed = f"{listed} or {known[-1]!r}" if listed else repr(known[-1])
+        raise ValueError(
+            f"Input should be {listed} (a framework registered through the "
+            "pytest_sabot.adapters entry points or --sabot-adapter)"
+        )
+    return name
+
+
+Framework = Annotated[
+    str,
+    AfterValidator(_registered_framework),
+    WithJsonSchema(
+        {
+            "type": "string",
+            "pattern": "^[a-z][a-z0-9_]*$",
+            "description": "A framework whose adapter is registered (pytest_sabot.adapters "
+            "entry points), e.g. 'langgraph', 'crewai', 'autogen'.",
+        }
+    ),
+]
+"""A framework's name, checked against the registry of framework adapters."""
 Config = Literal["default", "guardrail"]
 OperatorId = Literal["O1", "O2", "O3", "O4", "O5", "O6"]
 TaskId = Literal["T1", "T2", "T3", "T4", "T5"]

@@ -9,7 +9,7 @@ import contextlib
 import itertools
 
 from pytest_sabot.core.model_spec import ModelSpec, parse_judge
-from pytest_sabot.judge.backends import JudgeBackendError
+from pytest_sabot.judge.backends import EXPECTED_SPECS, JudgeBackendError
 
 _FAMILIES = (
     ("openai", ("gpt-", "o1", "o3", "o4", "chatgpt", "text-davinci")),
@@ -54,6 +54,16 @@ def check_lineage(
     return f"same-lineage judge allowed explicitly ({judge})"
 
 
+def openai_judge(spec: ModelSpec, gateway_url: str | None) -> OpenAIJudge:
+    """The registry's factory of ``openai:<model>``: a judge reached through the session's
+    gateway (its budget, recording and secrets handling)."""
+    if not spec.name:
+        raise JudgeBackendError(f"--sabot-judge: expected {EXPECTED_SPECS}, got {spec.given!r}")
+    if gateway_url is None:
+        raise JudgeBackendError("an openai: judge needs the session's gateway")
+    return OpenAIJudge(spec.given, gateway_url)
+
+
 class OpenAIJudge:
     fixture = False
 
@@ -81,7 +91,7 @@ class OpenAIJudge:
                 http_client=sync_client(),
             )
             reply = client.chat.completions.create(
-                model=self.model.split(":", 1)[1],
+                model=parse_judge(self.model).name,
                 messages=[{"role": "user", "content": prompt}],
                 response_format={"type": "json_object"},
             )

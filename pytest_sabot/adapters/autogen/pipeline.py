@@ -24,7 +24,7 @@ Guardrail config (Magentic-One)
     waves 2+. ``max_stalls`` is the standard's pin; every other setting of the team is the
     framework's default (``max_turns`` 20 in 0.7.5; SPEC.md S8.12). There is no reviewer
     stage: the orchestrator's progress ledger is the review mechanism. Its records come from
-    the autogen_agentchat trace logger (:mod:`pytest_sabot.adapters._autogen_logging`): each
+    the autogen_agentchat trace logger (:mod:`pytest_sabot.adapters.autogen._logging`): each
     ``Progress Ledger: ...`` line becomes a ledger event and each ``Stall count exceeded,
     re-planning with the outer loop...`` line a replan event whose reason is the ledgers'
     recorded no-progress / in-loop reasons. A stall re-plan does not end the run (0.7.5
@@ -85,7 +85,7 @@ from autogen_core.tools import BaseTool, ToolSchema
 from autogen_ext.models.openai import OpenAIChatCompletionClient
 from pydantic import BaseModel, ConfigDict
 
-from pytest_sabot.adapters._autogen_logging import (
+from pytest_sabot.adapters.autogen._logging import (
     LedgerRecord,
     OrchestratorRecord,
     ReplanRecord,
@@ -280,6 +280,8 @@ def _model_client(ctx: RunContext, agent: str) -> OpenAIChatCompletionClient:
         "base_url": ctx.base_url(agent),
         "api_key": ctx.api_key,
         "max_retries": 0,
+        # The client of this run's event loop; closing the model client closes it.
+        "http_client": ctx.http_async_client(),
     }
     try:
         return OpenAIChatCompletionClient(**common)

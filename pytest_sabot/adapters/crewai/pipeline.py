@@ -76,6 +76,7 @@ cap (worker_model_calls)  worker       a worker execution used max_iter and answ
 
 from __future__ import annotations
 
+import functools
 import re
 import threading
 from collections.abc import Callable
@@ -84,7 +85,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field, create_model
 
-from pytest_sabot.adapters import _crewai_env
+from pytest_sabot.adapters.crewai import _env as _crewai_env
 from pytest_sabot.core.context import WORKER_MODEL_CALL_CAP, Messages, RunContext, ToolHandle
 from pytest_sabot.core.verdict_token import VERDICT_PATTERN, Verdict, routing_verdict
 
@@ -331,16 +332,52 @@ class _Recorder:
         return None
 
 
-def _native_llm(ctx: RunContext, agent: str) -> BaseLLM:
-    from crewai import LLM
+@functools.cache
+def _loopback_completion() -> type[BaseLLM]:
+    """CrewAI's native OpenAI provider (``OpenAICompletion``, what ``crewai.LLM(provider=
+    "openai")`` builds), handed the run's HTTP clients.
 
-    # provider="openai" routes crewai.LLM to its native OpenAICompletion for any model name.
-    llm: BaseLLM = LLM(
+    The provider builds its OpenAI SDK clients itself, each with a fresh httpx client that
+    loads the CA bundle again, and offers no field for an ``http_client`` of each kind
+    (``client_params`` goes to the sync and the async SDK client alike). This subclass adds
+    the two fields ChatOpenAI has, ``http_client`` and ``http_async_client``, and builds
+    the SDK clients on them (crewai 1.15.5: ``_build_sync_client`` /
+    ``_build_async_client``); everything else is the provider unchanged."""
+    from crewai.llms.providers.openai.completion import OpenAICompletion
+    from openai import AsyncOpenAI, OpenAI
+    from pydantic import Field
+
+    class LoopbackCompletion(OpenAICompletion):
+        http_client: Any = Field(default=None, exclude=True)
+        http_async_client: Any = Field(default=None, exclude=True)
+
+        def _build_sync_client(self) -> Any:
+            params = self._get_client_params()
+            if self.http_client is not None:
+                params["http_client"] = self.http_client
+            return OpenAI(**params)
+
+        def _build_async_client(self) -> Any:
+            params = self._get_client_params()
+            if self.http_async_client is not None:
+                params["http_client"] = self.http_async_client
+            return AsyncOpenAI(**params)
+
+    return LoopbackCompletion
+
+
+def _native_llm(ctx: RunContext, agent: str) -> BaseLLM:
+    # The native OpenAI provider for any model name (never LiteLLM), on the run's clients.
+    # Crews are kicked off synchronously: the async client is there because the provider
+    # builds its async side too.
+    llm: BaseLLM = _loopback_completion()(
         model=ctx.model_name,
         provider="openai",
         base_url=ctx.base_url(agent),
         api_key=ctx.api_key,
         max_retries=0,
+        http_client=ctx.http_client(),
+        http_async_client=ctx.http_async_client(),
     )
     return llm
 

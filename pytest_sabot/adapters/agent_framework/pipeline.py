@@ -121,10 +121,9 @@ from agent_framework_orchestrations import (
 )
 from openai import AsyncOpenAI
 
-from pytest_sabot.adapters._agent_framework_magentic import MagenticLogCapture, StallFollower
+from pytest_sabot.adapters.agent_framework._magentic import MagenticLogCapture, StallFollower
 from pytest_sabot.core.context import WORKER_MODEL_CALL_CAP, RunContext, ToolHandle
 from pytest_sabot.core.verdict_token import routing_verdict, strip_flags_head
-from pytest_sabot.gateway.loopback import async_client
 
 __all__ = [
     "MAX_ROUND_COUNT",
@@ -379,7 +378,7 @@ def build_default_workflow(ctx: RunContext, worker: Agent, reviewer: Agent) -> A
 
 
 async def _run_default(ctx: RunContext) -> None:
-    http = async_client()
+    http = ctx.http_async_client()
     try:
         worker = Agent(
             _chat_client(ctx, WORKER, http, worker=True),
@@ -515,7 +514,7 @@ async def _run_guardrail(ctx: RunContext) -> None:
                 f"tool {handle.name!r}: the Magentic config applies check and write tools to "
                 "the final answer itself and needs ToolHandle.artifact_arguments"
             )
-    http = async_client()
+    http = ctx.http_async_client()
     guard = _FailedCallGuard()
     try:
         worker = Agent(

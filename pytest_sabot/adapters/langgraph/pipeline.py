@@ -51,7 +51,7 @@ run_end (task_failed)     pipeline     the run ends on that interrupt
 
 from __future__ import annotations
 
-import functools
+import asyncio
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypedDict
 
 from pytest_sabot.core.context import (
@@ -116,25 +116,13 @@ class PipelineState(TypedDict, total=False):
     next: Route  # where the review node routes
 
 
-@functools.cache
-def _loopback_http_clients() -> tuple[httpx.Client, httpx.AsyncClient]:
-    """One HTTP connection pool per process for every run's clients.
-
-    Left to itself, ChatOpenAI builds (and caches per base URL) a fresh pair of httpx
-    clients, loading the system CA bundle for each; every run has its own gateway URL, so
-    that would cost each run its own TLS setup for plain-HTTP loopback traffic. The base
-    URL and the key still travel per client; only the pool is shared. Proxy variables are
-    ignored: the gateway is always on the loopback interface.
-    """
-    import httpx
-
-    return httpx.Client(trust_env=False), httpx.AsyncClient(trust_env=False)
-
-
-def _chat_model(ctx: RunContext, agent: str) -> ChatOpenAI:
+def _chat_model(ctx: RunContext, agent: str, async_http: httpx.AsyncClient) -> ChatOpenAI:
+    """A ChatOpenAI client on the run's HTTP clients: left to itself, ChatOpenAI builds (and
+    caches per base URL, so per run) a fresh pair of httpx clients, loading the system CA
+    bundle for each. The graph is invoked synchronously; the async client is there because
+    ChatOpenAI builds its async side too."""
     from langchain_openai import ChatOpenAI
 
-    sync_client, async_client = _loopback_http_clients()
     return ChatOpenAI(
         model=ctx.model_name,
         base_url=ctx.base_url(agent),
@@ -143,8 +131,8 @@ def _chat_model(ctx: RunContext, agent: str) -> ChatOpenAI:
         # The gateway speaks Chat Completions; never let a model name switch the client to
         # the Responses API.
         use_responses_api=False,
-        http_client=sync_client,
-        http_async_client=async_client,
+        http_client=ctx.http_client(),
+        http_async_client=async_http,
     )
 
 
@@ -169,14 +157,14 @@ def _reply_text(message: BaseMessage) -> str:
 class _Pipeline:
     """The nodes of one run's graph, closed over the run context and the two clients."""
 
-    def __init__(self, ctx: RunContext) -> None:
+    def __init__(self, ctx: RunContext, async_http: httpx.AsyncClient) -> None:
         self.ctx = ctx
         self.tools = [_as_langchain_tool(h) for h in ctx.tools]
         self.tools_by_name = {t.name: t for t in self.tools}
-        worker = _chat_model(ctx, "worker")
+        worker = _chat_model(ctx, "worker", async_http)
         self.plain_worker_model = worker  # no tools offered: the capped pass's last call
         self.worker_model = worker.bind_tools(self.tools) if self.tools else worker
-        self.reviewer_model = _chat_model(ctx, "reviewer")
+        self.reviewer_model = _chat_model(ctx, "reviewer", async_http)
 
     # ------------------------------------------------------------------ helpers
 
@@ -348,12 +336,13 @@ def _synced(ctx: RunContext, node: _Node) -> _Node:
     return run_node
 
 
-def build_graph(ctx: RunContext) -> Any:
-    """Compile the run's graph (with an in-memory checkpointer, which interrupts need)."""
+def build_graph(ctx: RunContext, async_http: httpx.AsyncClient | None = None) -> Any:
+    """Compile the run's graph (with an in-memory checkpointer, which interrupts need).
+    ``async_http`` is the async HTTP client of its models (one of the context's if none)."""
     from langgraph.checkpoint.memory import InMemorySaver
     from langgraph.graph import END, START, StateGraph
 
-    pipeline = _Pipeline(ctx)
+    pipeline = _Pipeline(ctx, async_http or ctx.http_async_client())
     guarded = ctx.cell.config == "guardrail"
     graph = StateGraph(PipelineState)
     graph.add_node("load", _synced(ctx, pipeline.load))
@@ -376,12 +365,19 @@ def build_graph(ctx: RunContext) -> Any:
 
 def run(ctx: RunContext) -> None:
     """Run one cell's LangGraph pipeline to its end, recording its surfaces in the trace."""
-    graph = build_graph(ctx)
-    result = graph.invoke(
-        {"round": 0},
-        config={"configurable": {"thread_id": ctx.cell.id}, "recursion_limit": RECURSION_LIMIT},
-        version=INVOKE_VERSION,
-    )
+    async_http = ctx.http_async_client()
+    try:
+        graph = build_graph(ctx, async_http)
+        result = graph.invoke(
+            {"round": 0},
+            config={
+                "configurable": {"thread_id": ctx.cell.id},
+                "recursion_limit": RECURSION_LIMIT,
+            },
+            version=INVOKE_VERSION,
+        )
+    finally:
+        asyncio.run(async_http.aclose())  # unused: the graph is invoked synchronously
     if not isinstance(result, dict):
         raise TypeError(
             f"LangGraph invoke(version={INVOKE_VERSION!r}) returned {type(result).__name__}, "
