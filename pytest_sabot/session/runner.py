@@ -20,12 +20,13 @@ Which records a session keeps (SPEC I19, I41, I42):
 
 from __future__ import annotations
 
-import fcntl
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from filelock import FileLock
 
 from pytest_sabot.core.models.cells import Cell
 from pytest_sabot.core.models.verdict import BaselineVerdict, CellVerdict
@@ -111,15 +112,14 @@ def _locked(path: Path) -> Iterator[None]:
     """An exclusive file lock, so two xdist workers never run the same baseline at once."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fh = path.open("a")
+        lock = FileLock(path)
+        lock.acquire()
     except OSError as exc:
         raise OutputUnwritable(path, exc) from exc
-    with fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
+    try:
+        yield
+    finally:
+        lock.release()
 
 
 @dataclass

@@ -10,7 +10,6 @@ once. The embedded model is deterministic, so which worker ran a cell does not m
 from __future__ import annotations
 
 import copy
-import fcntl
 import importlib
 import json
 import socket
@@ -24,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from filelock import FileLock
 
 from pytest_sabot.core.frameworks import adapter
 from pytest_sabot.core.models.cells import CONFIGS, FRAMEWORKS, Cell
@@ -130,12 +130,8 @@ class Recorded:
 @contextmanager
 def _locked(path: Path) -> Iterator[None]:
     path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("a") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
+    with FileLock(path):
+        yield
 
 
 def _slug(model: str) -> str:
