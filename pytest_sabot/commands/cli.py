@@ -198,6 +198,7 @@ def rebuild(original: object, directory: Path, rules: str, root: str | None) -> 
         judge_spec=original.judge_spec,
         judge=original.judge,
         spend=original.spend,
+        extensions=original.extensions,
         session=original.session,
         provenance=Provenance(original.model, original.registration_hash, original.rules),
         not_run=reasons,

@@ -232,6 +232,11 @@ class ResultsFile(BaseModel):
     )
     judge: dict[str, Any] | None = Field(None, description="Soft-tier judge summary.")
     spend: dict[str, Any] | None = Field(None, description="Gateway spend and call counts.")
+    extensions: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Fields other plugins added through the pytest_sabot_results_json hook, "
+        "one key per plugin; kept as they were written (sabot rescore carries them over).",
+    )
 
     @property
     def status_line(self) -> str | None:
@@ -293,6 +298,7 @@ def build_results(
     judge_spec: str = "sim",
     judge: dict[str, Any] | None = None,
     spend: dict[str, Any] | None = None,
+    extensions: dict[str, Any] | None = None,
     session: SessionInfo | None = None,
     provenance: Provenance | None = None,
     not_run: dict[str, tuple[NotRunReason, str]] | None = None,
@@ -375,6 +381,7 @@ def build_results(
         counted=dict(sorted(used.items())),
         judge=judge,
         spend=spend,
+        extensions=extensions or {},
     )
 
 

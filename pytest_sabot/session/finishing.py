@@ -4,6 +4,7 @@ exit status the gates decide."""
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -194,6 +195,7 @@ def _finish(state: SabotSession, session: pytest.Session) -> None:
     results = build_results(
         std, state.out_dir, session=info(state, status, detail), not_run=reasons, **shared
     )
+    results = extended(state, results)
     state.results = results
     state.gates = evaluate(results, state.settings.fail_under, state.settings.max_run_errors)
     try:
@@ -219,6 +221,27 @@ def _finish(state: SabotSession, session: pytest.Session) -> None:
     junit.suite_properties(state.config, results, state.run_id)
     junit.report_gates(state.config, state.gates)
     _exit_status(state, session, results, status)
+
+
+def extended(state: SabotSession, results: ResultsFile) -> ResultsFile:
+    """results.json as other plugins extend it (the pytest_sabot_results_json hook). Only
+    what they put under ``extensions`` is kept; a plugin that fails, or adds something
+    that is not JSON, is said and costs the session nothing."""
+    document = results.model_dump(mode="json")
+    document["extensions"] = {}
+    try:
+        state.config.hook.pytest_sabot_results_json(config=state.config, results=document)
+        extensions = document.get("extensions")
+        if not isinstance(extensions, dict):
+            raise TypeError(f"results['extensions'] became a {type(extensions).__name__}")
+        json.dumps(extensions, allow_nan=False)
+    except Exception as exc:  # another plugin's failure must not hide the results
+        state.messages.append(
+            (f"pytest-sabot: a pytest_sabot_results_json hook failed ({type(exc).__name__}: "
+             f"{exc}); results.json is written without extensions", True)
+        )
+        return results
+    return results.model_copy(update={"extensions": extensions}) if extensions else results
 
 
 def _kill_workers(state: SabotSession) -> None:
