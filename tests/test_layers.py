@@ -49,3 +49,20 @@ def test_a_scorer_reaching_for_the_gateway_fails_its_contract(tmp_path: Path) ->
     done = _lint(root)
     assert done.returncode != 0
     assert "The scorer never imports" in done.stdout and "BROKEN" in done.stdout
+
+
+def test_loading_the_plugin_the_commands_the_adapters_and_a_wave_imports_no_framework() -> None:
+    """The same rule at run time: the adapters' declarations are read and a wave is loaded
+    (its frameworks checked), and still no framework nor pipeline module is imported."""
+    code = (
+        "import sys, pytest_sabot.plugin, pytest_sabot.commands.cli\n"
+        "from pytest_sabot.core.frameworks import adapters, require_frameworks\n"
+        "from pytest_sabot.matrix.standard import load_standard\n"
+        "require_frameworks(d.name for d in adapters())\n"
+        "load_standard(2); load_standard('agent-framework')\n"
+        "heavy = ('langgraph', 'langchain', 'crewai', 'autogen', 'agent_framework')\n"
+        "print(sorted(m for m in sys.modules if m.startswith(heavy) or m.endswith('.pipeline')))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, check=True, env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert done.stdout.strip() == "[]"
