@@ -14,15 +14,17 @@ Adapters are found through the entry-point group ``pytest_sabot.adapters``::
     langgraph = "pytest_sabot.adapters.langgraph:adapter"
 
 The shipped LangGraph, CrewAI, AutoGen and agent-framework adapters register exactly that
-way (pyproject.toml); a third party's package does the same, and ``--sabot-adapter
-module:factory`` adds a local one for a session. Adding a framework is one adapter package
-plus one mapping file.
+way (pyproject.toml; a source checkout whose installed metadata predates the group reads
+those lines from its own pyproject.toml); a third party's package does the same, and
+``--sabot-adapter module:factory`` adds a local one for a session. Adding a framework is
+one adapter package plus one mapping file (and its entry-point line).
 """
 
 from __future__ import annotations
 
 import functools
 import re
+import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from importlib import metadata
@@ -30,6 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_sabot.core.registry import (
+    DISTRIBUTION,
     NotInstalled,
     Registry,
     RegistryError,
@@ -64,14 +67,7 @@ ALSO_REPORTED = ("openai",)
 """Packages reported beside the frameworks' own (every adapter talks through the OpenAI
 SDK)."""
 
-# The shipped adapters, as their entry points name them (pyproject.toml); they stand in for
-# the entry points when pytest-sabot's installed metadata declares none.
-BUILTIN_ADAPTERS: dict[str, str] = {
-    "langgraph": "pytest_sabot.adapters.langgraph:adapter",
-    "crewai": "pytest_sabot.adapters.crewai:adapter",
-    "autogen": "pytest_sabot.adapters.autogen:adapter",
-    "agent_framework": "pytest_sabot.adapters.agent_framework:adapter",
-}
+CHECKOUT_ORIGIN = "pyproject.toml of the source checkout"
 
 AdapterRun = Callable[["RunContext"], None]
 CostPerRun = tuple[float, float, float]
@@ -157,8 +153,27 @@ class FrameworkAdapter:
         return given if given.is_absolute() else Path(root) / "mappings" / name
 
 
+def checkout_adapters() -> dict[str, str]:
+    """The group as the source checkout this package was imported from declares it in its
+    pyproject.toml: the shipped adapters, when the installed metadata predates the group
+    (nothing outside a checkout of pytest-sabot)."""
+    pyproject = Path(__file__).resolve().parents[2] / "pyproject.toml"
+    try:
+        project = tomllib.loads(pyproject.read_text(encoding="utf-8")).get("project", {})
+    except (OSError, tomllib.TOMLDecodeError):
+        return {}
+    if project.get("name") != DISTRIBUTION:
+        return {}
+    declared = project.get("entry-points", {}).get(ENTRY_POINT_GROUP, {})
+    return {str(name): str(target) for name, target in declared.items()}
+
+
 ADAPTERS: Registry[Callable[[], FrameworkAdapter]] = Registry(
-    "framework adapter", BUILTIN_ADAPTERS, group=ENTRY_POINT_GROUP
+    "framework adapter",
+    checkout_adapters,
+    group=ENTRY_POINT_GROUP,
+    first=STANDARD_FRAMEWORKS,  # the standard's frameworks lead, the others in name order
+    origin=CHECKOUT_ORIGIN,
 )
 _declared: dict[str, FrameworkAdapter] = {}
 

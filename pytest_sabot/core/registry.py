@@ -9,8 +9,9 @@ missing one is a :class:`NotInstalled` error naming the extra that installs it.
 A registry may also read an entry-point group (``[project.entry-points."<group>"]`` in a
 distribution's metadata): that is how framework adapters are discovered, the shipped ones
 exactly like a third party's. When the group holds no entry of pytest-sabot's own
-distribution (a source checkout whose installed metadata predates the group), the
-built-in entries stand in for them, so a checkout works without being reinstalled.
+distribution (a source checkout whose installed metadata predates the group), the entries
+the checkout itself declares stand in for them, so a checkout works without being
+reinstalled.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import metadata
 from typing import Any, Generic, TypeVar
@@ -99,33 +100,43 @@ class Entry:
 class Registry(Generic[F]):
     """Named factories of one kind, imported on first use.
 
-    ``builtins`` are the shipped entries (name -> ``"module:attribute"``); with ``group``
-    they are what the group's entry points of pytest-sabot's own distribution declare, and
-    stand in for them when that distribution declares none.
+    ``builtins`` are the shipped entries (name -> ``"module:attribute"``, or a function
+    returning them when first needed); with ``group`` they are what pytest-sabot's own
+    distribution declares in the group, and stand in for its entry points when the
+    installed metadata declares none. ``first`` orders the names that lead ``names()``;
+    the others follow in name order.
     """
 
     def __init__(
         self,
         what: str,
-        builtins: Mapping[str, str | Entry] | None = None,
+        builtins: Mapping[str, str | Entry] | Callable[[], Mapping[str, str]] | None = None,
         *,
         group: str | None = None,
+        first: Sequence[str] = (),
+        origin: str = "built-in",
     ) -> None:
         self.what = what
         self.group = group
-        self._builtins: dict[str, Entry] = {
-            name: target if isinstance(target, Entry) else Entry(name, target)
-            for name, target in (builtins or {}).items()
-        }
+        self._given = builtins
+        self._first = tuple(first)
+        self._origin = origin
         self._entries: dict[str, Entry] | None = None
         self._loaded: dict[str, F] = {}
         self._lock = threading.RLock()
 
     # ------------------------------------------------------------------ discovery
 
+    def _builtins(self) -> dict[str, Entry]:
+        given = self._given() if callable(self._given) else (self._given or {})
+        return {
+            name: target if isinstance(target, Entry) else Entry(name, target, origin=self._origin)
+            for name, target in given.items()
+        }
+
     def _discover(self) -> dict[str, Entry]:
         if self.group is None:
-            return dict(self._builtins)
+            return self._ordered(self._builtins())
         found: dict[str, Entry] = {}
         own = False
         for point in sorted(metadata.entry_points(group=self.group), key=lambda p: p.name):
@@ -134,10 +145,15 @@ class Registry(Generic[F]):
             entry = Entry(point.name, point.value, origin=f"entry point of {dist}")
             self._add(found, entry)
         if not own:  # a source checkout: the shipped entries stand in for the metadata's
-            for entry in self._builtins.values():
+            for entry in self._builtins().values():
                 self._add(found, entry)
-        first = [n for n in self._builtins if n in found]
-        rest = sorted(n for n in found if n not in self._builtins)
+        return self._ordered(found)
+
+    def _ordered(self, found: dict[str, Entry]) -> dict[str, Entry]:
+        first = [n for n in self._first if n in found]
+        rest = sorted(n for n in found if n not in self._first) if self._first else [
+            n for n in found if n not in first
+        ]
         return {name: found[name] for name in [*first, *rest]}
 
     def _add(self, found: dict[str, Entry], entry: Entry) -> None:

@@ -16,11 +16,12 @@ from pathlib import Path
 import pytest
 
 from pytest_sabot.core.frameworks import (
-    BUILTIN_ADAPTERS,
+    CHECKOUT_ORIGIN,
     ENTRY_POINT_GROUP,
     FrameworkAdapter,
     FrameworkNotInstalled,
     adapter,
+    checkout_adapters,
     framework_names,
     installed_versions,
     off_pin,
@@ -113,8 +114,13 @@ def test_a_keyless_gateway_never_builds_the_live_upstream() -> None:
 def test_the_shipped_adapters_register_through_the_entry_point_group() -> None:
     declared = tomllib.loads((REPO / "pyproject.toml").read_text())
     points = declared["project"]["entry-points"][ENTRY_POINT_GROUP]
-    # The fallback of a source checkout is exactly what the metadata declares.
-    assert points == BUILTIN_ADAPTERS
+    assert points == {
+        name: f"pytest_sabot.adapters.{name}:adapter"
+        for name in ("langgraph", "crewai", "autogen", "agent_framework")
+    }
+    # A source checkout whose installed metadata predates the group reads the same lines.
+    assert checkout_adapters() == points
+    # The standard's frameworks lead, the others follow in name order.
     assert framework_names()[:4] == ("langgraph", "crewai", "autogen", "agent_framework")
 
 
@@ -202,7 +208,7 @@ def _discovered(site: Path) -> dict[str, str]:
 def test_installed_adapters_are_found_through_their_entry_points(tmp_path: Path) -> None:
     """pytest-sabot's own metadata declares the group: it is read as it is (here without
     agent_framework, to show no fallback fills it in), beside a third party's adapter."""
-    shipped = {k: v for k, v in BUILTIN_ADAPTERS.items() if k != "agent_framework"}
+    shipped = {k: v for k, v in checkout_adapters().items() if k != "agent_framework"}
     found = _discovered(_site(tmp_path, shipped))
     assert list(found) == ["langgraph", "crewai", "autogen", "toy"]
     assert set(found.values()) == {
@@ -215,5 +221,5 @@ def test_a_source_checkout_with_older_metadata_falls_back_to_the_shipped_adapter
 ) -> None:
     found = _discovered(_site(tmp_path, None))
     assert list(found) == ["langgraph", "crewai", "autogen", "agent_framework", "toy"]
-    assert found["langgraph"] == "built-in"
+    assert found["langgraph"] == CHECKOUT_ORIGIN
     assert found["toy"] == "entry point of toy-adapter"
