@@ -7,6 +7,6 @@ import pytest
 
 
 def pytest_report_header(config: pytest.Config) -> str:
-    from pytest_sabot.paths import standard_root
+    from pytest_sabot.core.paths import standard_root
 
     return f"sabot standard root: {standard_root()}"

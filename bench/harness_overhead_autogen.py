@@ -41,7 +41,7 @@ async def _bare_default(view: Any, workspace: Any, handles: list[Any], url: Any)
     from autogen_agentchat.messages import TextMessage
     from autogen_agentchat.teams import RoundRobinGroupChat
 
-    from pytest_sabot.adapters import autogen_pipeline as ag
+    from pytest_sabot.adapters.autogen import pipeline as ag
     from pytest_sabot.harness import prompts
 
     worker_client, critic_client = url("worker"), url("reviewer")
@@ -87,9 +87,9 @@ async def _bare_magentic(view: Any, handles: list[Any], url: Any) -> None:
     from autogen_agentchat.messages import TextMessage
     from autogen_agentchat.teams import MagenticOneGroupChat
 
-    from pytest_sabot.adapters import autogen_pipeline as ag
+    from pytest_sabot.adapters.autogen import pipeline as ag
+    from pytest_sabot.core.verdict_token import strip_flags_head
     from pytest_sabot.harness import prompts
-    from pytest_sabot.harness.run import strip_flags_head
 
     worker_client, orchestrator_client = url("worker"), url("orchestrator")
     worker = AssistantAgent(
@@ -125,7 +125,7 @@ def bare_run(gateway_url: str, model: str, config: str, task: str, seed: int, wo
     """One pipeline run of ``config`` as bare AutoGen teams; returns seconds."""
     from autogen_ext.models.openai import OpenAIChatCompletionClient
 
-    from pytest_sabot.adapters import autogen_pipeline as ag
+    from pytest_sabot.adapters.autogen import pipeline as ag
     from pytest_sabot.gateway import GatewayClient
     from pytest_sabot.tasks import load_public
     from pytest_sabot.tasks.world import PassThroughSeams, Workspace, make_tools
@@ -158,9 +158,9 @@ def bare_run(gateway_url: str, model: str, config: str, task: str, seed: int, wo
 def harness_run(
     gateway_url: str, model: str, config: str, task: str, seed: int, out: Path
 ) -> float:
-    from pytest_sabot.cells import load_wave_spec, wave_path
+    from pytest_sabot.core.models.cells import Cell
     from pytest_sabot.harness.run import RunSettings, run_cell
-    from pytest_sabot.models.cells import Cell
+    from pytest_sabot.matrix.cells import load_wave_spec, wave_path
 
     spec = load_wave_spec(wave_path(WAVE, ROOT), WAVE)
     settings = RunSettings(root=ROOT, out_dir=out, gateway_url=gateway_url, model=model)

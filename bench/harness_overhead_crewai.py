@@ -49,7 +49,7 @@ def bare_run(gateway_url: str, model: str, task: str, seed: int, work_dir: Path)
     """The worker -> reviewer (-> revise -> reviewer) crews with no harness around them."""
     from crewai import LLM, Agent, Crew, Process, Task
 
-    from pytest_sabot.adapters.crewai_pipeline import args_model, parse_verdict
+    from pytest_sabot.adapters.crewai.pipeline import args_model, parse_verdict
     from pytest_sabot.gateway import GatewayClient
     from pytest_sabot.harness import prompts
     from pytest_sabot.tasks import load_public
@@ -123,11 +123,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=11)
     args = parser.parse_args(argv)
 
-    from pytest_sabot.adapters import _crewai_env
-    from pytest_sabot.cells import load_wave
+    from pytest_sabot.adapters.crewai import _env as _crewai_env
+    from pytest_sabot.core.models.cells import Cell
     from pytest_sabot.gateway import start_gateway
     from pytest_sabot.harness.run import RunSettings, run_cell
-    from pytest_sabot.models.cells import Cell
+    from pytest_sabot.matrix.cells import load_wave
 
     spec, _ = load_wave(1, ROOT)
     cell = Cell(

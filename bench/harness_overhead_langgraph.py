@@ -67,6 +67,16 @@ class BareContext:
     def base_url(self, agent: str) -> str:
         return str(self.gateway.base_url(self.run_key, agent))
 
+    def http_client(self) -> Any:
+        from pytest_sabot.gateway import loopback
+
+        return loopback.sync_client()
+
+    def http_async_client(self) -> Any:
+        from pytest_sabot.gateway import loopback
+
+        return loopback.async_client()
+
     @property
     def tools(self) -> list[Any]:
         return list(self._tools)
@@ -110,7 +120,7 @@ class BareContext:
 
 
 def bare_run(std: Any, cell: Any, gateway_url: str, model: str, work_dir: Path) -> float:
-    from pytest_sabot.adapters.langgraph_pipeline import run
+    from pytest_sabot.adapters.langgraph.pipeline import run
     from pytest_sabot.gateway import GatewayClient
     from pytest_sabot.harness.run import RunSettings, frameworks_model_name
     from pytest_sabot.tasks import load_public
@@ -159,7 +169,7 @@ def main() -> None:
     args = parser.parse_args()
 
     from pytest_sabot.gateway import start_gateway
-    from pytest_sabot.standard import load_standard
+    from pytest_sabot.matrix.standard import load_standard
 
     std = load_standard(args.wave, ROOT)
     cell = std.cell(f"langgraph-{args.config}-baseline-{args.task}-s{args.seed}")

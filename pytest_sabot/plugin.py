@@ -25,6 +25,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     add_options(parser)
 
 
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    from pytest_sabot import newhooks
+
+    pluginmanager.add_hookspecs(newhooks)
+
+
 # --------------------------------------------------------------------------- session
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sys
 
-from pytest_sabot.anchor_rates import main
+from pytest_sabot.commands.anchor_rates import main
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -40,19 +40,25 @@ def test_wheel_registers_the_plugin_and_the_command(wheel: Path) -> None:
     (entry,) = [n for n in archive.namelist() if n.endswith("entry_points.txt")]
     text = archive.read(entry).decode()
     assert "[pytest11]" in text and "sabot = pytest_sabot.plugin" in text
-    assert "sabot = pytest_sabot.cli:main" in text
+    assert "sabot = pytest_sabot.commands.cli:main" in text
+    assert "[pytest_sabot.adapters]" in text
+    assert "langgraph = pytest_sabot.adapters.langgraph:adapter" in text
 
 
 def test_an_installed_copy_finds_its_own_standard(wheel: Path, tmp_path: Path) -> None:
     zipfile.ZipFile(wheel).extractall(tmp_path)
     probe = (
-        "from pytest_sabot.paths import standard_root; "
-        "from pytest_sabot.cells import load_wave; "
-        "root = standard_root(); print(root); print(len(load_wave(1, root)[1]))"
+        "from pytest_sabot.core.paths import standard_root; "
+        "from pytest_sabot.matrix.cells import load_wave; "
+        "from pytest_sabot.core.frameworks import ADAPTERS; "
+        "root = standard_root(); print(root); print(len(load_wave(1, root)[1])); "
+        "print(sorted({ADAPTERS.entry(n).origin for n in ADAPTERS.names()}))"
     )
     env = {"PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin"}
     done = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, env=env,
                           capture_output=True, text=True, timeout=120, check=True)
-    root, cells = done.stdout.split()
+    root, cells, origins = done.stdout.split("\n", 2)
     assert Path(root) == tmp_path / "pytest_sabot" / "_standard"
     assert cells == "1050"
+    # The installed copy finds its adapters through its own entry points (no fallback).
+    assert origins.strip() == "['entry point of pytest-sabot']"

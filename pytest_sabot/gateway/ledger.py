@@ -26,8 +26,8 @@ from pathlib import Path
 from filelock import FileLock
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from pytest_sabot.errors import SabotDataError, from_validation_error
-from pytest_sabot.trace_io import write_json_atomic
+from pytest_sabot.core.errors import SabotDataError, from_validation_error
+from pytest_sabot.core.trace_io import write_json_atomic
 
 LEDGER_FILE = "spend-ledger.json"
 

@@ -5,10 +5,9 @@ from __future__ import annotations
 from importlib import resources
 from pathlib import Path
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
-from pytest_sabot.errors import SabotDataError, from_validation_error
+from pytest_sabot.core.loading import load_yaml_model, read_yaml_mapping, validate
 from pytest_sabot.gateway.protocol import Usage
 
 _PER = 1_000_000.0
@@ -72,20 +71,6 @@ def load_prices(path: str | Path | None = None) -> PriceTable:
     """The packaged table, or the YAML file at ``path`` (errors name file and field)."""
     if path is None:
         text = resources.files("pytest_sabot.gateway").joinpath("prices.yaml").read_text("utf-8")
-        source: str | Path = "pytest_sabot/gateway/prices.yaml"
-    else:
-        source = Path(path)
-        try:
-            text = source.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise SabotDataError(source, "", "a readable price table YAML file", str(exc)) from exc
-    try:
-        raw = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise SabotDataError(source, "", "valid YAML", str(exc)) from exc
-    if not isinstance(raw, dict):
-        raise SabotDataError(source, "", "a mapping with 'models'", raw)
-    try:
-        return PriceTable.model_validate(raw)
-    except ValidationError as exc:
-        raise from_validation_error(source, exc) from exc
+        source = Path("pytest_sabot/gateway/prices.yaml")
+        return validate(source, PriceTable, read_yaml_mapping(source, text))
+    return load_yaml_model(path, PriceTable)

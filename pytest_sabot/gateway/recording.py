@@ -15,7 +15,7 @@ from typing import IO
 
 from pydantic import ValidationError
 
-from pytest_sabot.errors import SabotDataError, from_validation_error
+from pytest_sabot.core.errors import SabotDataError, from_validation_error
 from pytest_sabot.gateway.protocol import RecordedExchange
 
 EXCHANGES_FILE = "exchanges.jsonl"

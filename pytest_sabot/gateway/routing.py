@@ -1,4 +1,5 @@
-"""Model specs and URL paths: which backend serves a run, and who is calling."""
+"""Which model serves an O4 run's swapped calls, and who is calling (URL paths). Model specs
+are parsed by ``pytest_sabot.core.model_spec``."""
 
 from __future__ import annotations
 
@@ -6,48 +7,32 @@ import re
 from dataclasses import dataclass
 from urllib.parse import unquote
 
-from pytest_sabot.gateway.backends.sim import DEFAULT_PERSONA, weak_tier
+from pytest_sabot.core.model_spec import ModelSpec, downgrade_target, parse_model
+from pytest_sabot.gateway.backends.sim import weak_tier
 from pytest_sabot.gateway.protocol import Downgrade
 
 _AGENT_PATH = re.compile(r"^/run/(?P<run>[^/]+)/agent/(?P<agent>[^/]+)(?P<rest>/.*)?$")
 
 
-@dataclass(frozen=True)
-class ModelSpec:
-    """'scheme:name', e.g. sim:realistic, openai:gpt-5.6-terra, replay:/path."""
-
-    scheme: str
-    name: str
-
-    @property
-    def text(self) -> str:
-        return f"{self.scheme}:{self.name}"
-
-
-def parse_model(text: str) -> ModelSpec:
-    """Parse a run's model string; 'sim' alone is the realistic persona."""
-    text = text.strip()
-    if text == "sim":
-        return ModelSpec("sim", DEFAULT_PERSONA)
-    scheme, sep, name = text.partition(":")
-    if not sep or not scheme or not name:
-        raise ValueError(
-            f"model {text!r} is not 'sim', 'sim:<persona>', 'openai:<model>' or 'replay:<dir>'"
-        )
-    return ModelSpec(scheme, name)
-
-
 def downgrade_spec(run: ModelSpec, plan: Downgrade) -> ModelSpec:
     """The spec that serves the swapped calls of an O4 run."""
-    if run.scheme == "sim" and (plan.model is None or not plan.model.startswith("sim:")):
+    if run.is_sim and not _names_a_persona(plan.model):
         # The embedded model's downgrade is always its persona's weak tier; a live model
         # name handed over from the wave (e.g. gpt-5.6-luna) has no meaning here.
         return ModelSpec("sim", weak_tier(run.name))
     if plan.model is None:
         raise ValueError(f"a downgrade of a {run.scheme!r} run must name its model")
-    if ":" in plan.model:
-        return parse_model(plan.model)
-    return ModelSpec(run.scheme, plan.model)
+    return downgrade_target(plan.model, run)
+
+
+def _names_a_persona(model: str | None) -> bool:
+    """Whether a downgrade names an embedded-model persona explicitly ('sim:<persona>')."""
+    if model is None or ":" not in model:
+        return False
+    try:
+        return parse_model(model).is_sim
+    except ValueError:
+        return False
 
 
 @dataclass(frozen=True)
@@ -63,3 +48,6 @@ def parse_agent_path(path: str) -> AgentRoute | None:
     if match is None:
         return None
     return AgentRoute(unquote(match["run"]), unquote(match["agent"]), match["rest"] or "/")
+
+
+__all__ = ["AgentRoute", "ModelSpec", "downgrade_spec", "parse_agent_path", "parse_model"]

@@ -14,16 +14,20 @@ import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
-from pytest_sabot.errors import SabotDataError
-from pytest_sabot.gateway.backends.base import Backend, BackendError, BackendReply, CallContext
-from pytest_sabot.gateway.backends.openai_upstream import OpenAIUpstream, RetryPolicy
-from pytest_sabot.gateway.backends.replay import ReplayBackend
-from pytest_sabot.gateway.backends.sim import SimBackend
+from pytest_sabot.core.errors import SabotDataError
+from pytest_sabot.gateway.backends import (
+    BACKENDS,
+    Backend,
+    BackendError,
+    BackendReply,
+    CallContext,
+    is_live,
+    replays,
+)
 from pytest_sabot.gateway.budget import Budget
 from pytest_sabot.gateway.ledger import Ledger
 from pytest_sabot.gateway.limiter import AdaptiveLimit
@@ -45,7 +49,6 @@ from pytest_sabot.gateway.secrets import Scrubber, new_run_key
 from pytest_sabot.gateway.settings import GatewaySettings
 from pytest_sabot.gateway.sse import completion_to_sse
 
-LIVE_SCHEMES = frozenset({"openai"})
 # Never echoes the key it was given: an error text may end up in a trace.
 _UNKNOWN_RUN = "unknown run: not registered at this gateway, or already closed"
 
@@ -116,23 +119,9 @@ class GatewayService:
         ledger = Ledger(settings.spend_ledger_dir) if settings.spend_ledger_dir else None
         self.budget = Budget(settings.budget_usd, ledger)
         self.limit = AdaptiveLimit(settings.max_connections, settings.recover_after)
-        self.upstream = OpenAIUpstream(
-            base_url=settings.base_url,
-            api_key_env=settings.api_key_env,
-            prices=self.prices,
-            budget=self.budget,
-            limit=self.limit,
-            scrubber=self.scrubber,
-            policy=RetryPolicy(
-                settings.max_retries, settings.backoff_base_s, settings.backoff_max_s
-            ),
-            timeout_s=settings.upstream_timeout_s,
-            deadline_s=settings.upstream_deadline_s,
-            reserve_output_tokens=settings.reserve_output_tokens,
-        )
-        self._backends: dict[str, Backend] = {"sim": SimBackend(), "openai": self.upstream}
-        self._backends.update(backends or {})
-        self._replays: dict[str, ReplayBackend] = {}
+        # Backends given here serve their scheme as they are; every other scheme is made
+        # from the registry (pytest_sabot.gateway.backends) when a run first names it.
+        self._backends: dict[str, Backend] = dict(backends or {})
         self.recorder = Recorder(settings.record_dir) if settings.record_dir else None
         self._lock = threading.Lock()
         self._runs: dict[str, _Run] = {}  # by run key
@@ -144,35 +133,48 @@ class GatewayService:
     def close(self) -> None:
         if self.recorder is not None:
             self.recorder.close_all()
-        self.upstream.close()
+        with self._lock:
+            made = list(self._backends.values())
+        for backend in made:
+            close = getattr(backend, "close", None)
+            if callable(close):
+                close()
+
+    def backend(self, scheme: str) -> Backend | None:
+        """The backend serving a scheme, made from the registry on first use (None when
+        no backend is registered for it)."""
+        with self._lock:
+            if scheme not in self._backends:
+                if scheme not in BACKENDS:
+                    return None
+                self._backends[scheme] = BACKENDS.load(scheme)(self)
+            return self._backends[scheme]
+
+    def _known_schemes(self) -> list[str]:
+        with self._lock:
+            return sorted({*BACKENDS.names(), *self._backends})
 
     # ------------------------------------------------------------------ control API
 
     def _check_spec(self, spec: ModelSpec, field_name: str) -> None:
-        if spec.scheme == "replay":
-            if not Path(spec.name).is_dir():
-                raise ControlError(
-                    400,
-                    f"replay directory {spec.name!r} does not exist",
-                    "sabot_replay_missing",
-                    field_name,
-                )
-            return
-        if spec.scheme not in self._backends:
+        backend = self.backend(spec.scheme)
+        if backend is None:
             raise ControlError(
                 400,
                 f"model {spec.text!r}: unknown backend {spec.scheme!r} "
-                f"(known: {', '.join(sorted([*self._backends, 'replay']))})",
+                f"(known: {', '.join(self._known_schemes())})",
                 "sabot_unknown_model",
                 field_name,
             )
-        check = getattr(self._backends[spec.scheme], "check", None)
+        check = getattr(backend, "check", None)
         if callable(check):
             try:
                 check(spec.name)
+            except BackendError as exc:
+                raise ControlError(exc.status, exc.message, exc.code, field_name) from exc
             except ValueError as exc:
                 raise ControlError(400, str(exc), "sabot_unknown_model", field_name) from exc
-        if spec.scheme in LIVE_SCHEMES:
+        if is_live(backend):
             if not self.settings.allow_live:
                 raise ControlError(
                     403,
@@ -202,17 +204,22 @@ class GatewayService:
             ) from exc
         try:
             spec = parse_model(reg.model)
+        except ValueError as exc:
+            raise ControlError(400, str(exc), "sabot_unknown_model", "model") from exc
+        self._check_spec(spec, "model")
+        backend = self.backend(spec.scheme)
+        try:
+            # A replay knows itself which of its calls were downgraded.
             swap = (
                 downgrade_spec(spec, reg.downgrade)
-                if reg.downgrade and spec.scheme != "replay"
+                if reg.downgrade and not replays(backend)
                 else None
             )
         except ValueError as exc:
             raise ControlError(400, str(exc), "sabot_unknown_model", "model") from exc
-        self._check_spec(spec, "model")
-        if swap is not None and spec.scheme != "replay":
+        if swap is not None:
             self._check_spec(swap, "downgrade.model")
-        record = spec.scheme in LIVE_SCHEMES and self.recorder is not None
+        record = is_live(backend) and self.recorder is not None
         key = new_run_key()
         with self._lock:
             if reg.label in self._labels:
@@ -277,8 +284,12 @@ class GatewayService:
         with self._lock:
             return GatewayStats(
                 calls=self._calls,
-                upstream_calls=self.upstream.requests_sent,
-                upstream_retries=self.upstream.retries,
+                upstream_calls=sum(
+                    getattr(b, "requests_sent", 0) for b in self._backends.values() if is_live(b)
+                ),
+                upstream_retries=sum(
+                    getattr(b, "retries", 0) for b in self._backends.values() if is_live(b)
+                ),
                 fixture_calls=self._fixture_calls,
                 errors=self._errors,
                 runs_open=len(self._runs),
@@ -297,14 +308,6 @@ class GatewayService:
         }
 
     # ------------------------------------------------------------------ completions
-
-    def _backend(self, spec: ModelSpec) -> Backend:
-        if spec.scheme == "replay":
-            with self._lock:
-                if spec.name not in self._replays:
-                    self._replays[spec.name] = ReplayBackend(Path(spec.name))
-                return self._replays[spec.name]
-        return self._backends[spec.scheme]
 
     def chat(self, run_key: str, agent: str, raw_body: bytes, auth: str | None) -> Served:
         """Answer one chat completion; never raises."""
@@ -337,7 +340,8 @@ class GatewayService:
             name=spec.name,
         )
         # Backends get the request as sent; replay compares with the scrubbed form it recorded.
-        outcome = self._complete(spec, clean if spec.scheme == "replay" else body, call)
+        backend = self.backend(spec.scheme)
+        outcome = self._complete(backend, spec, clean if replays(backend) else body, call)
         record = ExchangeRecord(
             run_key=run.reg.label,
             cell_id=run.reg.cell_id,
@@ -387,10 +391,14 @@ class GatewayService:
             )
 
     def _complete(
-        self, spec: ModelSpec, body: dict[str, Any], call: CallContext
+        self, backend: Backend | None, spec: ModelSpec, body: dict[str, Any], call: CallContext
     ) -> BackendReply | BackendError:
         try:
-            return self._backend(spec).complete(body, call)
+            if backend is None:  # registered runs name known schemes; kept for safety
+                raise BackendError(
+                    400, f"unknown backend {spec.scheme!r}", "sabot_unknown_model"
+                )
+            return backend.complete(body, call)
         except BackendError as exc:
             return exc
         except Exception as exc:  # a backend bug must not take the server down

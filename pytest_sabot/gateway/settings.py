@@ -8,6 +8,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from pytest_sabot.core.model_spec import parse_model
+
 # The pytest option behind each setting a session chooses (errors name the option).
 _OPTION_OF = {
     "prices_path": "--sabot-prices",
@@ -77,7 +79,7 @@ class GatewaySettings(BaseModel):
         (``values`` by option dest) and the wave's output directory. A bad value or an
         unreadable spend ledger is a ValueError (SabotDataError for the ledger file) that
         names the option or the file."""
-        live = str(values["sabot_model"]).startswith("openai:")
+        live = parse_model(values["sabot_model"]).is_live
         prices, ledger = values.get("sabot_prices"), values.get("sabot_spend_ledger")
         options: dict[str, Any] = {
             "prices_path": Path(prices) if prices else None,

@@ -29,16 +29,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import httpx
+
+from pytest_sabot.core.context import Messages, ToolHandle
+from pytest_sabot.core.frameworks import adapter
+from pytest_sabot.core.models.cells import Cell, WaveSpec
+from pytest_sabot.core.models.task import ToolRole
+from pytest_sabot.core.trace_io import TraceWriter
+from pytest_sabot.core.verdict_token import strip_flags_head
+from pytest_sabot.gateway import loopback
 from pytest_sabot.gateway.client import GatewayClient
 from pytest_sabot.harness import prompts
-from pytest_sabot.harness.context import Messages, ToolHandle
-from pytest_sabot.models.cells import Cell, WaveSpec
-from pytest_sabot.models.task import ToolRole
 from pytest_sabot.operators import Operator, arm
 from pytest_sabot.tasks import check_contract
 from pytest_sabot.tasks.loader import PrivateSpec, PublicView
 from pytest_sabot.tasks.world import Workspace, make_tools
-from pytest_sabot.trace_io import TraceWriter
 
 __all__ = [
     "HarnessSeams",
@@ -46,11 +51,7 @@ __all__ = [
     "PipelineContext",
     "arm_operator",
     "pipeline_context",
-    "strip_flags_head",
 ]
-
-_FLAGS_HEAD = "FLAGS:"
-
 
 @dataclass(frozen=True)
 class InjectionPlan:
@@ -76,14 +77,6 @@ def arm_operator(cell: Cell, private: PrivateSpec) -> Operator | None:
         stale_file=spec.stale_file,
     )
     return arm(cell.operator, plan)
-
-
-def strip_flags_head(text: str) -> tuple[str | None, str]:
-    """Split a leading 'FLAGS: ...' line off an artifact (the Magentic artifact-head form)."""
-    lines = text.lstrip("\n").split("\n")
-    if lines and lines[0].strip().upper().startswith(_FLAGS_HEAD):
-        return lines[0].strip(), "\n".join(lines[1:]).lstrip("\n")
-    return None, text
 
 
 class HarnessSeams:
@@ -214,7 +207,7 @@ class HarnessSeams:
 
 @dataclass
 class PipelineContext:
-    """The RunContext an adapter receives (see harness/context.py for the stage protocol).
+    """The RunContext an adapter receives (see core/context.py for the stage protocol).
 
     It holds the cell's identity, the task's public view, the run's trace, gateway and
     workspace, and the seams; never the private spec (module docstring).
@@ -243,13 +236,18 @@ class PipelineContext:
 
     @property
     def is_magentic(self) -> bool:
-        # Magentic-One (autogen) and agent-framework's Magentic orchestration.
-        return self.cell.framework in ("autogen", "agent_framework") and (
-            self.cell.config == "guardrail"
-        )
+        """Whether the run ends in an artifact whose first line is the FLAGS line (a
+        Magentic-style team; the framework's adapter declares which configurations)."""
+        return adapter(self.cell.framework).flags_head(self.cell.config)
 
     def base_url(self, agent: str) -> str:
         return self.gateway.base_url(self.run_key, agent)
+
+    def http_client(self) -> httpx.Client:
+        return loopback.sync_client()
+
+    def http_async_client(self) -> httpx.AsyncClient:
+        return loopback.async_client()
 
     @property
     def tools(self) -> list[ToolHandle]:

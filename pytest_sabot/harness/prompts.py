@@ -1,5 +1,5 @@
 """Agent prompts rendered from a task's public view, in the sectioned format of
-``pytest_sabot.harness.prompt_format``.
+``pytest_sabot.core.prompt_format``.
 
 Only the public view enters a prompt (materials, brief, contract, tool descriptions); the
 pass criterion and the operator specs never do. The O5 seam is the ``material_override``
@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from pytest_sabot.harness import prompt_format as pf
-from pytest_sabot.harness.context import Messages
+from pytest_sabot.core import prompt_format as pf
+from pytest_sabot.core.context import Messages
 
 if TYPE_CHECKING:
     from pytest_sabot.tasks.loader import PublicView

@@ -24,27 +24,23 @@ import json
 import threading
 import time
 import traceback
-from dataclasses import dataclass
-from importlib import metadata
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
-
-from pytest_sabot.gateway.client import GatewayClient
-from pytest_sabot.harness.http import share_default_ssl_context
-from pytest_sabot.harness.pipeline_context import (
-    PipelineContext,
-    arm_operator,
-    pipeline_context,
-    strip_flags_head,
+from pytest_sabot.core.frameworks import adapter, installed_versions
+from pytest_sabot.core.model_spec import ModelSpec, parse_model
+from pytest_sabot.core.models.cells import Cell, WaveSpec
+from pytest_sabot.core.records import (
+    CRASH_FILE,
+    OUTCOME_FILE,
+    CrashNote,
+    RunOutcome,
+    cell_dir,
+    now_iso,
+    set_aside,
 )
-from pytest_sabot.models.cells import Cell, WaveSpec
-from pytest_sabot.records import cell_dir as _cell_dir
-from pytest_sabot.records import now_iso, set_aside
-from pytest_sabot.tasks import evaluate_pass, load_private, load_public
-from pytest_sabot.tasks.loader import PrivateSpec, PublicView
-from pytest_sabot.trace_io import (
+from pytest_sabot.core.trace_io import (
     PARTIAL_SUFFIX,
     TRACE_FILE,
     OutputUnwritable,
@@ -54,53 +50,28 @@ from pytest_sabot.trace_io import (
     write_json_atomic,
     write_text_atomic,
 )
-
-OUTCOME_FILE = "outcome.json"
-CRASH_FILE = "crashed.json"
-BUDGET_CODE = "sabot_budget_exhausted"
-FRAMEWORK_PACKAGES = (
-    "langgraph",
-    "langchain-openai",
-    "crewai",
-    "autogen-agentchat",
-    "autogen-core",
-    "autogen-ext",
-    "agent-framework-core",
-    "agent-framework-openai",
-    "agent-framework-orchestrations",
-    "openai",
+from pytest_sabot.gateway.client import GatewayClient
+from pytest_sabot.harness.pipeline_context import (
+    PipelineContext,
+    arm_operator,
+    pipeline_context,
 )
-# The adapter-facing context and the FLAGS head split live in pipeline_context.py; both
-# names stay importable from here.
-__all__ = ["PipelineContext", "RunOutcome", "RunSettings", "run_cell", "strip_flags_head"]
+from pytest_sabot.tasks import evaluate_pass, load_private, load_public
+from pytest_sabot.tasks.loader import PrivateSpec, PublicView
 
-
-class RunOutcome(BaseModel):
-    """What the harness knows when a cell has run (outcome.json)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    cell_id: str
-    attempts: int = Field(description="1, or 2 when the first attempt hit a run error.")
-    error: str | None = Field(None, description="Run error text of the last attempt, if any.")
-    passed: bool = Field(description="The task's pass criterion on the final artifact.")
-    pass_reason: str = ""
-    artifact: str | None = Field(None, description="The final artifact, FLAGS head stripped.")
-    effects: dict[str, bool] = Field(default_factory=dict)
-    session: str = Field("", description="Run id of the session that recorded this outcome.")
-    model: str = Field("", description="Pipeline model spec the run was made with.")
-    downgrade_model: str | None = Field(
-        None, description="O4 downgrade model named for the run (fault runs of O4 only)."
-    )
-    registration_hash: str = Field(
-        "", description="sha256 of the cells/tasks/mappings the run was made from."
-    )
-    rules: str = Field("", description="Rule version of the session that made the run.")
-    stopped: Literal["budget"] | None = Field(
-        None,
-        description="'budget' when the spend cap refused a model call of the run: the run "
-        "did not finish, is not a RUN_ERROR, and a resumed session runs it again.",
-    )
+BUDGET_CODE = "sabot_budget_exhausted"
+# The outcome model and the record's paths live in pytest_sabot.core.records, the
+# adapter-facing context in pipeline_context.py; these names stay importable from here.
+__all__ = [
+    "CRASH_FILE",
+    "OUTCOME_FILE",
+    "CrashNote",
+    "PipelineContext",
+    "RunOutcome",
+    "RunSettings",
+    "cell_dir",
+    "run_cell",
+]
 
 
 @dataclass(frozen=True)
@@ -110,7 +81,8 @@ class RunSettings:
     root: Path
     out_dir: Path
     gateway_url: str
-    model: str = "sim:realistic"
+    model: ModelSpec = field(default_factory=lambda: parse_model("sim:realistic"))
+    """The pipeline model (its text is accepted too, and parsed here once)."""
     timeout_s: float = 300.0
     downgrade_model: str | None = None
     attempts: int = 2
@@ -118,24 +90,15 @@ class RunSettings:
     registration_hash: str = ""  # of the standard the cells come from (records carry it)
     rules: str = ""  # rule version of the session (records carry it)
 
-
-@functools.cache
-def installed_versions() -> dict[str, str]:
-    """Installed version of every framework package (for off-pin reporting)."""
-    versions: dict[str, str] = {}
-    for name in FRAMEWORK_PACKAGES:
-        try:
-            versions[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            versions[name] = "not installed"
-    return versions
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "model", parse_model(self.model))
 
 
 def frameworks_model_name(settings: RunSettings, wave: WaveSpec) -> str:
     """The model name frameworks send: the standard's pipeline model under sim, the chosen
     upstream model when live."""
-    if settings.model.startswith("openai:"):
-        return settings.model.split(":", 1)[1]
+    if settings.model.is_live:
+        return settings.model.name
     return wave.pipeline_model
 
 
@@ -169,13 +132,11 @@ class RunTrace(TraceWriter):
 
 def _run_adapter(ctx: PipelineContext, timeout_s: float) -> str | None:
     """Run the framework pipeline in a thread; returns an error text or None."""
-    from pytest_sabot.adapters import get_adapter
-
     result: dict[str, Any] = {}
 
     def target() -> None:
         try:
-            get_adapter(ctx.cell.framework)(ctx)
+            adapter(ctx.cell.framework).load_run()(ctx)
         except BaseException as exc:  # recorded as a run error, never swallowed silently
             result["error"] = f"{type(exc).__name__}: {exc}"
             result["trace"] = traceback.format_exc(limit=8)
@@ -258,7 +219,7 @@ def _attempt(
         task=cell.task,
         seed=cell.seed,
         rules=wave.rules,
-        model=settings.model,
+        model=settings.model.given,
         flags_protocol=wave.flags_protocol,
         versions=installed_versions(),
         attempt=attempt,
@@ -286,7 +247,7 @@ def _attempt(
     )
     error: str | None = None
     try:
-        gateway.register_run(run_key, cell.id, cell.seed, settings.model, downgrade)
+        gateway.register_run(run_key, cell.id, cell.seed, settings.model.given, downgrade)
         error = _run_adapter(ctx, settings.timeout_s)
     except Exception as exc:  # gateway refused the run, etc.
         error = f"{type(exc).__name__}: {exc}"
@@ -338,7 +299,7 @@ def _provenance(cell: Cell, wave: WaveSpec, settings: RunSettings) -> dict[str, 
     """What a record is made under: a baseline is reused only under the same values."""
     return {
         "session": settings.session,
-        "model": settings.model,
+        "model": settings.model.given,
         "downgrade_model": (
             settings.downgrade_model or wave.downgrade_model if cell.operator == "O4" else None
         ),
@@ -364,22 +325,6 @@ def _task_views(root: Path, task: str, revision: str) -> tuple[PublicView, Priva
     return load_public(task, root, revision), load_private(task, root)
 
 
-def cell_dir(out_dir: Path, cell_id: str) -> Path:
-    return _cell_dir(out_dir, cell_id)
-
-
-class CrashNote(BaseModel):
-    """crashed.json: the worker process running this cell died (written by the controller,
-    read by the retry, kept with the crashed attempt's files)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    session: str = Field(description="Run id of the session whose worker crashed.")
-    worker: str = Field(description="The worker that crashed, e.g. 'gw0'.")
-    message: str = Field(description="What the controller saw.")
-    at: str = Field(description="When (UTC, ISO 8601).")
-
-
 def _crash_note(run_dir: Path) -> CrashNote | None:
     path = run_dir / CRASH_FILE
     if not path.is_file():
@@ -397,7 +342,7 @@ def _start_data(cell: Cell, wave: WaveSpec, settings: RunSettings, attempt: int)
         "task": cell.task,
         "seed": cell.seed,
         "rules": wave.rules,
-        "model": settings.model,
+        "model": settings.model.given,
         "flags_protocol": wave.flags_protocol,
         "versions": installed_versions(),
         "attempt": attempt,
@@ -488,7 +433,6 @@ def run_cell(
     Whatever the cell's directory already holds is set aside first (never deleted), except
     the files of an attempt this session's crashed worker left: that crash was the cell's
     first attempt, so they are kept as ``attempt-1/`` and only the retry runs."""
-    share_default_ssl_context()
     client = gateway or GatewayClient(settings.gateway_url)
     view, private = _task_views(settings.root, cell.task, wave.contract_revision)
     run_dir = cell_dir(settings.out_dir, cell.id)

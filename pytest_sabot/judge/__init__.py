@@ -1,41 +1,32 @@
 """The soft tier (standard section 6): a sandboxed, cross-lineage judge with measured
-agreement. Backends: ``sim`` (keyless, embedded), ``claude-cli`` and ``openai:<model>``."""
+agreement. Backends, one registry of them (``pytest_sabot.judge.backends``): ``sim``
+(keyless, embedded), ``claude-cli[:<model>]`` and ``openai:<model>``."""
 
 from __future__ import annotations
 
-from pytest_sabot.judge.backends import JudgeBackend, JudgeBackendError
+from pytest_sabot.core.model_spec import ModelSpec, parse_judge
+from pytest_sabot.judge.backends import EXPECTED_SPECS, JUDGES, JudgeBackend, JudgeBackendError
 
 
 def make_backend(
-    spec: str, *, pipeline_model: str, gateway_url: str | None, allow_same_lineage: bool = False
+    spec: str,
+    *,
+    pipeline_model: ModelSpec | str,
+    gateway_url: str | None,
+    allow_same_lineage: bool = False,
 ) -> tuple[JudgeBackend, str | None]:
-    """A judge backend from its spec, plus a note for the report (or None)."""
+    """A judge backend from its spec, plus a note for the report (or None). A judge of the
+    pipeline model's lineage is refused unless allowed (the embedded judge is a fixture and
+    has no lineage to share)."""
     from pytest_sabot.judge.backends.openai_judge import check_lineage
 
-    if spec in ("sim", "sim:judge"):
-        from pytest_sabot.judge.backends.sim import SimJudge
-
-        return SimJudge(), None
-    if spec == "claude-cli" or spec.startswith("claude-cli:"):
-        from pytest_sabot.judge.backends.claude_cli import ClaudeCliJudge
-
-        model = spec.split(":", 1)[1] if ":" in spec else None
-        return ClaudeCliJudge(model=model), check_lineage(
-            "claude", pipeline_model, allow_same_lineage
-        )
-    if spec.startswith("openai:"):
-        from pytest_sabot.judge.backends.openai_judge import OpenAIJudge
-
-        note = check_lineage(spec, pipeline_model, allow_same_lineage)
-        if gateway_url is None:
-            raise JudgeBackendError("an openai: judge needs the session's gateway")
-        return OpenAIJudge(spec, gateway_url), note
     if spec == "none":
         raise JudgeBackendError("no judge")
-    raise JudgeBackendError(
-        f"--sabot-judge: expected 'sim', 'claude-cli[:model]', 'openai:<model>' or 'none', "
-        f"got {spec!r}"
-    )
+    judge = parse_judge(spec)
+    if judge.scheme not in JUDGES:
+        raise JudgeBackendError(f"--sabot-judge: expected {EXPECTED_SPECS}, got {spec!r}")
+    note = None if judge.is_sim else check_lineage(judge, pipeline_model, allow_same_lineage)
+    return JUDGES.load(judge.scheme)(judge, gateway_url), note
 
 
-__all__ = ["JudgeBackend", "JudgeBackendError", "make_backend"]
+__all__ = ["JUDGES", "JudgeBackend", "JudgeBackendError", "make_backend"]

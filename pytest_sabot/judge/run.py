@@ -13,12 +13,13 @@ import json
 from pathlib import Path
 from typing import Any, Literal
 
+from pytest_sabot.core.model_spec import parse_judge
+from pytest_sabot.core.models.trace import Trace
+from pytest_sabot.core.trace_io import write_json_atomic
 from pytest_sabot.judge import rubric, transcript
 from pytest_sabot.judge.backends import JudgeBackend, JudgeBackendError
 from pytest_sabot.judge.models import JudgeRequest, JudgeResult, SoftRecord
 from pytest_sabot.judge.validate import accept
-from pytest_sabot.models.trace import Trace
-from pytest_sabot.trace_io import write_json_atomic
 
 DOUBLE_JUDGED_SHARE = 5  # one cell in five: 20%
 SOFT_FILE = "soft.json"
@@ -96,7 +97,6 @@ def read_soft_record(run_dir: Path) -> SoftRecord | None:
     return SoftRecord.model_validate_json(path.read_text(encoding="utf-8"))
 
 
-EMBEDDED_JUDGES = ("sim", "sim:judge")
 SIM_JUDGE_LABEL = "fixture of the embedded judge (sim), not a measurement of any model"
 
 
@@ -112,7 +112,7 @@ def summarise(records: list[SoftRecord], backend: str, note: str | None = None) 
     kappa = cohen_kappa(pairs)
     errors = sum(1 for r in records for j in (r.first, r.second) if j is not None and j.error)
     # The embedded judge's verdicts are fixtures whatever model served the pipeline (I17, I37).
-    fixture = backend in EMBEDDED_JUDGES
+    fixture = parse_judge(backend).is_sim
     notes = [SIM_JUDGE_LABEL] if fixture else []
     notes += [note] if note else []
     return {

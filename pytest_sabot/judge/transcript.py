@@ -8,7 +8,7 @@ and an evidence quote found only before the mark is not accepted."""
 
 from __future__ import annotations
 
-from pytest_sabot.models.trace import Trace
+from pytest_sabot.core.models.trace import Trace, injection_seq
 
 _KINDS = (
     "agent_output",
@@ -28,13 +28,6 @@ _KINDS = (
 
 
 FAULT_MARK = "----- the fault was planted here; only what follows can notice it -----"
-
-
-def injection_seq(trace: Trace) -> int | None:
-    for event in trace.events:
-        if event.kind == "injection":
-            return int(event.seq)
-    return None
 
 
 def after_fault(transcript: str) -> str:

@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from pytest_sabot.errors import SabotDataError
+from pytest_sabot.core.errors import SabotDataError
 from pytest_sabot.lab.controllers import CONTROLLERS, resolve_agent
 from pytest_sabot.lab.demo import run_demo
 from pytest_sabot.lab.engine import agent_view, run_scenario

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pytest_sabot.errors import SabotDataError
+from pytest_sabot.core.errors import SabotDataError
 from pytest_sabot.lab.agent import AgentContext, AgentResult, LabAgent
 from pytest_sabot.lab.observation import Observation
 

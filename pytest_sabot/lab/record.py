@@ -18,14 +18,14 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from pytest_sabot.errors import SabotDataError, from_validation_error
+from pytest_sabot.core.errors import SabotDataError, from_validation_error
+from pytest_sabot.core.trace_io import write_json_atomic
 from pytest_sabot.lab.agent import AgentKind, AgentView
 from pytest_sabot.lab.evidence import EvidenceRef, Streams, WaitEvent
 from pytest_sabot.lab.faults.base import FaultCoverage
 from pytest_sabot.lab.scenario import Scenario
 from pytest_sabot.lab.vocabulary import RUN_FILE, ExecutionStatus, FaultKind, GateOutcome
 from pytest_sabot.lab.world.entities import WorldState
-from pytest_sabot.trace_io import write_json_atomic
 from pytest_sabot.trusted.report import ProcessReport
 
 RUN_FORMAT_VERSION: Literal[1] = 1

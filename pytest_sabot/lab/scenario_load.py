@@ -12,12 +12,9 @@ import hashlib
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
-import yaml
-from pydantic import ValidationError
-
-from pytest_sabot.errors import SabotDataError, from_validation_error
+from pytest_sabot.core.errors import SabotDataError
+from pytest_sabot.core.loading import read_yaml, validate
 from pytest_sabot.lab.faults import FAULTS
 from pytest_sabot.lab.scenario import Scenario
 
@@ -47,12 +44,7 @@ def resolve_scenario(name: str | Path) -> Path:
 
 def parse_scenario(raw: object, source: str | Path) -> Scenario:
     """Validate already-parsed YAML/JSON as a scenario; errors name ``source``."""
-    if not isinstance(raw, dict):
-        raise SabotDataError(source, "", "a mapping at the top level", type(raw).__name__)
-    try:
-        scenario = Scenario.model_validate(raw)
-    except ValidationError as exc:
-        raise from_validation_error(source, exc) from None
+    scenario = validate(source, Scenario, raw)
     problems = list(reference_problems(scenario))
     if problems:
         field, expected, got = problems[0]
@@ -62,19 +54,7 @@ def parse_scenario(raw: object, source: str | Path) -> Scenario:
 
 def load_scenario(path: str | Path) -> Scenario:
     """Read and validate one scenario file."""
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise SabotDataError(path, "", "a readable scenario file", exc.strerror) from None
-    try:
-        raw: Any = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}" if mark is not None else ""
-        raise SabotDataError(path, where, "valid YAML", getattr(exc, "problem", str(exc))) \
-            from None
-    return parse_scenario(raw, path)
+    return parse_scenario(read_yaml(path), path)
 
 
 def scenario_digest(scenario: Scenario) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pytest_sabot.models.trace import OperatorId
+from pytest_sabot.core.models.trace import OperatorId
 from pytest_sabot.operators.base import InjectionSpec, Operator, Planted
 from pytest_sabot.operators.o1_tool_lie import ToolLie
 from pytest_sabot.operators.o2_false_success import FalseSuccess

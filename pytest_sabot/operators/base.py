@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from pytest_sabot.models.trace import OperatorId, ProbeData
+from pytest_sabot.core.models.trace import OperatorId, ProbeData
 
 
 class InjectionSpec(Protocol):

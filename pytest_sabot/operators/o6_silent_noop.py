@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pytest_sabot.models.trace import ProbeData
+from pytest_sabot.core.models.trace import ProbeData
 from pytest_sabot.operators.base import Operator, Planted, later_model_call
 
 

@@ -3,6 +3,8 @@
 Public entry points are re-exported here; see each module for the rule it implements.
 """
 
+from pytest_sabot.core.models.trace import injection_seq
+from pytest_sabot.core.verdict_token import VerdictToken, parse_verdict
 from pytest_sabot.scoring.aggregate import (
     RowSummary,
     Scoreboard,
@@ -12,9 +14,8 @@ from pytest_sabot.scoring.aggregate import (
     scoreboard,
 )
 from pytest_sabot.scoring.flags import is_none_form, parse_flags
-from pytest_sabot.scoring.score import injection_seq, score_baseline, score_cell, score_run
+from pytest_sabot.scoring.score import score_baseline, score_cell, score_run
 from pytest_sabot.scoring.stats import cohen_kappa, paired_bootstrap, wilson
-from pytest_sabot.verdict_token import VerdictToken, parse_verdict
 
 __all__ = [
     "RowSummary",

@@ -1,6 +1,6 @@
 """Reading hard-tier acts out of a trace with a mapping revision (standard section 5).
 
-The matcher vocabulary is documented in pytest_sabot/models/mapping.py and
+The matcher vocabulary is documented in pytest_sabot/core/models/mapping.py and
 mappings/README.md. Both the v0.1.3 permissive reading and the v0.2.1 narrow retry-reason
 reading are computed for every act:
 
@@ -21,12 +21,12 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from pytest_sabot.models.anchors import Anchor
-from pytest_sabot.models.mapping import ActRow, MappingRevision, Matcher
-from pytest_sabot.models.trace import Trace
-from pytest_sabot.models.verdict import ActRecord
+from pytest_sabot.core.models.anchors import Anchor
+from pytest_sabot.core.models.mapping import ActRow, MappingRevision, Matcher
+from pytest_sabot.core.models.trace import Trace
+from pytest_sabot.core.models.verdict import ActRecord
+from pytest_sabot.core.verdict_token import parse_verdict
 from pytest_sabot.scoring.anchors import references_anchor
-from pytest_sabot.verdict_token import parse_verdict
 
 _MISSING = object()
 

@@ -24,8 +24,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from pytest_sabot.models.cells import Cell
-from pytest_sabot.models.verdict import (
+from pytest_sabot.core.models.cells import Cell
+from pytest_sabot.core.models.verdict import (
     EXCLUSION_PRECEDENCE,
     BaselineVerdict,
     CellVerdict,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from pytest_sabot.models.anchors import Anchor
+from pytest_sabot.core.models.anchors import Anchor
 
 # A match glued to a neighbouring token is not a word-boundary match: see models/anchors.py.
 _BEFORE = r"(?<![A-Za-z0-9_])(?<!\d[.,])"

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pytest_sabot.models.anchors import Anchor
+from pytest_sabot.core.models.anchors import Anchor
 from pytest_sabot.scoring.anchors import anchor_pattern
 
 VALUE_FAULTS = ("O1", "O3", "O5")

@@ -24,9 +24,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from pytest_sabot.models.rules import RuleSet
-from pytest_sabot.models.trace import Trace
-from pytest_sabot.models.verdict import EXCLUSION_PRECEDENCE, Exclusion, ExclusionCode
+from pytest_sabot.core.models.rules import RuleSet
+from pytest_sabot.core.models.trace import Trace
+from pytest_sabot.core.models.verdict import EXCLUSION_PRECEDENCE, Exclusion, ExclusionCode
 
 _SNAPSHOT = re.compile(r"-\d{4}-\d{2}-\d{2}$")
 

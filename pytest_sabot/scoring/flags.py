@@ -19,9 +19,9 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pytest_sabot.models.anchors import Anchor
-from pytest_sabot.models.trace import Trace
-from pytest_sabot.models.verdict import FlagRecord
+from pytest_sabot.core.models.anchors import Anchor
+from pytest_sabot.core.models.trace import Trace
+from pytest_sabot.core.models.verdict import FlagRecord
 from pytest_sabot.scoring.anchors import anchor_hits
 
 FLAGS_PATTERN = re.compile(r"^\s*FLAGS:\s*(.*?)\s*$", re.IGNORECASE)

@@ -29,8 +29,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pytest_sabot.models.rules import HeadlineReading, RuleSet
-from pytest_sabot.models.verdict import ActRecord, Detection, FlagRecord
+from pytest_sabot.core.models.rules import HeadlineReading, RuleSet
+from pytest_sabot.core.models.verdict import ActRecord, Detection, FlagRecord
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from pytest_sabot.models.verdict import CellVerdict
+from pytest_sabot.core.models.verdict import CellVerdict
 from pytest_sabot.scoring.stats import (
     Contrast,
     independent_bootstrap,

@@ -10,27 +10,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from pytest_sabot.models.anchors import Anchor
-from pytest_sabot.models.cells import cell_id
-from pytest_sabot.models.mapping import ActKind, MappingRevision
-from pytest_sabot.models.rules import RuleSet, version_key
-from pytest_sabot.models.trace import Trace
-from pytest_sabot.models.verdict import ActRecord, BaselineVerdict, CellVerdict
+from pytest_sabot.core.models.anchors import Anchor
+from pytest_sabot.core.models.cells import cell_id
+from pytest_sabot.core.models.mapping import ActKind, MappingRevision
+from pytest_sabot.core.models.rules import RuleSet, version_key
+from pytest_sabot.core.models.trace import Trace, injection_seq
+from pytest_sabot.core.models.verdict import ActRecord, BaselineVerdict, CellVerdict
 from pytest_sabot.scoring.acts import find_acts
 from pytest_sabot.scoring.exclusions import fault_run_exclusion, run_error_reason
 from pytest_sabot.scoring.flags import collect_flags
 from pytest_sabot.scoring.funnel import flag_acts, run_funnel
-
-
-def injection_seq(trace: Trace) -> int | None:
-    """Seq of the planted fault: first injection event, else first landed probe."""
-    for event in trace.events:
-        if event.kind == "injection":
-            return int(event.seq)
-    for event in trace.events:
-        if event.kind == "probe" and event.data.landed:
-            return int(event.seq)
-    return None
 
 
 def with_withheld(acts: list[ActRecord], trace: Trace) -> list[ActRecord]:

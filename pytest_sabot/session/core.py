@@ -11,9 +11,11 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_sabot.errors import SabotDataError
-from pytest_sabot.models.cells import Cell
-from pytest_sabot.records import now_iso
+from pytest_sabot.core.errors import SabotDataError
+from pytest_sabot.core.models.cells import Cell
+from pytest_sabot.core.models.states import NotRunReason
+from pytest_sabot.core.records import now_iso
+from pytest_sabot.core.trace_io import OutputUnwritable
 from pytest_sabot.session import gateway as gateway_mod
 from pytest_sabot.session import junit, preflight, signals
 from pytest_sabot.session import manifest as manifest_mod
@@ -26,8 +28,6 @@ from pytest_sabot.session.selection import (
     rewrite_pasted_ids,
 )
 from pytest_sabot.session.settings import Settings, read_settings
-from pytest_sabot.session.states import NotRunReason
-from pytest_sabot.trace_io import OutputUnwritable
 
 if TYPE_CHECKING:
     from pytest_sabot.results import ResultsFile
@@ -37,16 +37,9 @@ STATE = pytest.StashKey["SabotSession"]()
 FATAL = pytest.StashKey[dict[str, str]]()
 RESULT = pytest.StashKey[dict[str, Any]]()
 
-FRAMEWORK_WARNING_MODULES = (
-    r"crewai(\..*)?",
-    r"autogen_\w+(\..*)?",
-    r"langchain\w*(\..*)?",
-    r"langgraph(\..*)?",
-    r"opentelemetry(\..*)?",
-    r"pydantic(\..*)?",
-    r"chromadb(\..*)?",
-    r"litellm(\..*)?",
-)
+# Deprecation warnings of these modules are quieted in a wave, with those every registered
+# framework's adapter names (FrameworkAdapter.warning_modules).
+BASE_WARNING_MODULES = (r"pydantic(\..*)?",)
 # pytest-timeout's timer for a cell test covers both attempts of the cell and of a
 # pulled-in baseline, the judge and the harness's own grace per attempt: it fires only
 # when the harness itself hangs (SPEC I46).
@@ -93,6 +86,7 @@ class SabotSession:
         self.reserve: Path | None = None
         self.results_written = False
         self.report_html: Path | None = None  # report.html, once written
+        self.local_adapters: list[str] = []  # framework names --sabot-adapter registered
         self._restore_signals: Callable[[], None] = _nothing
 
     # ------------------------------------------------------------------ properties
@@ -138,10 +132,13 @@ class SabotSession:
         )
         if not self.wave_given:
             return
+        self._register_adapters()
+        from pytest_sabot.core.frameworks import warning_modules
+
         for category in ("DeprecationWarning", "PendingDeprecationWarning"):
-            for module in FRAMEWORK_WARNING_MODULES:
+            for module in (*warning_modules(), *BASE_WARNING_MODULES):
                 config.addinivalue_line("filterwarnings", f"ignore::{category}:{module}")
-        from pytest_sabot.standard import load_standard
+        from pytest_sabot.matrix.standard import load_standard
 
         try:
             self.std = load_standard(
@@ -165,6 +162,28 @@ class SabotSession:
 
     def unconfigure(self) -> None:
         self._restore_signals()
+        from pytest_sabot.core.frameworks import forget_local
+
+        for name in self.local_adapters:
+            forget_local(name)
+
+    def _register_adapters(self) -> None:
+        """--sabot-adapter: local framework adapters, registered for this session only
+        (every process of the session registers them, workers included)."""
+        if not self.settings.adapters:
+            return
+        from pytest_sabot.core.frameworks import register_local
+        from pytest_sabot.core.registry import RegistryError
+
+        for target in self.settings.adapters:
+            try:
+                declared = register_local(target)
+            except (RegistryError, ImportError, AttributeError, TypeError) as exc:
+                raise pytest.UsageError(
+                    f"pytest-sabot: --sabot-adapter={target}: {exc} (expected module:factory, "
+                    "a factory returning a FrameworkAdapter)"
+                ) from None
+            self.local_adapters.append(declared.name)
 
     def _make_judge(self) -> tuple[Any, str | None]:
         from pytest_sabot.judge import JudgeBackendError, make_backend
@@ -260,7 +279,7 @@ class SabotSession:
         self.output_started = True
 
     def _build_runner(self, ids: Sequence[str]) -> None:
-        from pytest_sabot.runner import SIM_JUDGE_LABEL, CellRunner
+        from pytest_sabot.session.runner import SIM_JUDGE_LABEL, CellRunner
 
         settings = self.runner_settings()
         self.runner = CellRunner(

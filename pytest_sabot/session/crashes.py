@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pytest_sabot.models.cells import Cell
+from pytest_sabot.core.models.cells import Cell
+from pytest_sabot.core.trace_io import OutputUnwritable
 from pytest_sabot.session.selection import CELL_MODULE, cell_id_of
-from pytest_sabot.trace_io import OutputUnwritable
 
 if TYPE_CHECKING:
     from pytest_sabot.session.core import SabotSession
@@ -20,8 +20,9 @@ def worker_crashed(state: SabotSession, nodeid: str, report: Any, sched: Any) ->
     cid = cell_id_of(nodeid)
     if cid is None or state.std is None:
         return
-    from pytest_sabot.adjudicate import has_leftovers
-    from pytest_sabot.harness.run import cell_dir, note_crash, record_crash
+    from pytest_sabot.core.records import cell_dir
+    from pytest_sabot.harness.run import note_crash, record_crash
+    from pytest_sabot.results.adjudicate import has_leftovers
 
     cell = state.std.cell(cid)
     message = str(report.longrepr)

@@ -4,20 +4,21 @@ exit status the gates decide."""
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from pytest_sabot import __version__
+from pytest_sabot.core.models.states import NotRunReason, SessionStatus
+from pytest_sabot.core.records import now_iso
+from pytest_sabot.core.trace_io import OutputUnwritable
 from pytest_sabot.harness.run import wait_for_abandoned
-from pytest_sabot.records import now_iso
 from pytest_sabot.results import ResultsFile, SessionInfo
 from pytest_sabot.session import gateway as gateway_mod
 from pytest_sabot.session import junit
 from pytest_sabot.session import manifest as manifest_mod
 from pytest_sabot.session.gates import evaluate, failures
-from pytest_sabot.session.states import NotRunReason, SessionStatus
-from pytest_sabot.trace_io import OutputUnwritable
 
 if TYPE_CHECKING:
     from pytest_sabot.session.core import SabotSession
@@ -39,9 +40,9 @@ def write_pending(state: SabotSession) -> None:
     """results.json as the session starts: its selection, nothing counted yet. Should
     the session be killed outright, this is what the directory says (incomplete), and
     sabot rescore still reproduces it."""
+    from pytest_sabot.core.trace_io import write_text_atomic
     from pytest_sabot.report.render import markdown
     from pytest_sabot.results import build_results, write_results
-    from pytest_sabot.trace_io import write_text_atomic
 
     assert state.selection is not None
     pending: dict[str, tuple[NotRunReason, str]] = {
@@ -77,7 +78,7 @@ def info(state: SabotSession, status: SessionStatus, detail: str) -> SessionInfo
 
 def common(state: SabotSession, judge: dict[str, Any] | None) -> dict[str, Any]:
     """The inputs of build_results every results.json of this session shares."""
-    from pytest_sabot.adjudicate import Provenance
+    from pytest_sabot.results.adjudicate import Provenance
 
     assert state.selection is not None
     std = state.std
@@ -91,7 +92,7 @@ def common(state: SabotSession, judge: dict[str, Any] | None) -> dict[str, Any]:
         judge=judge,
         spend=gateway_mod.stats(state.gateway),
         provenance=Provenance(
-            state.settings.model, std.registration_hash(), std.rules.version
+            state.settings.model.given, std.registration_hash(), std.rules.version
         ),
         keyword=state.selection.keyword,
         markexpr=state.selection.markexpr,
@@ -151,9 +152,9 @@ def _status(
 
 
 def _finish(state: SabotSession, session: pytest.Session) -> None:
+    from pytest_sabot.core.trace_io import write_text_atomic
     from pytest_sabot.report.render import markdown
     from pytest_sabot.results import build_results, write_results
-    from pytest_sabot.trace_io import write_text_atomic
 
     assert state.selection is not None
     if session.exitstatus == pytest.ExitCode.INTERRUPTED:
@@ -194,6 +195,7 @@ def _finish(state: SabotSession, session: pytest.Session) -> None:
     results = build_results(
         std, state.out_dir, session=info(state, status, detail), not_run=reasons, **shared
     )
+    results = extended(state, results)
     state.results = results
     state.gates = evaluate(results, state.settings.fail_under, state.settings.max_run_errors)
     try:
@@ -219,6 +221,27 @@ def _finish(state: SabotSession, session: pytest.Session) -> None:
     junit.suite_properties(state.config, results, state.run_id)
     junit.report_gates(state.config, state.gates)
     _exit_status(state, session, results, status)
+
+
+def extended(state: SabotSession, results: ResultsFile) -> ResultsFile:
+    """results.json as other plugins extend it (the pytest_sabot_results_json hook). Only
+    what they put under ``extensions`` is kept; a plugin that fails, or adds something
+    that is not JSON, is said and costs the session nothing."""
+    document = results.model_dump(mode="json")
+    document["extensions"] = {}
+    try:
+        state.config.hook.pytest_sabot_results_json(config=state.config, results=document)
+        extensions = document.get("extensions")
+        if not isinstance(extensions, dict):
+            raise TypeError(f"results['extensions'] became a {type(extensions).__name__}")
+        json.dumps(extensions, allow_nan=False)
+    except Exception as exc:  # another plugin's failure must not hide the results
+        state.messages.append(
+            (f"pytest-sabot: a pytest_sabot_results_json hook failed ({type(exc).__name__}: "
+             f"{exc}); results.json is written without extensions", True)
+        )
+        return results
+    return results.model_copy(update={"extensions": extensions}) if extensions else results
 
 
 def _kill_workers(state: SabotSession) -> None:
@@ -259,7 +282,7 @@ def manifest(
     detail: str,
     results: ResultsFile | None = None,
 ) -> Any:
-    from pytest_sabot.harness.run import installed_versions
+    from pytest_sabot.core.frameworks import installed_versions
 
     assert state.selection is not None
     std = state.std
@@ -276,7 +299,7 @@ def manifest(
         wave=std.wave.wave,
         rules=std.rules.version,
         wave_rules=std.wave.rules,
-        model=state.settings.model,
+        model=state.settings.model.given,
         downgrade_model=state.settings.downgrade_model,
         judge=state.settings.judge,
         upstream=state.settings.base_url,

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pytest_sabot.models.verdict import BaselineVerdict
+from pytest_sabot.core.models.verdict import BaselineVerdict
 from pytest_sabot.results import ResultsFile
 
 RUN_ERRORS = "run-errors"

@@ -23,7 +23,7 @@ def start(config: pytest.Config, settings: Settings, out: Path) -> tuple[Any, st
         except ValueError as exc:
             raise pytest.UsageError(f"pytest-sabot: --sabot-gateway-url: {exc}") from None
         return None, settings.gateway_url
-    from pytest_sabot.errors import SabotDataError
+    from pytest_sabot.core.errors import SabotDataError
     from pytest_sabot.gateway import GatewaySettings, start_gateway
 
     values = {

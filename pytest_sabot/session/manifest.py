@@ -21,9 +21,9 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from pytest_sabot.records import SESSIONS_DIR
-from pytest_sabot.session.states import SessionStatus
-from pytest_sabot.trace_io import OutputUnwritable, write_json_atomic
+from pytest_sabot.core.models.states import SessionStatus
+from pytest_sabot.core.records import SESSIONS_DIR
+from pytest_sabot.core.trace_io import OutputUnwritable, write_json_atomic
 
 MANIFEST_SCHEMA_VERSION = "1"
 RESERVE_PER_CELL = 8 * 1024

@@ -16,10 +16,11 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from pytest_sabot.errors import SabotDataError
-from pytest_sabot.models.cells import Cell
+from pytest_sabot.core.errors import SabotDataError
+from pytest_sabot.core.model_spec import downgrade_target
+from pytest_sabot.core.models.cells import Cell
+from pytest_sabot.matrix.standard import Standard
 from pytest_sabot.session.settings import Settings
-from pytest_sabot.standard import Standard
 
 KNOWN_BACKENDS = ("sim", "openai", "replay")
 KEY_VARIABLE = "OPENAI_API_KEY"
@@ -33,19 +34,14 @@ def check_model(settings: Settings) -> None:
     """The model spec names a known backend; a persona of the embedded model is known; a
     replay directory exists; a live model has its key, a well-formed upstream URL and a
     price."""
-    from pytest_sabot.gateway.routing import parse_model
-
-    spec_text = settings.model
-    try:
-        spec = parse_model(spec_text)
-    except ValueError as exc:
-        raise usage(f"--sabot-model={spec_text}: {exc}") from None
+    spec = settings.model
+    spec_text = spec.given
     if spec.scheme not in KNOWN_BACKENDS:
         raise usage(
             f"--sabot-model={spec_text}: unknown backend {spec.scheme!r}; expected one of "
             "'sim[:<persona>]', 'openai:<model>' or 'replay:<dir>'"
         )
-    if spec.scheme == "sim":
+    if spec.is_sim:
         from pytest_sabot.sim.personas import parse_persona
 
         try:
@@ -53,8 +49,8 @@ def check_model(settings: Settings) -> None:
         except ValueError as exc:
             raise usage(f"--sabot-model={spec_text}: {exc}") from None
         return
-    if spec.scheme == "replay":
-        if not Path(spec.name).is_dir():
+    if spec.is_replay:
+        if not spec.replay_dir.is_dir():
             raise usage(
                 f"--sabot-model={spec_text}: the replay directory {spec.name} does not exist "
                 "(expected the recordings/ directory of a live run)"
@@ -97,18 +93,18 @@ def check_downgrade(settings: Settings, std: Standard, cells: Iterable[Cell]) ->
     if not settings.live or not any(c.operator == "O4" for c in cells):
         return
     target = settings.downgrade_model or std.wave.downgrade_model
-    name = target.split(":", 1)[1] if target.startswith("openai:") else target
+    name = downgrade_target(target, settings.model).name
     check_price(settings, name, f"--sabot-downgrade-model ({target})")
 
 
 def check_replay_covers(settings: Settings, cell_ids: Iterable[str]) -> None:
     """Every cell a replay session runs must have a recording, or every one of them would
     end as a run error."""
-    if not settings.model.startswith("replay:"):
+    if not settings.model.is_replay:
         return
     from pytest_sabot.gateway.recording import EXCHANGES_FILE, PARTIAL_SUFFIX
 
-    root = Path(settings.model.split(":", 1)[1])
+    root = settings.model.replay_dir
     absent = [
         cid
         for cid in cell_ids
@@ -126,7 +122,7 @@ def check_replay_covers(settings: Settings, cell_ids: Iterable[str]) -> None:
 def check_frameworks(cells: Iterable[Cell]) -> None:
     """Every framework the selection needs is installed (a candidate row's framework is an
     optional extra); else a usage error naming the extra, before anything runs."""
-    from pytest_sabot.adapters import FrameworkNotInstalled, require_frameworks
+    from pytest_sabot.core.frameworks import FrameworkNotInstalled, require_frameworks
 
     try:
         require_frameworks(cell.framework for cell in cells)
@@ -162,7 +158,7 @@ def check_out_dir(out: Path) -> None:
 def select(std: Standard, filters: dict[str, list[str]]) -> list[Cell]:
     """The cells the ``--sabot-*`` filters select. A value the wave does not register, or
     filters that together match nothing, are usage errors naming the registered values."""
-    from pytest_sabot.cells import select_cells
+    from pytest_sabot.matrix.cells import select_cells
 
     wave = std.wave.wave
     for field, wanted in filters.items():

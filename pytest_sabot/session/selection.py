@@ -18,8 +18,8 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from pytest_sabot.models.cells import Cell
-from pytest_sabot.standard import Standard
+from pytest_sabot.core.models.cells import Cell
+from pytest_sabot.matrix.standard import Standard
 
 CELL_MODULE = Path(__file__).resolve().parent.parent / "sabot_cells.py"
 CELL_TEST = "test_cell"

@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from pytest_sabot.options import OPTIONS, OptionValueError, resolve
+from pytest_sabot.core.model_spec import ModelSpec, parse_model
+from pytest_sabot.session.options import BY_DEST, OPTIONS, OptionValueError, resolve
 
 FILTERS = ("framework", "config", "operator", "task", "seed")
 
@@ -19,7 +20,8 @@ class Settings:
     """Every ``--sabot-*`` option of the session, typed."""
 
     wave: str | None
-    model: str
+    adapters: list[str]
+    model: ModelSpec
     base_url: str | None
     downgrade_model: str | None
     root: str | None
@@ -42,7 +44,7 @@ class Settings:
 
     @property
     def live(self) -> bool:
-        return self.model.startswith("openai:")
+        return self.model.is_live
 
     @property
     def mode(self) -> str:
@@ -74,7 +76,8 @@ def read_settings(config: pytest.Config) -> Settings:
     wave = values["sabot_wave"]
     return Settings(
         wave=None if wave is None else str(wave),
-        model=str(values["sabot_model"]),
+        adapters=list(values["sabot_adapter"] or []),
+        model=_model(str(values["sabot_model"]), wave is not None),
         base_url=values["sabot_base_url"],
         downgrade_model=values["sabot_downgrade_model"],
         root=values["sabot_root"],
@@ -99,6 +102,17 @@ def read_settings(config: pytest.Config) -> Settings:
         spend_ledger=values["sabot_spend_ledger"],
         upstream_deadline=float(values["sabot_upstream_deadline"]),
     )
+
+
+def _model(text: str, wave_given: bool) -> ModelSpec:
+    """The pipeline model, parsed once; a malformed spec is a usage error when a wave runs
+    (without a wave no model is used, so nothing is refused)."""
+    try:
+        return parse_model(text)
+    except ValueError as exc:
+        if wave_given:
+            raise pytest.UsageError(f"pytest-sabot: --sabot-model={text}: {exc}") from None
+        return parse_model(str(BY_DEST["sabot_model"].default))
 
 
 def add_options(parser: pytest.Parser) -> None:

@@ -2,7 +2,7 @@
 
 A deterministic, scripted chat model that the local gateway serves when no API key is in
 use. It reads only the messages it is sent (the sectioned prompts of
-``pytest_sabot.harness.prompt_format``, wherever a framework's own template put them),
+``pytest_sabot.core.prompt_format``, wherever a framework's own template put them),
 works the task with the per-task procedures of ``pytest_sabot.sim.procedures`` and answers
 in the OpenAI chat-completion shape. Personas (``vigilant``, ``credulous``, ``realistic``
 and their ``-weak`` tiers) decide how carefully the reviewing roles act on what they find.

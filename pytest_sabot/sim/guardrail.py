@@ -14,7 +14,7 @@ import json
 import re
 from typing import Any
 
-from pytest_sabot.harness import prompt_format as pf
+from pytest_sabot.core import prompt_format as pf
 from pytest_sabot.sim import solver
 from pytest_sabot.sim.chance import Chance
 from pytest_sabot.sim.completion import Reply

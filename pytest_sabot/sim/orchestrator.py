@@ -28,8 +28,8 @@ from __future__ import annotations
 import json
 import re
 
-from pytest_sabot.harness import prompt_format as pf
-from pytest_sabot.harness.prompt_format import Section
+from pytest_sabot.core import prompt_format as pf
+from pytest_sabot.core.prompt_format import Section
 from pytest_sabot.sim import solver
 from pytest_sabot.sim.chance import Chance
 from pytest_sabot.sim.completion import Reply

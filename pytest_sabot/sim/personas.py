@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from pytest_sabot.core.model_spec import parse_judge
+
 Base = Literal["vigilant", "credulous", "realistic"]
 
 BASES: tuple[Base, ...] = ("vigilant", "credulous", "realistic")
@@ -33,8 +35,9 @@ class Persona:
 def parse_persona(name: str) -> Persona:
     """Read a persona name ('realistic', 'sim:vigilant-weak', ...); ValueError if unknown."""
     bare = name.strip().lower()
-    if bare.startswith("sim:"):
-        bare = bare[len("sim:") :]
+    if ":" in bare:  # a whole spec, e.g. 'sim:vigilant-weak'
+        spec = parse_judge(bare)
+        bare = spec.name if spec.is_sim else bare
     weak = bare.endswith(WEAK_SUFFIX)
     if weak:
         bare = bare[: -len(WEAK_SUFFIX)]

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import re
 
-from pytest_sabot.harness import prompt_format as pf
-from pytest_sabot.harness.prompt_format import Section
+from pytest_sabot.core import prompt_format as pf
+from pytest_sabot.core.prompt_format import Section
 
 _LATEST_WINS = frozenset({pf.FEEDBACK, pf.ROUND})
 _TASK_ID = re.compile(r"\bT[1-9]\d*\b")

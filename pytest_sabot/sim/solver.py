@@ -13,8 +13,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from pytest_sabot.harness import prompt_format as pf
-from pytest_sabot.harness.prompt_format import Section
+from pytest_sabot.core import prompt_format as pf
+from pytest_sabot.core.prompt_format import Section
 from pytest_sabot.sim import procedures
 from pytest_sabot.sim.findings import Finding
 from pytest_sabot.sim.request import ToolExchange

@@ -12,8 +12,8 @@ import json
 import re
 from typing import Any
 
-from pytest_sabot.harness import prompt_format as pf
-from pytest_sabot.harness.prompt_format import Section
+from pytest_sabot.core import prompt_format as pf
+from pytest_sabot.core.prompt_format import Section
 from pytest_sabot.sim import solver
 from pytest_sabot.sim.completion import Reply, ToolCallOut
 from pytest_sabot.sim.frames import is_react

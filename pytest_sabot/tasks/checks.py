@@ -17,7 +17,7 @@ import textwrap
 from collections.abc import Callable
 from typing import Any
 
-from pytest_sabot.models.task import JsonFieldsRule
+from pytest_sabot.core.models.task import JsonFieldsRule
 from pytest_sabot.tasks.contract import normalize_artifact, shape_problems
 from pytest_sabot.tasks.loader import PublicView
 

@@ -12,7 +12,7 @@ import json
 import re
 from typing import Any
 
-from pytest_sabot.models.task import (
+from pytest_sabot.core.models.task import (
     ContainsAllRule,
     ContractFile,
     ContractRule,

@@ -12,7 +12,7 @@ import math
 import re
 from typing import Any
 
-from pytest_sabot.models.task import (
+from pytest_sabot.core.models.task import (
     CitedAnswerCriterion,
     JsonRecordCriterion,
     PythonFunctionCriterion,

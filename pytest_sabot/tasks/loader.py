@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
-import yaml
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
-from pytest_sabot.errors import SabotDataError, first_error, unknown_key_text
-from pytest_sabot.models.task import (
+from pytest_sabot.core.errors import SabotDataError
+from pytest_sabot.core.loading import load_yaml_model
+from pytest_sabot.core.models.task import (
     ContractFile,
     Criterion,
     CriterionFile,
@@ -96,34 +96,6 @@ def _read_text(path: Path, field: str) -> str:
         raise SabotDataError(path, field, "UTF-8 text") from None
 
 
-_YAML_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
-def _read_yaml(path: Path) -> Any:
-    text = _read_text(path, "")
-    try:
-        return yaml.load(text, Loader=_YAML_LOADER)
-    except yaml.YAMLError as err:
-        raise SabotDataError(path, "", f"valid YAML ({err})") from None
-
-
-def _validate(model: type[M], path: Path, raw: Any, fallback_field: str) -> M:
-    if not isinstance(raw, dict):
-        raise SabotDataError(path, "", "a YAML mapping at the top level", type(raw).__name__)
-    try:
-        return model.model_validate(raw)
-    except ValidationError as err:
-        first = first_error(err)
-        field = ".".join(str(p) for p in first.get("loc", ())) or fallback_field
-        if first.get("type") == "extra_forbidden":
-            raise SabotDataError(path, field, unknown_key_text(err, first)) from None
-        message = str(first.get("msg", "a valid value"))
-        if message.startswith("Value error, "):
-            message = message[len("Value error, ") :]
-        got = first.get("input") if first.get("loc") else None
-        raise SabotDataError(path, field, message, got) from None
-
-
 def _safe_name(directory: Path, name: str, file: Path, field: str) -> Path:
     candidate = (directory / name).resolve()
     if candidate.parent != directory.resolve():
@@ -135,7 +107,7 @@ def load_task_file(task_id: str, root: Path) -> TaskFile:
     """Parse and validate tasks/Tn/public/task.yaml."""
     public = _task_dir(task_id, root) / "public"
     path = public / "task.yaml"
-    task = _validate(TaskFile, path, _read_yaml(path), "tools")
+    task = load_yaml_model(path, TaskFile, top_field="tools")
     if task.id != task_id:
         raise SabotDataError(path, "id", f"the directory's task id {task_id!r}", task.id)
     return task
@@ -153,7 +125,7 @@ def load_contract(
             task_path, "contracts", f"a contract revision among {sorted(task.contracts)}", revision
         )
     path = _safe_name(public, task.contracts[revision], task_path, f"contracts.{revision}")
-    contract = _validate(ContractFile, path, _read_yaml(path), "rules")
+    contract = load_yaml_model(path, ContractFile, top_field="rules")
     if revision not in contract.revisions:
         raise SabotDataError(
             path, "revisions", f"a list naming revision {revision!r}", contract.revisions
@@ -198,13 +170,13 @@ def load_private(task_id: str, root: Path) -> PrivateSpec:
     private = directory / "private"
     task = load_task_file(task_id, root)
     crit_path = private / "criterion.yaml"
-    criterion = _validate(CriterionFile, crit_path, _read_yaml(crit_path), "check")
+    criterion = load_yaml_model(crit_path, CriterionFile, top_field="check")
     if criterion.task != task_id:
         raise SabotDataError(
             crit_path, "task", f"the directory's task id {task_id!r}", criterion.task
         )
     ops_path = private / "operators.yaml"
-    operators = _validate(OperatorsFile, ops_path, _read_yaml(ops_path), "operators")
+    operators = load_yaml_model(ops_path, OperatorsFile, top_field="operators")
     if operators.task != task_id:
         raise SabotDataError(
             ops_path, "task", f"the directory's task id {task_id!r}", operators.task

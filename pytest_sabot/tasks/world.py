@@ -31,8 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from pytest_sabot.harness.context import ToolHandle
-from pytest_sabot.models.task import ToolRole, ToolSpec
+from pytest_sabot.core.context import ToolHandle
+from pytest_sabot.core.models.task import ToolRole, ToolSpec
 from pytest_sabot.tasks.checks import CHECKS
 from pytest_sabot.tasks.contract import normalize_artifact
 from pytest_sabot.tasks.loader import PublicView

@@ -16,10 +16,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from pytest_sabot.harness.context import Messages, ToolHandle
-from pytest_sabot.harness.prompt_format import render
-from pytest_sabot.models.cells import Cell
-from pytest_sabot.trace_io import TraceWriter
+from pytest_sabot.core.context import Messages, ToolHandle
+from pytest_sabot.core.models.cells import Cell
+from pytest_sabot.core.prompt_format import render
+from pytest_sabot.core.trace_io import TraceWriter
+from pytest_sabot.gateway import loopback
 
 # --------------------------------------------------------------------------- loopback server
 
@@ -203,6 +204,12 @@ class LoopbackContext:
 
     def base_url(self, agent: str) -> str:
         return f"{self.server.url}/{agent}/v1"
+
+    def http_client(self) -> Any:
+        return loopback.sync_client()
+
+    def http_async_client(self) -> Any:
+        return loopback.async_client()
 
     @property
     def tools(self) -> list[ToolHandle]:

@@ -25,15 +25,16 @@ from typing import Any, Literal
 import pytest
 from loopback import emit_run_start, record_handoff
 
-from pytest_sabot.harness.context import WORKER_MODEL_CALL_CAP, Messages, ToolHandle
-from pytest_sabot.harness.pipeline_context import strip_flags_head
-from pytest_sabot.models.cells import Cell
-from pytest_sabot.trace_io import TraceWriter
+from pytest_sabot.core.context import WORKER_MODEL_CALL_CAP, Messages, ToolHandle
+from pytest_sabot.core.models.cells import Cell
+from pytest_sabot.core.trace_io import TraceWriter
+from pytest_sabot.core.verdict_token import strip_flags_head
 
 pytest.importorskip("agent_framework_orchestrations")
 
-from pytest_sabot.adapters import _agent_framework_magentic as magentic
-from pytest_sabot.adapters import agent_framework_pipeline as pipeline
+from pytest_sabot.adapters.agent_framework import _magentic as magentic
+from pytest_sabot.adapters.agent_framework import pipeline
+from pytest_sabot.gateway import loopback
 
 ROOT = Path(__file__).resolve().parents[2]
 ToolRole = Literal["data", "check", "write"]
@@ -284,6 +285,12 @@ class LocalContext:
 
     def base_url(self, agent: str) -> str:
         return f"http://127.0.0.1:{self._stub.port}/{agent}/v1"
+
+    def http_client(self) -> Any:
+        return loopback.sync_client()
+
+    def http_async_client(self) -> Any:
+        return loopback.async_client()
 
     def _tool(
         self,
@@ -745,7 +752,7 @@ def test_adapter_registry_resolves_agent_framework_to_this_module() -> None:
 def test_importing_the_plugin_imports_no_agent_framework() -> None:
     code = (
         "import sys, pytest_sabot, pytest_sabot.plugin, pytest_sabot.adapters, "
-        "pytest_sabot.standard, pytest_sabot.cells\n"
+        "pytest_sabot.matrix.standard, pytest_sabot.matrix.cells\n"
         "found = sorted(m for m in sys.modules if m.startswith('agent_framework'))\n"
         "print(found)\n"
     )
@@ -848,7 +855,7 @@ def gateway_url() -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def std() -> Any:
-    from pytest_sabot.standard import load_standard
+    from pytest_sabot.matrix.standard import load_standard
 
     return load_standard("agent-framework", ROOT)
 
@@ -871,9 +878,10 @@ def run_real(
     task: str,
     seed: int = 11,
 ) -> RealRun:
-    from pytest_sabot.adjudicate import score_fault_dir
-    from pytest_sabot.harness.run import RunSettings, cell_dir, run_cell
-    from pytest_sabot.trace_io import read_trace
+    from pytest_sabot.core.records import cell_dir
+    from pytest_sabot.core.trace_io import read_trace
+    from pytest_sabot.harness.run import RunSettings, run_cell
+    from pytest_sabot.results.adjudicate import score_fault_dir
 
     settings = RunSettings(
         root=ROOT, out_dir=out, gateway_url=gateway_url, model=persona, timeout_s=240
@@ -928,9 +936,10 @@ def test_S3_2_I14_every_operator_lands_under_sim_realistic(
 def test_S10_6_I61_carved_out_operators_land_only_after_the_magentic_team(
     tmp_path: Path, gateway_url: str, std: Any, operator: str
 ) -> None:
-    from pytest_sabot.harness.run import RunSettings, cell_dir, run_cell
-    from pytest_sabot.models.cells import Cell
-    from pytest_sabot.trace_io import read_trace
+    from pytest_sabot.core.models.cells import Cell
+    from pytest_sabot.core.records import cell_dir
+    from pytest_sabot.core.trace_io import read_trace
+    from pytest_sabot.harness.run import RunSettings, run_cell
 
     assert std.cell(f"agent_framework-guardrail-{operator}-T1-s11").carved_out
     # Run the carved-out cell anyway (a wave never does) to show where the fault lands.

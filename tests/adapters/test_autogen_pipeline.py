@@ -21,14 +21,15 @@ from typing import Any, Literal
 import pytest
 from loopback import emit_run_start, record_handoff, serve_json
 
-from pytest_sabot.harness.context import Messages, ToolHandle
-from pytest_sabot.models.cells import Cell
-from pytest_sabot.trace_io import TraceWriter
+from pytest_sabot.core.context import Messages, ToolHandle
+from pytest_sabot.core.models.cells import Cell
+from pytest_sabot.core.trace_io import TraceWriter
 
 autogen_agentchat = pytest.importorskip("autogen_agentchat")
 
-from pytest_sabot.adapters import _autogen_logging as logcap  # noqa: E402
-from pytest_sabot.adapters import autogen_pipeline as pipeline  # noqa: E402
+from pytest_sabot.adapters.autogen import _logging as logcap  # noqa: E402
+from pytest_sabot.adapters.autogen import pipeline  # noqa: E402
+from pytest_sabot.gateway import loopback  # noqa: E402
 
 ToolRole = Literal["data", "check", "write"]
 
@@ -219,6 +220,12 @@ class LocalContext:
 
     def base_url(self, agent: str) -> str:
         return f"http://127.0.0.1:{self._stub.port}/{agent}/v1"
+
+    def http_client(self) -> Any:
+        return loopback.sync_client()
+
+    def http_async_client(self) -> Any:
+        return loopback.async_client()
 
     def _tool(
         self,
@@ -703,6 +710,7 @@ def test_a_run_called_inside_a_running_event_loop_gets_a_fresh_loop(make_run: An
     assert [e.text for e in kinds(ctx, "stop_reason")] == ["ok"]
 
 
+@pytest.mark.slow
 def test_same_scenario_gives_the_same_trace_timing_aside(make_run: Any) -> None:
     stalled = ledger(progress=False, progress_reason="stuck")
     scenario = Scenario(ledgers=[ledger(), stalled, stalled, stalled, ledger(satisfied=True)])
@@ -759,7 +767,7 @@ def test_S5_verdict_parse_is_case_insensitive_first_match() -> None:
 
 
 def test_S5_pipeline_verdict_parse_agrees_with_the_scorer() -> None:
-    from pytest_sabot.verdict_token import parse_verdict as scorer_parse
+    from pytest_sabot.core.verdict_token import parse_verdict as scorer_parse
 
     replies = [
         "FLAGS: none\nVERDICT: APPROVE",
@@ -848,9 +856,10 @@ def gateway_url() -> Iterator[str]:
 def run_real(
     out: Path, gateway_url: str, persona: str, config: str, operator: str | None, task: str
 ) -> list[Any]:
-    from pytest_sabot.cells import load_wave_spec, wave_path
-    from pytest_sabot.harness.run import RunSettings, cell_dir, run_cell
-    from pytest_sabot.trace_io import read_trace
+    from pytest_sabot.core.records import cell_dir
+    from pytest_sabot.core.trace_io import read_trace
+    from pytest_sabot.harness.run import RunSettings, run_cell
+    from pytest_sabot.matrix.cells import load_wave_spec, wave_path
 
     wave = load_wave_spec(wave_path(2, ROOT), 2)
     settings = RunSettings(

@@ -24,7 +24,7 @@ import pytest
 from loopback import LoopbackContext, Reply, ScriptedServer
 
 from pytest_sabot.adapters import get_adapter
-from pytest_sabot.adapters.crewai_pipeline import (
+from pytest_sabot.adapters.crewai.pipeline import (
     EXHAUSTION_MECHANISM,
     GUARDRAIL_MAX_RETRIES,
     MAX_AGENT_ITERATIONS,
@@ -35,12 +35,12 @@ from pytest_sabot.adapters.crewai_pipeline import (
     parse_exhaustion,
     run,
 )
-from pytest_sabot.harness.context import ToolHandle
-from pytest_sabot.harness.prompt_format import parse
-from pytest_sabot.models.cells import Cell
-from pytest_sabot.models.mapping import load_mapping
+from pytest_sabot.core.context import ToolHandle
+from pytest_sabot.core.models.cells import Cell
+from pytest_sabot.core.models.mapping import load_mapping
+from pytest_sabot.core.prompt_format import parse
+from pytest_sabot.core.trace_io import read_trace
 from pytest_sabot.scoring.acts import find_acts
-from pytest_sabot.trace_io import read_trace
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -82,7 +82,7 @@ APPROVE = "Checked against the lookup.\nVERDICT: APPROVE"
 
 
 def acts_of(events: list[Any], config: str, rules: str = "v0.1.3") -> list[tuple[str, str]]:
-    from pytest_sabot.models.trace import Trace
+    from pytest_sabot.core.models.trace import Trace
 
     mapping = load_mapping(REPO, "crewai", rules)
     found = find_acts(Trace(events=events), mapping, config, 0, None)
@@ -92,6 +92,7 @@ def acts_of(events: list[Any], config: str, rules: str = "v0.1.3") -> list[tuple
 # --------------------------------------------------------------------------- section 8, default
 
 
+@pytest.mark.slow
 def test_S8_crewai_default_worker_reviewer_approve_emits_the_reviewed_draft(
     server: ScriptedServer, tmp_path: Path
 ) -> None:
@@ -124,7 +125,7 @@ def test_S8_crewai_uses_native_openai_provider_without_temperature_or_own_retrie
 ) -> None:
     from crewai.llms.providers.openai.completion import OpenAICompletion
 
-    from pytest_sabot.adapters.crewai_pipeline import _native_llm
+    from pytest_sabot.adapters.crewai.pipeline import _native_llm
 
     server.scripts = {"worker": tool_then(GOOD), "reviewer": [{"content": APPROVE}]}
     ctx = make_context(server, tmp_path / "run")
@@ -520,6 +521,7 @@ def _files_under(root: Path) -> set[str]:
     return {str(p.relative_to(root)) for p in root.rglob("*")}
 
 
+@pytest.mark.slow
 def test_a_run_writes_nothing_outside_its_run_dir_and_talks_only_to_loopback(
     tmp_path: Path,
 ) -> None:
@@ -592,8 +594,9 @@ class RealCells:
     gateway_url: str
 
     def run(self, persona: str, config: str, operator: str | None, task: str, tag: str = "") -> Any:
-        from pytest_sabot.cells import load_wave
-        from pytest_sabot.harness.run import RunSettings, cell_dir, run_cell
+        from pytest_sabot.core.records import cell_dir
+        from pytest_sabot.harness.run import RunSettings, run_cell
+        from pytest_sabot.matrix.cells import load_wave
 
         spec, _ = load_wave(1, REPO)
         cell = Cell(
@@ -624,7 +627,7 @@ def real_cells(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealCells]:
 
 
 def _acts_after_injection(events: list[Any], config: str) -> list[tuple[str, str]]:
-    from pytest_sabot.models.trace import Trace
+    from pytest_sabot.core.models.trace import Trace
 
     injection = next((e.seq for e in events if e.kind == "injection"), 0)
     mapping = load_mapping(REPO, "crewai", "v0.1.3")
@@ -702,7 +705,7 @@ def test_isolation_points_crewai_paths_into_the_run_dir_and_restores_them(
 ) -> None:
     import tempfile
 
-    from pytest_sabot.adapters import _crewai_env
+    from pytest_sabot.adapters.crewai import _env as _crewai_env
 
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.delenv("CREWAI_STORAGE_DIR", raising=False)
@@ -721,7 +724,7 @@ def test_isolation_points_crewai_paths_into_the_run_dir_and_restores_them(
 
 def test_importing_the_adapter_does_not_import_crewai() -> None:
     code = (
-        "import sys, pytest_sabot, pytest_sabot.adapters.crewai_pipeline\n"
+        "import sys, pytest_sabot, pytest_sabot.adapters.crewai.pipeline\n"
         "assert 'crewai' not in sys.modules, 'crewai imported'\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)

@@ -19,14 +19,14 @@ import pytest
 from loopback import CONTRACT_LINE, LoopbackContext, Reply, ScriptedServer
 
 from pytest_sabot.adapters import get_adapter
-from pytest_sabot.adapters.langgraph_pipeline import (
+from pytest_sabot.adapters.langgraph.pipeline import (
     INVOKE_VERSION,
     MAX_WORKER_MODEL_CALLS,
     parse_verdict,
     run,
 )
-from pytest_sabot.models.cells import Cell
-from pytest_sabot.trace_io import read_trace
+from pytest_sabot.core.models.cells import Cell
+from pytest_sabot.core.trace_io import read_trace
 
 
 def make_context(
@@ -461,11 +461,13 @@ def test_no_secret_reaches_the_trace(server: ScriptedServer, tmp_path: Path) -> 
 
 def test_importing_the_adapter_registry_imports_no_framework() -> None:
     probe = (
-        "import sys, pytest_sabot.adapters as a\n"
+        "import sys, pytest_sabot.adapters\n"
+        "from pytest_sabot.core.frameworks import adapters\n"
+        "declared = [d.name for d in adapters()]\n"
         "heavy = [m for m in ('langgraph', 'langchain_openai', 'crewai', 'autogen_agentchat',"
         " 'agent_framework') if m in sys.modules]\n"
         "assert not heavy, heavy\n"
-        "assert sorted(a.ADAPTERS) == ['agent_framework', 'autogen', 'crewai', 'langgraph']\n"
+        "assert declared == ['langgraph', 'crewai', 'autogen', 'agent_framework'], declared\n"
     )
     subprocess.run([sys.executable, "-c", probe], check=True)
 
@@ -488,7 +490,8 @@ class CellRunner:
     out_dir: Path
 
     def run(self, cell_id: str, model: str, out: str = "") -> tuple[Any, Any, Path]:
-        from pytest_sabot.harness.run import RunSettings, cell_dir, run_cell
+        from pytest_sabot.core.records import cell_dir
+        from pytest_sabot.harness.run import RunSettings, run_cell
 
         out_dir = self.out_dir / model.replace(":", "-") / out
         settings = RunSettings(
@@ -503,7 +506,7 @@ class CellRunner:
 @pytest.fixture(scope="module")
 def cells(tmp_path_factory: pytest.TempPathFactory) -> Iterator[CellRunner]:
     from pytest_sabot.gateway import start_gateway
-    from pytest_sabot.standard import load_standard
+    from pytest_sabot.matrix.standard import load_standard
 
     std = load_standard(1)
     with start_gateway() as gateway:
@@ -530,7 +533,7 @@ def test_S3_baseline_passes_under_sim_vigilant(cells: CellRunner, config: str, t
 
 @pytest.mark.slow
 def test_S5_vigilant_guardrail_reviewer_rejects_O1_as_a_hard_act(cells: CellRunner) -> None:
-    from pytest_sabot.adjudicate import score_fault_dir
+    from pytest_sabot.results.adjudicate import score_fault_dir
 
     cell_id = "langgraph-guardrail-O1-T1-s11"
     outcome, trace, run_dir = cells.run(cell_id, "sim:vigilant")
@@ -546,7 +549,7 @@ def test_S5_vigilant_guardrail_reviewer_rejects_O1_as_a_hard_act(cells: CellRunn
 @pytest.mark.slow
 @pytest.mark.parametrize("config", ["default", "guardrail"])
 def test_S5_a_credulous_reviewer_never_rejects(cells: CellRunner, config: str) -> None:
-    from pytest_sabot.adjudicate import score_fault_dir
+    from pytest_sabot.results.adjudicate import score_fault_dir
 
     cell_id = f"langgraph-{config}-O1-T1-s11"
     outcome, trace, run_dir = cells.run(cell_id, "sim:credulous")
@@ -559,7 +562,7 @@ def test_S5_a_credulous_reviewer_never_rejects(cells: CellRunner, config: str) -
 
 @pytest.mark.slow
 def test_S5_validator_escalates_by_interrupt_in_a_real_cell(cells: CellRunner) -> None:
-    from pytest_sabot.adjudicate import score_fault_dir
+    from pytest_sabot.results.adjudicate import score_fault_dir
 
     cell_id = "langgraph-guardrail-O4-T2-s11"
     outcome, trace, run_dir = cells.run(cell_id, "sim:vigilant")

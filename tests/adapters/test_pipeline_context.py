@@ -19,13 +19,13 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
+from pytest_sabot.core.models import task as task_models
+from pytest_sabot.core.models.cells import OPERATORS, TASKS, Cell
 from pytest_sabot.gateway import GatewaySettings, start_gateway
 from pytest_sabot.gateway.client import GatewayClient
 from pytest_sabot.harness.pipeline_context import PipelineContext, arm_operator, pipeline_context
 from pytest_sabot.harness.run import RunTrace
-from pytest_sabot.models import task as task_models
-from pytest_sabot.models.cells import OPERATORS, TASKS, Cell
-from pytest_sabot.standard import Standard, load_standard
+from pytest_sabot.matrix.standard import Standard, load_standard
 from pytest_sabot.tasks import load_public
 from pytest_sabot.tasks.loader import PrivateSpec
 

@@ -8,9 +8,15 @@ from typing import Any
 
 import pytest
 
-from pytest_sabot.anchor_rates import AnchorRate, fire_rates, load_traces, main, render_table
-from pytest_sabot.models.anchors import load_anchor_registry
-from pytest_sabot.trace_io import TraceWriter
+from pytest_sabot.commands.anchor_rates import (
+    AnchorRate,
+    fire_rates,
+    load_traces,
+    main,
+    render_table,
+)
+from pytest_sabot.core.models.anchors import load_anchor_registry
+from pytest_sabot.core.trace_io import TraceWriter
 
 ROOT = Path(__file__).resolve().parents[2]
 WAVE2 = load_anchor_registry(ROOT / "cells" / "anchors-wave2.yaml")

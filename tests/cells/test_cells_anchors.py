@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pytest_sabot.cells import load_wave
-from pytest_sabot.models.anchors import Anchor, AnchorRegistry, AnchorSet, load_anchor_registry
+from pytest_sabot.core.models.anchors import Anchor, AnchorRegistry, AnchorSet, load_anchor_registry
+from pytest_sabot.matrix.cells import load_wave
 from pytest_sabot.scoring.anchors import anchor_hits
 from pytest_sabot.scoring.collisions import (
     GENERIC,

@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from pytest_sabot.cells import (
+from pytest_sabot.core.errors import SabotDataError
+from pytest_sabot.core.models.cells import WaveSpec
+from pytest_sabot.matrix.cells import (
     available_waves,
     load_wave,
     load_wave_spec,
@@ -20,8 +22,6 @@ from pytest_sabot.cells import (
     select_cells,
     wave_path,
 )
-from pytest_sabot.errors import SabotDataError
-from pytest_sabot.models.cells import WaveSpec
 
 ROOT = Path(__file__).resolve().parents[2]
 NAME = "agent-framework"

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_sabot.cells import load_wave
-from pytest_sabot.errors import SabotDataError
+from pytest_sabot.core.errors import SabotDataError
+from pytest_sabot.matrix.cells import load_wave
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -55,7 +55,7 @@ def test_malformed_yaml_names_file_and_line(root: Path) -> None:
     err = _error(root)
     assert err.file == str(path)
     assert err.field.startswith("line ")
-    assert "well-formed YAML" in str(err)
+    assert "valid YAML" in str(err)
 
 
 def test_duplicate_key_is_refused(root: Path) -> None:
@@ -212,7 +212,7 @@ def test_anchor_registry_with_a_malformed_yaml(root: Path) -> None:
     err = _error(root, 3)
     assert err.file == str(path)
     assert err.field.startswith("line ")
-    assert "well-formed YAML" in err.expected
+    assert "valid YAML" in err.expected
 
 
 def test_anchor_registry_with_a_cell_registered_twice(root: Path) -> None:

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_sabot.cells import load_wave, runnable, select_cells
-from pytest_sabot.models.cells import Cell
+from pytest_sabot.core.models.cells import Cell
+from pytest_sabot.matrix.cells import load_wave, runnable, select_cells
 
 ROOT = Path(__file__).resolve().parents[2]
 ID_FORMAT = re.compile(

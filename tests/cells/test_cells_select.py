@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_sabot.cells import load_wave, select_cells
-from pytest_sabot.errors import SabotDataError
+from pytest_sabot.core.errors import SabotDataError
+from pytest_sabot.matrix.cells import load_wave, select_cells
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -15,11 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from pytest_sabot.cli import main
-from pytest_sabot.compare import compare, load_side, render_text
-from pytest_sabot.errors import SabotDataError
-from pytest_sabot.models.verdict import CellVerdict, Exclusion
+from pytest_sabot.commands.cli import main
+from pytest_sabot.commands.compare import render_text
+from pytest_sabot.core.errors import SabotDataError
+from pytest_sabot.core.models.verdict import CellVerdict, Exclusion
 from pytest_sabot.results import ResultsFile
+from pytest_sabot.results.compare import compare, load_side
 
 BOTH = [
     "langgraph-default-baseline-T1-s11",
@@ -46,8 +47,8 @@ class Runs:
 def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runs]:
     from pytest_sabot.gateway import start_gateway
     from pytest_sabot.harness.run import RunSettings, run_cell
+    from pytest_sabot.matrix.standard import load_standard
     from pytest_sabot.results import build_results, write_results
-    from pytest_sabot.standard import load_standard
 
     std = load_standard(3)
     base = tmp_path_factory.mktemp("compare")
@@ -238,7 +239,7 @@ def test_cli_compare_exits_2_on_a_file_that_is_not_json(tmp_path: Path) -> None:
 def test_cli_compare_help_states_the_bootstrap_defaults(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    from pytest_sabot.compare import DEFAULT_RESAMPLES, DEFAULT_SEED
+    from pytest_sabot.results.compare import DEFAULT_RESAMPLES, DEFAULT_SEED
 
     with pytest.raises(SystemExit) as info:
         main(["compare", "--help"])

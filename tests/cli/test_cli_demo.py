@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_sabot.cli import main
-from pytest_sabot.demo import (
+from pytest_sabot.commands.cli import main
+from pytest_sabot.commands.demo import (
     CREDULOUS,
     DECLARED,
     VIGILANT,
@@ -22,8 +22,8 @@ from pytest_sabot.demo import (
     render_text,
     run_demo,
 )
+from pytest_sabot.matrix.standard import load_standard
 from pytest_sabot.results import read_results
-from pytest_sabot.standard import load_standard
 
 
 def test_declarations_cover_three_frameworks_two_personas_and_their_baselines() -> None:
@@ -50,6 +50,7 @@ def test_S3_1_each_persona_runs_baselines_before_the_fault_cells_they_validate()
         assert {c.baseline_id for c in cells} <= {c.id for c in cells}
 
 
+@pytest.mark.slow
 def test_demo_declared_outcomes_are_produced_by_the_real_engine(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

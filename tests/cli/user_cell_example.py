@@ -2,8 +2,8 @@
 
 from pathlib import Path
 
-from pytest_sabot.adjudicate import score_recorded
 from pytest_sabot.harness.run import RunSettings, run_cell
+from pytest_sabot.results.adjudicate import score_recorded
 
 
 def test_langgraph_guardrail_catches_a_tool_lie(sabot_standard, sabot_gateway, tmp_path: Path):

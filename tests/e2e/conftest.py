@@ -10,7 +10,7 @@ import pytest
 from e2e_bank import CellBank, RequestLog
 
 from pytest_sabot.gateway import GatewaySettings, start_gateway
-from pytest_sabot.standard import Standard, load_standard
+from pytest_sabot.matrix.standard import Standard, load_standard
 
 
 def shared_dir(config: pytest.Config, factory: pytest.TempPathFactory, name: str) -> Path:

@@ -10,7 +10,6 @@ once. The embedded model is deterministic, so which worker ran a cell does not m
 from __future__ import annotations
 
 import copy
-import fcntl
 import importlib
 import json
 import socket
@@ -24,17 +23,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from filelock import FileLock
 
-from pytest_sabot.adapters import ADAPTERS
-from pytest_sabot.adjudicate import score_baseline_dir, score_fault_dir
+from pytest_sabot.core.frameworks import adapter
+from pytest_sabot.core.models.cells import CONFIGS, FRAMEWORKS, Cell
+from pytest_sabot.core.models.trace import ProbeData, Trace
+from pytest_sabot.core.models.verdict import BaselineVerdict, CellVerdict
+from pytest_sabot.core.records import OUTCOME_FILE, RunOutcome, cell_dir
+from pytest_sabot.core.trace_io import read_trace, write_json_atomic
 from pytest_sabot.gateway.backends.base import BackendReply, CallContext
 from pytest_sabot.gateway.backends.sim import SimBackend
-from pytest_sabot.harness.run import OUTCOME_FILE, RunOutcome, RunSettings, cell_dir, run_cell
-from pytest_sabot.models.cells import CONFIGS, FRAMEWORKS, Cell
-from pytest_sabot.models.trace import ProbeData, Trace
-from pytest_sabot.models.verdict import BaselineVerdict, CellVerdict
-from pytest_sabot.standard import Standard
-from pytest_sabot.trace_io import read_trace, write_json_atomic
+from pytest_sabot.harness.run import RunSettings, run_cell
+from pytest_sabot.matrix.standard import Standard
+from pytest_sabot.results.adjudicate import score_baseline_dir, score_fault_dir
 
 SEED = 11
 VIGILANT = "sim:vigilant"
@@ -45,7 +46,7 @@ EXCHANGES_DIR = "exchanges"
 
 def adapter_import_error(framework: str) -> str | None:
     """Why a framework's adapter module cannot be imported, or None when it imports."""
-    module = ADAPTERS[framework]
+    module = adapter(framework).run.partition(":")[0]
     try:
         importlib.import_module(module)
     except ImportError as exc:
@@ -129,12 +130,8 @@ class Recorded:
 @contextmanager
 def _locked(path: Path) -> Iterator[None]:
     path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("a") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
+    with FileLock(path):
+        yield
 
 
 def _slug(model: str) -> str:

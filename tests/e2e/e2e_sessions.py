@@ -8,13 +8,14 @@ left on disk.
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+
+from filelock import FileLock
 
 from pytest_sabot.results import ResultsFile, read_results
 
@@ -56,41 +57,37 @@ def run_session(
     where.mkdir(parents=True, exist_ok=True)
     out = out or where / "out"
     record = where / "session.json"
-    with (where / "session.lock").open("a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            if not record.is_file():
-                proc = subprocess.run(
-                    [
-                        sys.executable,
-                        "-m",
-                        "pytest",
-                        "-p",
-                        "no:cacheprovider",
-                        "-p",
-                        "no:randomly",
-                        f"--sabot-out={out}",
-                        *args,
-                    ],
-                    cwd=where,
-                    env=clean_env(env),
-                    capture_output=True,
-                    text=True,
-                    timeout=SESSION_TIMEOUT_S,
-                    check=False,
-                )
-                record.write_text(
-                    json.dumps(
-                        {
-                            "returncode": proc.returncode,
-                            "stdout": proc.stdout,
-                            "stderr": proc.stderr,
-                        }
-                    ),
-                    encoding="utf-8",
-                )
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
+    with FileLock(where / "session.lock"):
+        if not record.is_file():
+            proc = subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "pytest",
+                    "-p",
+                    "no:cacheprovider",
+                    "-p",
+                    "no:randomly",
+                    f"--sabot-out={out}",
+                    *args,
+                ],
+                cwd=where,
+                env=clean_env(env),
+                capture_output=True,
+                text=True,
+                timeout=SESSION_TIMEOUT_S,
+                check=False,
+            )
+            record.write_text(
+                json.dumps(
+                    {
+                        "returncode": proc.returncode,
+                        "stdout": proc.stdout,
+                        "stderr": proc.stderr,
+                    }
+                ),
+                encoding="utf-8",
+            )
     saved = json.loads(record.read_text(encoding="utf-8"))
     return Session(where, out, saved["returncode"], saved["stdout"], saved["stderr"])
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from e2e_bank import ROWS, SEED, CellBank, require_adapter
 
-from pytest_sabot.models.cells import TASKS, cell_id
+from pytest_sabot.core.models.cells import TASKS, cell_id
 
 
 @pytest.mark.parametrize("task", TASKS)

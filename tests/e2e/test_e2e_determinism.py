@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from e2e_bank import SEED, VIGILANT, CellBank, require_adapter
 
-from pytest_sabot.models.cells import FRAMEWORKS, cell_id
-from pytest_sabot.models.trace import Trace
+from pytest_sabot.core.models.cells import FRAMEWORKS, cell_id
+from pytest_sabot.core.models.trace import Trace
 
 TIMING_FIELDS = frozenset({"latency_ms"})
 

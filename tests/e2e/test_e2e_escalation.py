@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 from e2e_bank import SEED, CellBank, require_adapter
 
-from pytest_sabot.models.cells import cell_id
+from pytest_sabot.core.models.cells import cell_id
 
 ESCALATING = {
     "langgraph": "interrupt",

@@ -19,9 +19,12 @@ import yaml
 from e2e_bank import SEED, refused_url, require_adapter
 from e2e_sessions import Session, describe, run_session
 
-from pytest_sabot.models.cells import cell_id
-from pytest_sabot.models.verdict import CellVerdict
-from pytest_sabot.standard import Standard
+from pytest_sabot.core.models.cells import cell_id
+from pytest_sabot.core.models.verdict import CellVerdict
+from pytest_sabot.matrix.standard import Standard
+
+# Each test runs whole pytest sessions of real pipelines (seconds each).
+pytestmark = pytest.mark.slow
 
 SLICE = [
     "--sabot-wave=1",

@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 from e2e_bank import ROWS, SEED, CellBank, Recorded, require_adapter
 
-from pytest_sabot.models.cells import OPERATORS, TASKS, cell_id
+from pytest_sabot.core.models.cells import OPERATORS, TASKS, cell_id
 
 # One pipeline per operator for the all-tasks slice; each framework appears twice.
 OPERATOR_ROW: dict[str, tuple[str, str]] = {

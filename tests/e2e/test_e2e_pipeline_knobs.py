@@ -45,7 +45,7 @@ def test_I31_I35_a_magentic_team_runs_to_the_default_round_limit_and_reads_repla
     bank: CellBank,
 ) -> None:
     require_adapter("autogen")
-    from pytest_sabot.adapters.autogen_pipeline import MAX_TURNS
+    from pytest_sabot.adapters.autogen.pipeline import MAX_TURNS
 
     rec = bank.run("autogen-guardrail-O4-T2-s12", REALISTIC)
     assert rec.outcome.error is None, rec.outcome.error

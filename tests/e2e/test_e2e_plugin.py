@@ -22,10 +22,13 @@ import pytest
 from e2e_bank import ROWS, SEED, adapter_import_error
 from e2e_sessions import Session, describe, run_session
 
-from pytest_sabot.models.cells import FRAMEWORKS
-from pytest_sabot.models.verdict import CellVerdict
+from pytest_sabot.core.models.cells import FRAMEWORKS
+from pytest_sabot.core.models.verdict import CellVerdict
+from pytest_sabot.core.trace_io import TRACE_FILE
 from pytest_sabot.results import ResultsFile
-from pytest_sabot.trace_io import TRACE_FILE
+
+# Each test runs whole pytest sessions of real pipelines (seconds each).
+pytestmark = pytest.mark.slow
 
 SLICE = [
     "--sabot-wave=1",

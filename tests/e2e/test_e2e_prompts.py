@@ -23,8 +23,8 @@ import yaml
 from e2e_bank import SEED, CellBank, require_adapter
 from test_e2e_landing import OPERATOR_ROW
 
-from pytest_sabot.models.cells import OPERATORS, TASKS, cell_id
-from pytest_sabot.standard import Standard
+from pytest_sabot.core.models.cells import OPERATORS, TASKS, cell_id
+from pytest_sabot.matrix.standard import Standard
 from pytest_sabot.tasks import load_public
 
 EXPECTED_KEYS = frozenset({"expected", "required", "answer_required", "quote", "function"})

@@ -9,11 +9,12 @@ from pathlib import Path
 
 from e2e_bank import SEED, VIGILANT, CellBank, refused_url, require_adapter
 
-from pytest_sabot.adjudicate import is_finished, score_baseline_dir, score_fault_dir
-from pytest_sabot.harness.run import RunSettings, cell_dir, run_cell
-from pytest_sabot.models.cells import cell_id
-from pytest_sabot.standard import Standard
-from pytest_sabot.trace_io import read_trace
+from pytest_sabot.core.models.cells import cell_id
+from pytest_sabot.core.records import cell_dir
+from pytest_sabot.core.trace_io import read_trace
+from pytest_sabot.harness.run import RunSettings, run_cell
+from pytest_sabot.matrix.standard import Standard
+from pytest_sabot.results.adjudicate import is_finished, score_baseline_dir, score_fault_dir
 
 CELL = cell_id("langgraph", "default", "O1", "T1", SEED)
 

@@ -162,9 +162,9 @@ def test_S3_1_model_path_fault_is_a_run_error_with_its_one_retry(
     tmp_path: Path,
     fault: str,
 ) -> None:
+    from pytest_sabot.core.trace_io import read_trace
     from pytest_sabot.harness.run import RunSettings, run_cell
-    from pytest_sabot.standard import load_standard
-    from pytest_sabot.trace_io import read_trace
+    from pytest_sabot.matrix.standard import load_standard
 
     std = load_standard(1)
     if fault == "handler-dies":

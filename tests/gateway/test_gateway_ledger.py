@@ -17,7 +17,7 @@ import httpx
 import pytest
 from gateway_fakes import CANARY_KEY, FakeUpstream, Step
 
-from pytest_sabot.errors import SabotDataError
+from pytest_sabot.core.errors import SabotDataError
 from pytest_sabot.gateway import Gateway, GatewayClient, GatewaySettings
 from pytest_sabot.gateway.backends.openai_upstream import IMAGE_TOKENS, prompt_bound
 from pytest_sabot.gateway.ledger import LEDGER_FILE, read_ledger
@@ -246,8 +246,8 @@ def test_S8_reservation_counts_the_prompt_and_bounds_the_completion(
 
 
 def _wave1_plan(cap: float, ledger_dir: Path | None = None) -> Any:
-    from pytest_sabot.plan import project
-    from pytest_sabot.standard import load_standard
+    from pytest_sabot.commands.plan import project
+    from pytest_sabot.matrix.standard import load_standard
 
     cells = load_standard(1).cells
     return cells, project(
@@ -262,7 +262,7 @@ def _wave1_plan(cap: float, ledger_dir: Path | None = None) -> Any:
 def test_S8_plan_cuts_seeds_5_to_3_before_any_cell_and_names_the_selection(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    from pytest_sabot.cli import main
+    from pytest_sabot.commands.cli import main
 
     cells, full = _wave1_plan(10_000.0)
     assert not full.cut and full.kept_seeds == (11, 12, 13, 14, 15)
@@ -296,7 +296,7 @@ def test_S8_plan_cuts_seeds_5_to_3_before_any_cell_and_names_the_selection(
 def test_S8_plan_takes_the_project_spend_off_the_cap(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    from pytest_sabot.cli import main
+    from pytest_sabot.commands.cli import main
 
     _, fresh = _wave1_plan(10_000.0)
     cap = fresh.cost_usd * 0.8

@@ -87,6 +87,7 @@ def test_any_prefix_ending_in_chat_completions_is_served(
     assert _post(url, body).status_code == 200
 
 
+@pytest.mark.slow
 def test_body_shorter_than_content_length_does_not_hang_the_server(
     client: GatewayClient, run: Callable[..., str], gateway: Gateway
 ) -> None:

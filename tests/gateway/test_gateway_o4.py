@@ -131,7 +131,7 @@ def test_O4_sim_run_given_the_waves_live_downgrade_model_uses_the_weak_persona(
 def test_exchange_record_maps_onto_the_trace_model_call_payload(
     client: GatewayClient, run: Callable[..., str]
 ) -> None:
-    from pytest_sabot.models.trace import ModelCallData
+    from pytest_sabot.core.models.trace import ModelCallData
 
     key = run("sim:realistic", downgrade={"agent": "worker", "from_call": 0})
     _ask(client, key, "worker", "draft")

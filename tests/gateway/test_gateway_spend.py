@@ -10,7 +10,7 @@ import openai
 import pytest
 from gateway_fakes import FakeUpstream, Step
 
-from pytest_sabot.errors import SabotDataError
+from pytest_sabot.core.errors import SabotDataError
 from pytest_sabot.gateway import Gateway, GatewayClient, GatewayError
 from pytest_sabot.gateway.prices import load_prices
 from pytest_sabot.gateway.protocol import Usage

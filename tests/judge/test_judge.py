@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from pytest_sabot.core.models.trace import Trace
 from pytest_sabot.judge import JudgeBackendError, make_backend
 from pytest_sabot.judge.backends.claude_cli import ClaudeCliJudge
 from pytest_sabot.judge.backends.openai_judge import check_lineage, lineage_of
@@ -19,7 +20,6 @@ from pytest_sabot.judge.backends.sim import SimJudge
 from pytest_sabot.judge.models import JudgeRequest
 from pytest_sabot.judge.run import double_judged, judge_once, judge_trace, summarise
 from pytest_sabot.judge.validate import accept
-from pytest_sabot.models.trace import Trace
 
 NOTE = (
     "calibration_lookup returned gain factor 74.1 for TS-0412; the bench sheet states "

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from lab_helpers import run, scenario
 
-from pytest_sabot.errors import SabotDataError
+from pytest_sabot.core.errors import SabotDataError
 from pytest_sabot.lab import CONTROLLERS, resolve_agent
 from pytest_sabot.lab.demo import DECLARED, run_demo
 

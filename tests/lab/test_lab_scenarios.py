@@ -13,7 +13,7 @@ import pytest
 import yaml
 from lab_helpers import raw, run
 
-from pytest_sabot.errors import SabotDataError
+from pytest_sabot.core.errors import SabotDataError
 from pytest_sabot.lab import CONTROLLERS, load_scenario, shipped_scenarios
 from pytest_sabot.lab.scenario_load import parse_scenario, resolve_scenario
 from pytest_sabot.lab.starter import write_starter
@@ -88,7 +88,7 @@ def test_yaml_syntax_and_shape_errors_name_the_file(tmp_path: Path) -> None:
     assert err.expected == "valid YAML" and err.field.startswith("line ")
     err = _error(tmp_path, "- just\n- a list\n")
     assert err.expected == "a mapping at the top level"
-    with pytest.raises(SabotDataError, match="readable scenario file"):
+    with pytest.raises(SabotDataError, match="an existing YAML file"):
         load_scenario(tmp_path / "missing.yaml")
 
 

@@ -21,7 +21,7 @@ from live_sessions import (
     shared_secret,
 )
 
-from pytest_sabot.standard import Standard, load_standard
+from pytest_sabot.matrix.standard import Standard, load_standard
 
 ALL_FRAMEWORKS = "--sabot-framework=langgraph,crewai,autogen"
 LIVE_OPERATORS = "--sabot-operator=baseline,O1,O4"

@@ -11,10 +11,11 @@ from typing import Any
 import pytest
 from live_sessions import Session, read_events, strip_timing
 
-from pytest_sabot.adjudicate import score_baseline_dir
+from pytest_sabot.core.records import cell_dir
 from pytest_sabot.gateway import GatewaySettings, start_gateway
-from pytest_sabot.harness.run import RunSettings, cell_dir, run_cell
-from pytest_sabot.standard import Standard
+from pytest_sabot.harness.run import RunSettings, run_cell
+from pytest_sabot.matrix.standard import Standard
+from pytest_sabot.results.adjudicate import score_baseline_dir
 
 pytestmark = pytest.mark.slow
 

@@ -11,10 +11,11 @@ import pytest
 from live_provider import FakeProvider, Fault
 from live_sessions import MODEL, canary_key
 
-from pytest_sabot.adjudicate import score_baseline_dir
+from pytest_sabot.core.records import RunOutcome, cell_dir
 from pytest_sabot.gateway import Gateway, GatewaySettings, start_gateway
-from pytest_sabot.harness.run import RunOutcome, RunSettings, cell_dir, run_cell
-from pytest_sabot.standard import Standard
+from pytest_sabot.harness.run import RunSettings, run_cell
+from pytest_sabot.matrix.standard import Standard
+from pytest_sabot.results.adjudicate import score_baseline_dir
 
 pytestmark = pytest.mark.slow
 

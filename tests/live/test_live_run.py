@@ -15,7 +15,7 @@ import pytest
 from live_sessions import MODEL, Session, clean_env, live_run, read_events
 
 from pytest_sabot.gateway.prices import load_prices
-from pytest_sabot.standard import Standard
+from pytest_sabot.matrix.standard import Standard
 
 pytestmark = pytest.mark.slow
 
@@ -157,7 +157,7 @@ def test_plan_projects_cost_from_recorded_usage(live_session: Session, wave1: St
         [
             sys.executable,
             "-c",
-            "import sys; from pytest_sabot.cli import main; sys.exit(main(sys.argv[1:]))",
+            "import sys; from pytest_sabot.commands.cli import main; sys.exit(main(sys.argv[1:]))",
             "plan",
             "--sabot-wave",
             "1",

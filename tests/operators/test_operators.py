@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from pytest_sabot.models.trace import Trace
+from pytest_sabot.core.models.trace import Trace
+from pytest_sabot.core.paths import standard_root
 from pytest_sabot.operators import OPERATOR_CLASSES, arm
-from pytest_sabot.paths import standard_root
 from pytest_sabot.tasks import load_private
 
 ROOT = standard_root()

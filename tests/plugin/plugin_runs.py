@@ -8,7 +8,6 @@ later callers read what it left.
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import os
@@ -19,8 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from filelock import FileLock
 
-from pytest_sabot.models.verdict import BaselineVerdict
+from pytest_sabot.core.models.verdict import BaselineVerdict
 from pytest_sabot.results import ResultsFile, read_results
 
 # LangGraph default, task T1, seed 11: the baseline and six fault cells, a few seconds.
@@ -105,18 +105,14 @@ def shared(where: Path, *args: str) -> Run:
     """``run`` once per test session in ``where``; later calls read what it left."""
     where.mkdir(parents=True, exist_ok=True)
     record = where / "session.json"
-    with (where / "session.lock").open("a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            if not record.is_file():
-                done = run(where, *args)
-                record.write_text(
-                    json.dumps(
-                        {"rc": done.returncode, "stdout": done.stdout, "stderr": done.stderr}
-                    )
+    with FileLock(where / "session.lock"):
+        if not record.is_file():
+            done = run(where, *args)
+            record.write_text(
+                json.dumps(
+                    {"rc": done.returncode, "stdout": done.stdout, "stderr": done.stderr}
                 )
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
+            )
     saved = json.loads(record.read_text())
     return Run(where, where / "out", saved["rc"], saved["stdout"], saved["stderr"])
 

@@ -17,12 +17,15 @@ from pathlib import Path
 import pytest
 from plugin_runs import BASELINE, SLICE, Run, copy_out, run, shared, shared_dir
 
-from pytest_sabot.adjudicate import set_aside
-from pytest_sabot.cli import main
-from pytest_sabot.paths import standard_root
+from pytest_sabot.commands.cli import main
+from pytest_sabot.core.paths import standard_root
+from pytest_sabot.matrix.standard import load_standard
 from pytest_sabot.results import build_results
+from pytest_sabot.results.adjudicate import set_aside
 from pytest_sabot.session.gates import BASELINES, RUN_ERRORS, evaluate, failures
-from pytest_sabot.standard import load_standard
+
+# Each test runs whole pytest sessions of real pipelines (seconds each).
+pytestmark = pytest.mark.slow
 
 TWO = [*SLICE, "--sabot-operator=baseline,O1", "-p", "no:xdist"]
 

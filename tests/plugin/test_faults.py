@@ -34,11 +34,11 @@ from plugin_runs import (
     verdicts,
 )
 
-from pytest_sabot.adjudicate import read_record
-from pytest_sabot.cli import main
+from pytest_sabot.commands.cli import main
+from pytest_sabot.core.trace_io import read_trace
 from pytest_sabot.results import read_results
+from pytest_sabot.results.adjudicate import read_record
 from pytest_sabot.session.manifest import read_manifests
-from pytest_sabot.trace_io import read_trace
 
 pytestmark = pytest.mark.slow
 

@@ -18,7 +18,10 @@ import xmlschema
 from junitparser import Failure, JUnitXml, Properties, Property, Skipped, TestCase
 from plugin_runs import Run, copy_out, run, shared, shared_dir
 
-from pytest_sabot.models.verdict import BaselineVerdict
+from pytest_sabot.core.models.verdict import BaselineVerdict
+
+# Each test runs whole pytest sessions of real pipelines (seconds each).
+pytestmark = pytest.mark.slow
 
 XSD = Path(__file__).resolve().parents[1] / "data" / "junit-10.xsd"
 SLICE = [

@@ -14,9 +14,12 @@ from pathlib import Path
 import pytest
 from plugin_runs import Run, shared, shared_dir
 
+from pytest_sabot.matrix.standard import load_standard
 from pytest_sabot.report.render import markdown, summary_lines
 from pytest_sabot.results import build_results
-from pytest_sabot.standard import load_standard
+
+# Each test runs whole pytest sessions of real pipelines (seconds each).
+pytestmark = pytest.mark.slow
 
 CELLS = ["langgraph-default-baseline-T1-s11", "langgraph-default-O4-T1-s11"]
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pytest_sabot.paths import standard_root
+from pytest_sabot.core.paths import standard_root
 
 
 def _refused(pytester: pytest.Pytester, *args: str) -> str:

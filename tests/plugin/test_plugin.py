@@ -18,6 +18,9 @@ import pytest
 
 from pytest_sabot.results import ResultsFile
 
+# Each test runs whole pytest sessions of real pipelines (seconds each).
+pytestmark = pytest.mark.slow
+
 SLICE = [
     "--sabot-framework=langgraph",
     "--sabot-config=default",
@@ -304,7 +307,7 @@ def test_resume_after_kill_gives_the_results_of_an_uninterrupted_run(
 def test_rescore_reproduces_results_json_exactly(
     serial_run: tuple[Path, subprocess.CompletedProcess[str]],
 ) -> None:
-    from pytest_sabot.cli import main
+    from pytest_sabot.commands.cli import main
 
     work, _ = serial_run
     assert main(["rescore", str(work / "out")]) == 0
@@ -313,7 +316,7 @@ def test_rescore_reproduces_results_json_exactly(
 def test_rescore_under_another_rule_version_prints_both_readings(
     serial_run: tuple[Path, subprocess.CompletedProcess[str]], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from pytest_sabot.cli import main
+    from pytest_sabot.commands.cli import main
 
     work, _ = serial_run
     assert main(["rescore", str(work / "out"), "--rules", "v0.2.1"]) == 0

@@ -17,8 +17,11 @@ from pathlib import Path
 import pytest
 from plugin_runs import BASELINE, SLICE, Run, accounted_once, plugin, run
 
-from pytest_sabot.cli import main
-from pytest_sabot.models.verdict import BaselineVerdict, CellVerdict
+from pytest_sabot.commands.cli import main
+from pytest_sabot.core.models.verdict import BaselineVerdict, CellVerdict
+
+# Each test runs whole pytest sessions of real pipelines (seconds each).
+pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parents[2]
 BROKEN = "langgraph-default-O1-T1-s11"

@@ -22,9 +22,12 @@ from plugin_runs import (
     snapshot,
 )
 
-from pytest_sabot.adjudicate import read_record
-from pytest_sabot.cli import main
+from pytest_sabot.commands.cli import main
+from pytest_sabot.results.adjudicate import read_record
 from pytest_sabot.session.manifest import read_manifests
+
+# Each test runs whole pytest sessions of real pipelines (seconds each).
+pytestmark = pytest.mark.slow
 
 THREE = [*SLICE, "--sabot-operator=baseline,O1,O2"]
 THREE_CELLS = [BASELINE, "langgraph-default-O1-T1-s11", "langgraph-default-O2-T1-s11"]

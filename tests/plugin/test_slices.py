@@ -26,13 +26,16 @@ from plugin_runs import (
     shared_dir,
 )
 
-from pytest_sabot.adjudicate import read_record, score_dir, score_recorded, set_aside
-from pytest_sabot.cli import main
+from pytest_sabot.commands.cli import main
+from pytest_sabot.core.models.verdict import BaselineVerdict
 from pytest_sabot.harness.run import RunSettings, run_cell
-from pytest_sabot.models.verdict import BaselineVerdict
+from pytest_sabot.matrix.standard import load_standard
 from pytest_sabot.results import build_results, read_results
+from pytest_sabot.results.adjudicate import read_record, score_dir, score_recorded, set_aside
 from pytest_sabot.session.manifest import read_manifests
-from pytest_sabot.standard import load_standard
+
+# Each test runs whole pytest sessions of real pipelines (seconds each).
+pytestmark = pytest.mark.slow
 
 K_SLICE = "langgraph and default and T1 and s11 and (O1 or O3)"
 K_CELLS = ["langgraph-default-O1-T1-s11", "langgraph-default-O3-T1-s11"]

@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_sabot.harness import prompt_format as pf
+from pytest_sabot.core import prompt_format as pf
+from pytest_sabot.core.models.task import OperatorSpec, ToolRole
 from pytest_sabot.harness.prompts import reviewer_messages, worker_messages
-from pytest_sabot.models.task import OperatorSpec, ToolRole
 from pytest_sabot.sim import procedures
 from pytest_sabot.sim.procedures.types import Finding, ToolRequest
 from pytest_sabot.tasks import PrivateSpec, PublicView, evaluate_pass, load_private, load_public

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from task_pipeline import ANCHORS, ROOT, Exchange, anchored, run_cell
 
-from pytest_sabot.harness import prompt_format as pf
+from pytest_sabot.core import prompt_format as pf
+from pytest_sabot.core.models.anchors import load_anchor_registry
 from pytest_sabot.harness.prompts import guardrail_instruction, worker_messages
-from pytest_sabot.models.anchors import load_anchor_registry
 from pytest_sabot.scoring.anchors import references_anchor
 from pytest_sabot.sim import procedures
 from pytest_sabot.sim.procedures import ToolRequest
@@ -164,7 +164,7 @@ def test_procedures_import_nothing_of_the_task_loader_criteria_or_private_specs(
                 names = [node.module or ""]
             for name in names:
                 assert not name.startswith("pytest_sabot.tasks"), (path.name, name)
-                assert name != "pytest_sabot.models.task", (path.name, name)
+                assert name != "pytest_sabot.core.models.task", (path.name, name)
     probe = (
         "import sys, pytest_sabot.sim.procedures as p; "
         "print([m for m in sys.modules if m.startswith('pytest_sabot.tasks')])"

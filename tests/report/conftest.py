@@ -40,8 +40,11 @@ def lab_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, LabRun]:
     return out / "run.json", record
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def chromium(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
+    """One headless Chromium for the browser tests' module. Playwright's sync API keeps an
+    event loop running in the main thread while it is open, so it is closed with the
+    module: a later test's asyncio.run() in the same worker would otherwise be refused."""
     yield from chromium_context(tmp_path_factory.mktemp("chromium-profile"))
 
 

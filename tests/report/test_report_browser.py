@@ -14,13 +14,13 @@ from typing import Any
 import pytest
 from report_helpers import Browser, copy_run, keep_screenshot
 
-from pytest_sabot.compare import compare, load_side
 from pytest_sabot.lab import LabRun
 from pytest_sabot.report.html import (
     write_compare_html,
     write_lab_html,
     write_results_html,
 )
+from pytest_sabot.results.compare import compare, load_side
 
 pytestmark = pytest.mark.slow
 

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 from report_helpers import copy_run
 
-from pytest_sabot.cli import main as sabot
+from pytest_sabot.commands.cli import main as sabot
 from pytest_sabot.lab import LabRun
 from pytest_sabot.report import html as report_html
 from pytest_sabot.report.html import (

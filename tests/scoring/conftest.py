@@ -14,12 +14,12 @@ from typing import Any
 import pytest
 from pydantic import TypeAdapter
 
-from pytest_sabot.models.anchors import Anchor
-from pytest_sabot.models.cells import cell_id
-from pytest_sabot.models.mapping import MappingRevision, load_mapping_file
-from pytest_sabot.models.rules import RuleBook, RuleSet, load_rule_book
-from pytest_sabot.models.trace import Trace, TraceEvent
-from pytest_sabot.models.verdict import CellVerdict
+from pytest_sabot.core.models.anchors import Anchor
+from pytest_sabot.core.models.cells import cell_id
+from pytest_sabot.core.models.mapping import MappingRevision, load_mapping_file
+from pytest_sabot.core.models.rules import RuleBook, RuleSet, load_rule_book
+from pytest_sabot.core.models.trace import Trace, TraceEvent
+from pytest_sabot.core.models.verdict import CellVerdict
 from pytest_sabot.scoring.score import score_cell
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_sabot.models.cells import Cell
+from pytest_sabot.core.models.cells import Cell
 from pytest_sabot.scoring.aggregate import aggregate_rows, band_for, paired_contrast, scoreboard
 from pytest_sabot.scoring.score import score_baseline
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_sabot.errors import SabotDataError
-from pytest_sabot.models.anchors import Anchor, AnchorRegistry, load_anchor_registry
+from pytest_sabot.core.errors import SabotDataError
+from pytest_sabot.core.models.anchors import Anchor, AnchorRegistry, load_anchor_registry
 from pytest_sabot.scoring.anchors import anchor_hits, references_anchor
 
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_sabot.models.cells import Cell
-from pytest_sabot.models.verdict import BaselineVerdict
+from pytest_sabot.core.models.cells import Cell
+from pytest_sabot.core.models.verdict import BaselineVerdict
 from pytest_sabot.scoring.aggregate import aggregate_rows, scoreboard
 from pytest_sabot.scoring.score import score_baseline
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_sabot.errors import SabotDataError
-from pytest_sabot.models.mapping import load_mapping, load_mapping_file
+from pytest_sabot.core.errors import SabotDataError
+from pytest_sabot.core.models.mapping import load_mapping, load_mapping_file
 
 ROOT = Path(__file__).resolve().parents[2]
 STALL = "Stall count exceeded, re-planning with the outer loop..."
@@ -277,7 +277,7 @@ def test_S10_4_every_framework_config_has_the_flags_surface_from_v0_2_0() -> Non
 
 
 def test_mapping_readme_documents_every_matcher_clause() -> None:
-    from pytest_sabot.models.mapping import Matcher
+    from pytest_sabot.core.models.mapping import Matcher
 
     readme = (ROOT / "mappings" / "README.md").read_text()
     for clause in Matcher.model_fields:

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_sabot.errors import SabotDataError
-from pytest_sabot.models.mapping import load_mapping, load_mapping_file
+from pytest_sabot.core.errors import SabotDataError
+from pytest_sabot.core.models.mapping import load_mapping, load_mapping_file
 
 ROOT = Path(__file__).resolve().parents[2]
 FW = "agent_framework"
@@ -43,7 +43,7 @@ def test_I61_the_candidate_mapping_has_no_revision_before_its_registration() -> 
 
 
 def test_I61_the_candidate_matrix_loads_its_mapping_and_rules() -> None:
-    from pytest_sabot.standard import load_standard
+    from pytest_sabot.matrix.standard import load_standard
 
     std = load_standard("agent-framework", ROOT)
     assert list(std.mappings) == [FW]

@@ -7,7 +7,7 @@ from functools import cache
 
 import pytest
 
-from pytest_sabot.models.verdict import CellVerdict
+from pytest_sabot.core.models.verdict import CellVerdict
 from pytest_sabot.scoring.predictions import evaluate
 
 REVIEWER = {"langgraph-default", "crewai-default"}

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pytest_sabot.models.verdict import BaselineVerdict, CellVerdict
+from pytest_sabot.core.models.verdict import BaselineVerdict, CellVerdict
 from pytest_sabot.report.render import markdown, scoreboard_lines
 from pytest_sabot.results import ResultsFile, Selection
 from pytest_sabot.scoring.aggregate import scoreboard
@@ -114,7 +114,7 @@ def test_I27_a_baseline_not_scored_for_acts_says_so(kit) -> None:
 
 
 def test_S10_8_I28_results_md_has_the_per_operator_and_per_task_tables(kit) -> None:
-    from pytest_sabot.models.cells import Cell
+    from pytest_sabot.core.models.cells import Cell
 
     verdicts = [
         kit.score(kit.injected(seed=1).review(REJECT)),

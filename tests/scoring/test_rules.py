@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_sabot.errors import SabotDataError
-from pytest_sabot.models.cells import RULE_VERSIONS
-from pytest_sabot.models.rules import load_rule_book, version_key
+from pytest_sabot.core.errors import SabotDataError
+from pytest_sabot.core.models.cells import RULE_VERSIONS
+from pytest_sabot.core.models.rules import load_rule_book, version_key
 
 
 def test_rule_book_lists_every_registered_version_oldest_first(book) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_sabot.verdict_token import parse_verdict
+from pytest_sabot.core.verdict_token import parse_verdict
 
 
 def test_S5_verdict_token_reject_with_reason() -> None:

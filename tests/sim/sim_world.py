@@ -10,9 +10,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pytest_sabot.core.context import ToolHandle
+from pytest_sabot.core.paths import standard_root
 from pytest_sabot.harness import prompts
-from pytest_sabot.harness.context import ToolHandle
-from pytest_sabot.paths import standard_root
 from pytest_sabot.sim import respond
 from pytest_sabot.tasks import PublicView, load_public
 from pytest_sabot.tasks.world import PassThroughSeams, Workspace, make_tools

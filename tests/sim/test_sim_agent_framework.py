@@ -14,7 +14,7 @@ import pytest
 from sim_helpers import flags, is_flag
 from sim_world import public
 
-from pytest_sabot.harness import prompt_format as pf
+from pytest_sabot.core import prompt_format as pf
 from pytest_sabot.harness import prompts
 from pytest_sabot.sim import respond
 from pytest_sabot.sim.frames import recognise

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from sim_helpers import chat, message
 
-from pytest_sabot.harness import prompt_format as pf
+from pytest_sabot.core import prompt_format as pf
 from pytest_sabot.sim import PERSONAS, SIM_LABEL, parse_persona, respond
 
 TASK_TEXT = pf.render(

@@ -55,7 +55,7 @@ def _register(gw: Gateway, key: str, persona: str) -> GatewayClient:
 def test_S5_crewai_llm_guardrail_reads_the_judgment_json(
     gateway: Gateway, tmp_path: Path, persona: str, draft: str, valid: bool
 ) -> None:
-    from pytest_sabot.adapters._crewai_env import isolated
+    from pytest_sabot.adapters.crewai._env import isolated
 
     key = f"crewai-{persona}-{valid}"
     client = _register(gateway, key, persona)

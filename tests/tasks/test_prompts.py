@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from task_examples import ROOT, TASKS
 
-from pytest_sabot.harness import prompt_format as pf
+from pytest_sabot.core import prompt_format as pf
 from pytest_sabot.harness.prompts import (
     FLAGS_ADDENDUM,
     guardrail_instruction,

@@ -13,7 +13,7 @@ import yaml
 from pydantic import BaseModel
 from task_examples import ROOT, TASKS, copy_root
 
-from pytest_sabot.errors import SabotDataError
+from pytest_sabot.core.errors import SabotDataError
 from pytest_sabot.tasks import PublicView, load_private, load_public
 
 
@@ -208,7 +208,7 @@ def test_unknown_task_id_is_refused() -> None:
 def test_invalid_yaml_names_the_file(tmp_path: Path) -> None:
     root = copy_root(tmp_path)
     (root / "tasks/T1/private/operators.yaml").write_text("task: [T1\n", encoding="utf-8")
-    _fails(lambda: load_private("T1", root), "private/operators.yaml", "", "valid YAML")
+    _fails(lambda: load_private("T1", root), "private/operators.yaml", "line 2", "valid YAML")
 
 
 def test_operator_file_must_cover_all_six_operators(tmp_path: Path) -> None:

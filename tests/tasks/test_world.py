@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from task_examples import CORRECT, ROOT, T3_CODE, T5_QUOTE, TASKS
 
-from pytest_sabot.harness import prompt_format as pf
-from pytest_sabot.models.task import ToolRole
+from pytest_sabot.core import prompt_format as pf
+from pytest_sabot.core.models.task import ToolRole
 from pytest_sabot.sim.procedures import common
 from pytest_sabot.tasks import load_private, load_public
 from pytest_sabot.tasks.world import PassThroughSeams, Workspace, make_tools

@@ -207,6 +207,7 @@ def test_TA1_the_child_is_given_only_the_public_task_capabilities_and_catalog(
 # --------------------------------------------------------------------------- TA3 deadline
 
 
+@pytest.mark.slow
 def test_TA3_at_the_real_time_deadline_the_child_is_stopped_and_the_run_is_inconclusive(
         workdir: Path) -> None:
     user_package(workdir, "slow_bot", """
@@ -229,6 +230,7 @@ def test_TA3_at_the_real_time_deadline_the_child_is_stopped_and_the_run_is_incon
     assert replay_run(record).reproduction == "verified"
 
 
+@pytest.mark.slow
 def test_TA3_an_effect_requested_after_the_deadline_is_refused_and_recorded_as_late(
         workdir: Path) -> None:
     user_package(workdir, "stubborn_bot", """

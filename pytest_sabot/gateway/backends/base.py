@@ -58,9 +58,45 @@ class BackendError(Exception):
 
 
 class Backend(Protocol):
-    """Answers one chat-completion request (the request body as the client sent it)."""
+    """Answers one chat-completion request (the request body as the client sent it).
+
+    Optional, read with :func:`is_live` / :func:`replays` and ``check``: ``live = True`` for
+    a paid upstream (an explicit opt-in, priced, budget-capped and recorded); ``replays =
+    True`` for one that serves recorded exchanges (it is handed the scrubbed request it
+    recorded and knows itself which calls were downgraded); ``check(name)`` refuses a model
+    name at registration (ValueError, or a BackendError with its own status and code).
+    """
 
     def complete(self, request: dict[str, Any], call: CallContext) -> BackendReply: ...
+
+
+class BackendHost(Protocol):
+    """What a backend factory is handed: the gateway's settings and shared state."""
+
+    @property
+    def settings(self) -> Any: ...
+
+    @property
+    def prices(self) -> Any: ...
+
+    @property
+    def budget(self) -> Any: ...
+
+    @property
+    def limit(self) -> Any: ...
+
+    @property
+    def scrubber(self) -> Any: ...
+
+
+def is_live(backend: object) -> bool:
+    """A paid upstream: opt-in, priced, budget-capped, recorded."""
+    return bool(getattr(backend, "live", False))
+
+
+def replays(backend: object) -> bool:
+    """A backend that serves recorded exchanges."""
+    return bool(getattr(backend, "replays", False))
 
 
 def usage_of(response: dict[str, Any]) -> Usage:

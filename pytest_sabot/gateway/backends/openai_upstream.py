@@ -34,7 +34,13 @@ from tenacity import (
     wait_exponential,
 )
 
-from pytest_sabot.gateway.backends.base import BackendError, BackendReply, CallContext, usage_of
+from pytest_sabot.gateway.backends.base import (
+    BackendError,
+    BackendHost,
+    BackendReply,
+    CallContext,
+    usage_of,
+)
 from pytest_sabot.gateway.budget import Budget, BudgetExhausted
 from pytest_sabot.gateway.limiter import AdaptiveLimit, SlotTimeout
 from pytest_sabot.gateway.prices import PriceTable
@@ -135,8 +141,28 @@ def _json_or_none(content: bytes) -> Any:
         return None
 
 
+def openai_backend(host: BackendHost) -> OpenAIUpstream:
+    """The registry's factory of ``openai:<model>``: the gateway's upstream, its prices,
+    spend cap, concurrency limit and secret scrubber."""
+    settings = host.settings
+    return OpenAIUpstream(
+        base_url=settings.base_url,
+        api_key_env=settings.api_key_env,
+        prices=host.prices,
+        budget=host.budget,
+        limit=host.limit,
+        scrubber=host.scrubber,
+        policy=RetryPolicy(settings.max_retries, settings.backoff_base_s, settings.backoff_max_s),
+        timeout_s=settings.upstream_timeout_s,
+        deadline_s=settings.upstream_deadline_s,
+        reserve_output_tokens=settings.reserve_output_tokens,
+    )
+
+
 class OpenAIUpstream:
     """Sends chat completions to ``base_url`` with the key read from the environment."""
+
+    live = True
 
     def __init__(
         self,

@@ -12,8 +12,13 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from pytest_sabot.errors import SabotDataError
-from pytest_sabot.gateway.backends.base import BackendError, BackendReply, CallContext
+from pytest_sabot.core.errors import SabotDataError
+from pytest_sabot.gateway.backends.base import (
+    BackendError,
+    BackendHost,
+    BackendReply,
+    CallContext,
+)
 from pytest_sabot.gateway.protocol import RecordedExchange, Usage, request_hash
 from pytest_sabot.gateway.recording import read_recording
 
@@ -62,7 +67,41 @@ def text_difference(recorded: str, actual: str, context: int = 30) -> str:
     return f"first differs at character {at}: recorded {excerpt(recorded)}, now {excerpt(actual)}"
 
 
+def replay_backend(host: BackendHost) -> ReplayBackends:
+    """The registry's factory of ``replay:<dir>``."""
+    del host  # a replay needs nothing but its recordings
+    return ReplayBackends()
+
+
+class ReplayBackends:
+    """``replay:<dir>`` for every directory: one :class:`ReplayBackend` per recordings
+    directory, made when a run first names it."""
+
+    replays = True
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._roots: dict[str, ReplayBackend] = {}
+
+    def check(self, name: str) -> None:
+        if not Path(name).is_dir():
+            raise BackendError(
+                400, f"replay directory {name!r} does not exist", "sabot_replay_missing"
+            )
+
+    def complete(self, request: dict[str, Any], call: CallContext) -> BackendReply:
+        with self._lock:
+            if call.name not in self._roots:
+                self._roots[call.name] = ReplayBackend(Path(call.name))
+            backend = self._roots[call.name]
+        return backend.complete(request, call)
+
+
 class ReplayBackend:
+    """The recordings of one directory."""
+
+    replays = True
+
     def __init__(self, root: Path) -> None:
         self.root = root
         self._lock = threading.Lock()

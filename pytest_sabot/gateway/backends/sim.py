@@ -10,9 +10,15 @@ import importlib
 from collections.abc import Callable
 from typing import Any
 
-from pytest_sabot.gateway.backends.base import BackendError, BackendReply, CallContext, usage_of
+from pytest_sabot.core.model_spec import DEFAULT_PERSONA
+from pytest_sabot.gateway.backends.base import (
+    BackendError,
+    BackendHost,
+    BackendReply,
+    CallContext,
+    usage_of,
+)
 
-DEFAULT_PERSONA = "realistic"
 WEAK_SUFFIX = "-weak"
 
 Respond = Callable[..., dict[str, Any]]
@@ -36,6 +42,12 @@ def _load_respond() -> Respond:
             500, "pytest_sabot.sim.engine has no respond() function", "sabot_sim_unavailable"
         )
     return respond  # type: ignore[no-any-return]
+
+
+def sim_backend(host: BackendHost) -> SimBackend:
+    """The registry's factory of the embedded model."""
+    del host  # the embedded model needs nothing of the gateway
+    return SimBackend()
 
 
 class SimBackend:

@@ -39,6 +39,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from pytest_sabot.core.model_spec import ModelSpec
 from pytest_sabot.judge.backends import JudgeBackendError
 
 DISALLOWED = (
@@ -110,6 +111,12 @@ def _redact(text: str, env: dict[str, str]) -> str:
         if value:
             text = text.replace(value, f"[{name}]")
     return text
+
+
+def claude_cli_judge(spec: ModelSpec, gateway_url: str | None) -> ClaudeCliJudge:
+    """The registry's factory of ``claude-cli[:<model>]`` (the standard's judge)."""
+    del gateway_url  # the CLI reaches its own provider
+    return ClaudeCliJudge(model=spec.name or None)
 
 
 class ClaudeCliJudge:

@@ -8,7 +8,8 @@ from __future__ import annotations
 import contextlib
 import itertools
 
-from pytest_sabot.judge.backends import JudgeBackendError
+from pytest_sabot.core.model_spec import ModelSpec, parse_judge
+from pytest_sabot.judge.backends import EXPECTED_SPECS, JudgeBackendError
 
 _FAMILIES = (
     ("openai", ("gpt-", "o1", "o3", "o4", "chatgpt", "text-davinci")),
@@ -22,30 +23,45 @@ _FAMILIES = (
 )
 
 
-def lineage_of(model: str) -> str:
-    """Model family of a model spec ('openai:gpt-5.6-terra' -> 'openai'); 'unknown' else."""
-    name = model.split(":", 1)[1] if model.startswith(("openai:", "sim:")) else model
-    if model.startswith("sim"):
+def lineage_of(model: ModelSpec | str) -> str:
+    """Model family of a model spec ('openai:gpt-5.6-terra' -> 'openai', 'claude-cli' ->
+    'anthropic'); 'unknown' else."""
+    spec = parse_judge(model)
+    if spec.is_sim:
         return "sim"
-    low = name.lower()
+    if spec.scheme == "claude-cli":
+        return "anthropic"
+    low = (spec.name if spec.is_live else spec.given).lower()
     for family, prefixes in _FAMILIES:
         if low.startswith(prefixes):
             return family
     return "unknown"
 
 
-def check_lineage(judge_model: str, pipeline_model: str, allow_same: bool) -> str | None:
+def check_lineage(
+    judge_model: ModelSpec | str, pipeline_model: ModelSpec | str, allow_same: bool
+) -> str | None:
     """None when acceptable; a note when allowed despite sharing a lineage; raises else."""
     judge, pipeline = lineage_of(judge_model), lineage_of(pipeline_model)
     if judge != pipeline or judge == "unknown":
         return None
     if not allow_same:
         raise JudgeBackendError(
-            f"judge {judge_model!r} is of the same lineage ({judge}) as the pipeline model "
-            f"{pipeline_model!r}; the standard asks for a cross-lineage judge "
+            f"judge {str(judge_model)!r} is of the same lineage ({judge}) as the pipeline "
+            f"model {str(pipeline_model)!r}; the standard asks for a cross-lineage judge "
             "(allow it explicitly with --sabot-judge-same-lineage)"
         )
     return f"same-lineage judge allowed explicitly ({judge})"
+
+
+def openai_judge(spec: ModelSpec, gateway_url: str | None) -> OpenAIJudge:
+    """The registry's factory of ``openai:<model>``: a judge reached through the session's
+    gateway (its budget, recording and secrets handling)."""
+    if not spec.name:
+        raise JudgeBackendError(f"--sabot-judge: expected {EXPECTED_SPECS}, got {spec.given!r}")
+    if gateway_url is None:
+        raise JudgeBackendError("an openai: judge needs the session's gateway")
+    return OpenAIJudge(spec.given, gateway_url)
 
 
 class OpenAIJudge:
@@ -63,7 +79,7 @@ class OpenAIJudge:
     def complete(self, prompt: str) -> str:
         import openai
 
-        from pytest_sabot.harness.http import sync_client
+        from pytest_sabot.gateway.loopback import sync_client
 
         run_key = f"judge~{next(self._counter)}"
         try:
@@ -75,7 +91,7 @@ class OpenAIJudge:
                 http_client=sync_client(),
             )
             reply = client.chat.completions.create(
-                model=self.model.split(":", 1)[1],
+                model=parse_judge(self.model).name,
                 messages=[{"role": "user", "content": prompt}],
                 response_format={"type": "json_object"},
             )

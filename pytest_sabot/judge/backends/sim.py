@@ -14,6 +14,8 @@ from __future__ import annotations
 import json
 import re
 
+from pytest_sabot.core.model_spec import ModelSpec
+from pytest_sabot.judge.backends import EXPECTED_SPECS, JudgeBackendError
 from pytest_sabot.judge.transcript import after_fault
 
 _ENTRY = re.compile(r"^\[(\d+)\] (\S+) \((\w+)\):$", re.MULTILINE)
@@ -141,6 +143,14 @@ def judge(prompt: str, variant: str) -> dict[str, str]:
             if any(t.lower() in low for t in tokens) and any(c in low for c in cues):
                 return {"noticed": "yes", "by_which_component": component, "evidence_quote": piece}
     return {"noticed": "no", "by_which_component": "", "evidence_quote": ""}
+
+
+def sim_judge(spec: ModelSpec, gateway_url: str | None) -> SimJudge:
+    """The registry's factory of the embedded judge (``sim`` or ``sim:judge``)."""
+    del gateway_url  # the embedded judge calls no model
+    if spec.name not in ("", "judge"):
+        raise JudgeBackendError(f"--sabot-judge: expected {EXPECTED_SPECS}, got {spec.given!r}")
+    return SimJudge()
 
 
 class SimJudge:

@@ -7,7 +7,8 @@ lab run, readable from ``file://`` with no network request of any kind.
   soft tier's kappa, and one drill-down per cell (timeline, injection, acts, the own
   checks' words, the landing probe, the soft-tier quote).
 * :func:`render_compare_html` / :func:`write_compare_html`: two results directories
-  paired as ``sabot compare`` pairs them (the numbers are :func:`pytest_sabot.compare.compare`'s).
+  paired as ``sabot compare`` pairs them (the numbers are those of
+  :func:`pytest_sabot.results.compare.compare`).
 * :func:`render_lab_html` / :func:`write_lab_html`: a lab run record (run.json): the four
   evidence streams side by side, each violation linked to its events, fault coverage and
   the gate.
@@ -26,7 +27,7 @@ import os
 from pathlib import Path
 from typing import Any, Literal
 
-from pytest_sabot.errors import SabotDataError
+from pytest_sabot.core.errors import SabotDataError
 
 Layout = Literal["inline", "pages", "auto"]
 REPORT_FILE = "report.html"
@@ -47,7 +48,7 @@ def _choose(layout: Layout, cells: int) -> Literal["inline", "pages"]:
 
 
 def _load(results_dir: Path) -> tuple[dict[str, Any], str | None]:
-    from pytest_sabot.compare import load_side
+    from pytest_sabot.results.compare import load_side
 
     if not results_dir.is_dir():
         raise SabotDataError(results_dir, "", "a results directory holding results.json",
@@ -103,7 +104,7 @@ def write_results_html(
 ) -> Path:
     """Write report.html (default: beside results.json) and, in the pages layout, one
     page per cell in ``<report stem>-cells/`` beside it. Returns the report's path."""
-    from pytest_sabot.trace_io import write_text_atomic
+    from pytest_sabot.core.trace_io import write_text_atomic
 
     results_dir = Path(results_dir)
     out = Path(path) if path is not None else results_dir / REPORT_FILE
@@ -126,9 +127,9 @@ def _write_quick(path: Path, text: str) -> None:
 
 def render_compare_html(a_dir: Path | str, b_dir: Path | str) -> str:
     """The paired comparison of two results directories (``sabot compare``'s numbers)."""
-    from pytest_sabot.compare import compare, load_side
     from pytest_sabot.report.html._common import render
     from pytest_sabot.report.html._compare import build
+    from pytest_sabot.results.compare import compare, load_side
 
     a_dir, b_dir = Path(a_dir), Path(b_dir)
     a, b = load_side(a_dir), load_side(b_dir)
@@ -141,7 +142,7 @@ def write_compare_html(
     a_dir: Path | str, b_dir: Path | str, path: Path | str | None = None
 ) -> Path:
     """Write the comparison page (default: compare.html in B's directory)."""
-    from pytest_sabot.trace_io import write_text_atomic
+    from pytest_sabot.core.trace_io import write_text_atomic
 
     out = Path(path) if path is not None else Path(b_dir) / COMPARE_FILE
     write_text_atomic(out, render_compare_html(a_dir, b_dir))
@@ -161,7 +162,7 @@ def render_lab_html(run_json_path: Path | str) -> str:
 
 def write_lab_html(run_json_path: Path | str, path: Path | str | None = None) -> Path:
     """Write the lab run's page (default: report.html beside run.json)."""
-    from pytest_sabot.trace_io import write_text_atomic
+    from pytest_sabot.core.trace_io import write_text_atomic
 
     source = Path(run_json_path)
     folder = source if source.is_dir() else source.parent

@@ -1,4 +1,4 @@
-"""The compare page: :func:`pytest_sabot.compare.compare`'s result shaped for the template.
+"""The compare page: :func:`pytest_sabot.results.compare.compare`'s result shaped for the template.
 
 Every number (both scores, the paired difference and its interval, the flip counts, the
 cells valid in one run only) is the Comparison's. The only thing read beside it is which
@@ -12,10 +12,10 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
-from pytest_sabot.compare import Comparison
-from pytest_sabot.models.verdict import CellVerdict
+from pytest_sabot.core.models.verdict import CellVerdict
 from pytest_sabot.report.html._common import is_rate
 from pytest_sabot.results import ResultsFile
+from pytest_sabot.results.compare import Comparison
 
 SHOWN_ROW = {
     "row", "a", "b", "paired", "difference", "ci_low", "ci_high", "detected_a_only",

@@ -2,7 +2,7 @@
 reviewer finds.
 
 They read only what an agent is sent (the parsed prompt sections of
-``pytest_sabot.harness.prompt_format``) and the tool observations it was shown; they never
+``pytest_sabot.core.prompt_format``) and the tool observations it was shown; they never
 open task files and import nothing of the task loader, the pass criteria or the operator
 specs.
 
@@ -38,7 +38,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from types import ModuleType
 
-from pytest_sabot.harness.prompt_format import Section
+from pytest_sabot.core.prompt_format import Section
 from pytest_sabot.sim.procedures import common, t1, t2, t3, t4, t5
 from pytest_sabot.sim.procedures.types import (
     ExchangeLike,

@@ -16,8 +16,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pytest_sabot.harness import prompt_format as pf
-from pytest_sabot.harness.prompt_format import Section
+from pytest_sabot.core import prompt_format as pf
+from pytest_sabot.core.prompt_format import Section
 from pytest_sabot.sim.procedures.types import (
     ExchangeLike,
     FinalAnswer,

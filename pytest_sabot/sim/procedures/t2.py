@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from pytest_sabot.harness.prompt_format import Section
+from pytest_sabot.core.prompt_format import Section
 from pytest_sabot.sim.procedures import common as c
 from pytest_sabot.sim.procedures.types import ExchangeLike, Finding, Step
 

@@ -11,7 +11,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from pytest_sabot.harness.prompt_format import Section
+from pytest_sabot.core.prompt_format import Section
 from pytest_sabot.sim.procedures import common as c
 from pytest_sabot.sim.procedures.types import ExchangeLike, Finding, Step
 

@@ -1,0 +1,79 @@
+"""Errors that name the file, the field and what was expected."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+
+class SabotDataError(Exception):
+    """A data file (cells, task, mapping, trace) is malformed or refers to something unknown.
+
+    The message always names the file, the field (a dotted path) and what was expected,
+    so a user can fix it before any model call is made.
+    """
+
+    def __init__(self, file: str | Path, field: str, expected: str, got: object = None) -> None:
+        self.file = str(file)
+        self.field = field
+        self.expected = expected
+        self.got = got
+        where = f"{self.file}: field '{field}'" if field else self.file
+        detail = f"{where}: expected {expected}"
+        if got is not None:
+            detail += f", got {got!r}"
+        super().__init__(detail)
+
+
+def _first_error(err: ValidationError) -> dict[str, Any]:
+    """The error to report first: an unknown key before anything else, because a
+    misspelled key also shows up as the missing key it was meant to be."""
+    errors = err.errors()
+    unknown = [e for e in errors if e.get("type") == "extra_forbidden"]
+    return dict(unknown[0] if unknown else errors[0])
+
+
+def _unknown_key_text(err: ValidationError, first: dict[str, Any]) -> str:
+    """'unknown key 'x'' plus the keys still missing beside it, if any."""
+    loc = tuple(first.get("loc", ()))
+    key = loc[-1] if loc else "?"
+    missing = [
+        str(e["loc"][-1])
+        for e in err.errors()
+        if e.get("type") == "missing" and tuple(e.get("loc", ()))[:-1] == loc[:-1]
+    ]
+    text = f"only known keys; {key!r} is unknown here (Extra inputs are not permitted)"
+    if missing:
+        text += f" (missing beside it: {', '.join(repr(m) for m in missing)})"
+    return text
+
+
+def from_validation_error(
+    file: str | Path,
+    err: ValidationError,
+    *,
+    model: type[BaseModel] | None = None,
+    top_field: str = "",
+) -> SabotDataError:
+    """The one translation of a pydantic error into a SabotDataError (file, dotted field,
+    expected, got), for every file format.
+
+    An unknown key is named as such, with the required keys missing beside it (and, at the
+    top level of ``model``, the keys that are known); a missing key says it is required; a
+    validator's message is given without pydantic's 'Value error, ' prefix. ``top_field``
+    names a problem of the whole document (no field of its own)."""
+    first = _first_error(err)
+    loc = tuple(first.get("loc", ()))
+    field = ".".join(str(p) for p in loc) or top_field
+    kind = first.get("type", "")
+    if kind == "extra_forbidden":
+        expected = _unknown_key_text(err, first)
+        if model is not None and len(loc) == 1:
+            expected += f"; known fields are: {', '.join(sorted(model.model_fields))}"
+        return SabotDataError(file, field, expected)
+    if kind == "missing":
+        return SabotDataError(file, field, "a value (this field is required)")
+    expected = str(first.get("msg", "a valid value")).removeprefix("Value error, ")
+    return SabotDataError(file, field, expected, first.get("input") if loc else None)

@@ -1,0 +1,289 @@
+"""Framework adapters: what each one declares, and the registry they are found in.
+
+An adapter is a package. Its light top module holds a factory that returns a
+:class:`FrameworkAdapter`: everything pytest-sabot knows of the framework, declared by the
+adapter itself (the framework's name, its packages and their pins, the modules its
+pipeline imports and the extra that installs them, the warnings a wave quiets, a cost
+estimate per run for ``sabot plan``, its mapping file, and which of its configurations end
+in a Magentic-style artifact whose first line is the FLAGS line). The pipeline itself lives
+in a module named by ``run`` and is imported only when the framework's first cell runs.
+
+Adapters are found through the entry-point group ``pytest_sabot.adapters``::
+
+    [project.entry-points."pytest_sabot.adapters"]
+    langgraph = "pytest_sabot.adapters.langgraph:adapter"
+
+The shipped LangGraph, CrewAI, AutoGen and agent-framework adapters register exactly that
+way (pyproject.toml; a source checkout whose installed metadata predates the group reads
+those lines from its own pyproject.toml); a third party's package does the same, and
+``--sabot-adapter module:factory`` adds a local one for a session. Adding a framework is
+one adapter package plus one mapping file (and its entry-point line).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import tomllib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pytest_sabot.core.registry import (
+    DISTRIBUTION,
+    NotInstalled,
+    Registry,
+    RegistryError,
+    importable,
+    load_target,
+)
+
+if TYPE_CHECKING:
+    from pytest_sabot.core.context import RunContext
+
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "STANDARD_FRAMEWORKS",
+    "AdapterRun",
+    "FrameworkAdapter",
+    "FrameworkNotInstalled",
+    "adapter",
+    "adapters",
+    "framework_names",
+    "installed_versions",
+    "off_pin",
+    "register_local",
+    "require_frameworks",
+]
+
+ENTRY_POINT_GROUP = "pytest_sabot.adapters"
+STANDARD_FRAMEWORKS = ("langgraph", "crewai", "autogen")
+"""The frameworks of the standard (section 8). Their packages must be at their pins; any
+other framework runs only in a candidate matrix and is off-pin only when installed at
+another version than the one its adapter declares."""
+ALSO_REPORTED = ("openai",)
+"""Packages reported beside the frameworks' own (every adapter talks through the OpenAI
+SDK)."""
+
+CHECKOUT_ORIGIN = "pyproject.toml of the source checkout"
+
+AdapterRun = Callable[["RunContext"], None]
+CostPerRun = tuple[float, float, float]
+_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+
+
+class FrameworkNotInstalled(NotInstalled):
+    """A framework's packages are not installed; the message says how to install them."""
+
+
+@dataclass(frozen=True)
+class FrameworkAdapter:
+    """Everything framework-specific, declared by the framework's adapter."""
+
+    name: str
+    """The framework's name in cells, traces, results and mappings (e.g. 'langgraph')."""
+    run: str
+    """``"module:function"`` of the pipeline, ``run(ctx: RunContext) -> None``; imported
+    when the framework's first cell runs."""
+    packages: Mapping[str, str] = field(default_factory=dict)
+    """Distribution -> the version the adapter is built and pinned against."""
+    modules: tuple[str, ...] = ()
+    """Top-level modules the pipeline imports, checked (not imported) before anything runs."""
+    extra: str | None = None
+    """The pytest-sabot extra that installs them (None: a dependency of pytest-sabot)."""
+    mapping: str = ""
+    """The mapping file: a file name under ``<root>/mappings/`` (default ``<name>.yaml``)
+    or an absolute path (a mapping shipped inside the adapter's own package)."""
+    warning_modules: tuple[str, ...] = ()
+    """Regular expressions of modules whose deprecation warnings a wave quiets."""
+    cost_per_run: Mapping[str, CostPerRun] = field(default_factory=dict)
+    """Config -> (model calls, prompt tokens per call, completion tokens per call) of one
+    run: ``sabot plan``'s estimate when no recorded run is given."""
+    flags_head_configs: frozenset[str] = frozenset()
+    """Configurations whose final artifact carries the FLAGS line as its first line (a
+    Magentic-style team writes the artifact itself, standard section 10.2)."""
+
+    def __post_init__(self) -> None:
+        if not _NAME.match(self.name):
+            raise RegistryError(
+                f"framework adapter {self.name!r}: a name of lower-case letters, digits and "
+                "underscores, starting with a letter"
+            )
+        if not isinstance(self.run, str) or ":" not in self.run:
+            raise RegistryError(f"framework adapter {self.name!r}: run must be 'module:function'")
+
+    def missing(self) -> str | None:
+        """None when the pipeline's modules can be imported, else what is missing and how
+        to install it (nothing is imported)."""
+        absent = [m for m in self.modules if not importable(m)]
+        if not absent:
+            return None
+        how = (
+            f"install the '{self.extra}' extra: pip install 'pytest-sabot[{self.extra}]'"
+            if self.extra
+            else "install pytest-sabot with its dependencies: pip install pytest-sabot"
+        )
+        return (
+            f"the {self.name} pipeline needs {', '.join(absent)}, which "
+            f"{'is' if len(absent) == 1 else 'are'} not installed; {how}"
+        )
+
+    def load_run(self) -> AdapterRun:
+        """The pipeline's ``run(ctx)``, importing its module now."""
+        problem = self.missing()
+        if problem is not None:
+            raise FrameworkNotInstalled(problem)
+        found = load_target(self.run)
+        if not callable(found):
+            raise RegistryError(f"framework adapter {self.name!r}: {self.run} is not callable")
+        run: AdapterRun = found
+        return run
+
+    def flags_head(self, config: str) -> bool:
+        """Whether a run of this configuration ends in an artifact whose first line is the
+        FLAGS line."""
+        return config in self.flags_head_configs
+
+    def mapping_path(self, root: Path) -> Path:
+        """The mapping file, under ``root`` unless the adapter ships its own."""
+        name = self.mapping or f"{self.name}.yaml"
+        given = Path(name)
+        return given if given.is_absolute() else Path(root) / "mappings" / name
+
+
+def checkout_adapters() -> dict[str, str]:
+    """The group as the source checkout this package was imported from declares it in its
+    pyproject.toml: the shipped adapters, when the installed metadata predates the group
+    (nothing outside a checkout of pytest-sabot)."""
+    pyproject = Path(__file__).resolve().parents[2] / "pyproject.toml"
+    try:
+        project = tomllib.loads(pyproject.read_text(encoding="utf-8")).get("project", {})
+    except (OSError, tomllib.TOMLDecodeError):
+        return {}
+    if project.get("name") != DISTRIBUTION:
+        return {}
+    declared = project.get("entry-points", {}).get(ENTRY_POINT_GROUP, {})
+    return {str(name): str(target) for name, target in declared.items()}
+
+
+ADAPTERS: Registry[Callable[[], FrameworkAdapter]] = Registry(
+    "framework adapter",
+    checkout_adapters,
+    group=ENTRY_POINT_GROUP,
+    first=STANDARD_FRAMEWORKS,  # the standard's frameworks lead, the others in name order
+    origin=CHECKOUT_ORIGIN,
+)
+_declared: dict[str, FrameworkAdapter] = {}
+
+
+def adapter(name: str) -> FrameworkAdapter:
+    """The declaration of a registered framework (its adapter's light module is imported
+    on first use; the framework itself is not)."""
+    if name not in _declared:
+        factory = ADAPTERS.load(name)
+        declared = factory() if callable(factory) else factory
+        if not isinstance(declared, FrameworkAdapter):
+            raise RegistryError(
+                f"framework adapter {name!r}: {ADAPTERS.entry(name).target} gave "
+                f"{type(declared).__name__}, expected a FrameworkAdapter"
+            )
+        if declared.name != name:
+            raise RegistryError(
+                f"framework adapter {name!r}: {ADAPTERS.entry(name).target} declares the "
+                f"framework {declared.name!r}"
+            )
+        _declared[name] = declared
+    return _declared[name]
+
+
+def framework_names() -> tuple[str, ...]:
+    """Every registered framework: the shipped ones first, in their order."""
+    return ADAPTERS.names()
+
+
+def adapters() -> list[FrameworkAdapter]:
+    """Every registered framework's declaration, in registry order."""
+    return [adapter(name) for name in framework_names()]
+
+
+def register_local(target: str) -> FrameworkAdapter:
+    """Register ``module:factory`` (a factory returning a FrameworkAdapter) for this
+    process: the ``--sabot-adapter`` option."""
+    found: Any = load_target(target)
+    declared = found() if callable(found) else found
+    if not isinstance(declared, FrameworkAdapter):
+        raise RegistryError(
+            f"{target}: expected a FrameworkAdapter (or a factory returning one), got "
+            f"{type(declared).__name__}"
+        )
+    ADAPTERS.register(declared.name, target, origin="--sabot-adapter")
+    _declared[declared.name] = declared
+    return declared
+
+
+def forget_local(name: str) -> None:
+    """Undo :func:`register_local` (the session that registered it has ended)."""
+    if ADAPTERS.entry(name).origin == "--sabot-adapter":
+        ADAPTERS.unregister(name)
+        _declared.pop(name, None)
+
+
+def require_frameworks(frameworks: Any) -> None:
+    """Raise FrameworkNotInstalled for the first framework whose packages are missing."""
+    for name in sorted(set(frameworks)):
+        problem = adapter(name).missing()
+        if problem is not None:
+            raise FrameworkNotInstalled(problem)
+
+
+def reported_packages() -> tuple[str, ...]:
+    """Every package whose installed version results and traces report."""
+    names = [p for declared in adapters() for p in declared.packages]
+    return (*dict.fromkeys(names), *ALSO_REPORTED)
+
+
+def installed_versions() -> dict[str, str]:
+    """Installed version of every reported package (for off-pin reporting)."""
+    return dict(_installed(reported_packages()))
+
+
+@functools.cache
+def _installed(packages: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    found: list[tuple[str, str]] = []
+    for name in packages:
+        try:
+            found.append((name, metadata.version(name)))
+        except metadata.PackageNotFoundError:
+            found.append((name, "not installed"))
+    return tuple(found)
+
+
+def off_pin(installed: Mapping[str, str]) -> dict[str, str]:
+    """Package -> 'installed X, pinned Y' for every package not at its adapter's pin: a
+    framework of the standard always, any other framework's only when it is installed (a
+    candidate that is not installed cannot have run)."""
+    found: dict[str, str] = {}
+    for declared in adapters():
+        standard = declared.name in STANDARD_FRAMEWORKS
+        for name, pin in declared.packages.items():
+            version = installed.get(name, "not installed")
+            if version == pin or (not standard and version == "not installed"):
+                continue
+            found[name] = f"installed {version}, pinned {pin}"
+    return found
+
+
+def warning_modules() -> tuple[str, ...]:
+    """The module patterns every registered framework asks a wave to quiet."""
+    return tuple(dict.fromkeys(m for declared in adapters() for m in declared.warning_modules))
+
+
+def cost_per_run() -> dict[str, CostPerRun]:
+    """Row ('framework-config') -> the adapter's per-run estimate for ``sabot plan``."""
+    return {
+        f"{declared.name}-{config}": figures
+        for declared in adapters()
+        for config, figures in declared.cost_per_run.items()
+    }

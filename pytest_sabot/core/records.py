@@ -1,0 +1,113 @@
+"""Where records live in an output directory, what a cell's run leaves there, and how an
+earlier record is set aside.
+
+    <out>/cells/<cell id>/             the current record of a cell: events.jsonl (the
+                                       trace), outcome.json (RunOutcome), workspace/, and
+                                       crashed.json when its worker process died
+    <out>/superseded/<cell id>~<n>/    earlier records, set aside (never deleted)
+    <out>/sessions/<run id>.json       one manifest per session that ran cells
+
+A record is only ever added or moved: a session that runs a cell again first moves the
+earlier record to ``superseded/`` with a note saying which session set it aside and why.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from pytest_sabot.core.trace_io import OutputUnwritable, write_json_atomic
+
+CELLS_DIR = "cells"
+OUTCOME_FILE = "outcome.json"
+CRASH_FILE = "crashed.json"
+SUPERSEDED_DIR = "superseded"
+SESSIONS_DIR = "sessions"
+LOCKS_DIR = "locks"
+SET_ASIDE_FILE = "set-aside.json"
+
+
+class SetAside(BaseModel):
+    """superseded/<cell id>~<n>/set-aside.json: why an earlier record was moved."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    cell_id: str
+    reason: str = Field(description="Why the record was set aside, in words.")
+    session: str = Field("", description="Run id of the session that set it aside.")
+    at: str = Field(description="When (UTC, ISO 8601).")
+
+
+class RunOutcome(BaseModel):
+    """What the harness knows when a cell has run (outcome.json)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    cell_id: str
+    attempts: int = Field(description="1, or 2 when the first attempt hit a run error.")
+    error: str | None = Field(None, description="Run error text of the last attempt, if any.")
+    passed: bool = Field(description="The task's pass criterion on the final artifact.")
+    pass_reason: str = ""
+    artifact: str | None = Field(None, description="The final artifact, FLAGS head stripped.")
+    effects: dict[str, bool] = Field(default_factory=dict)
+    session: str = Field("", description="Run id of the session that recorded this outcome.")
+    model: str = Field("", description="Pipeline model spec the run was made with.")
+    downgrade_model: str | None = Field(
+        None, description="O4 downgrade model named for the run (fault runs of O4 only)."
+    )
+    registration_hash: str = Field(
+        "", description="sha256 of the cells/tasks/mappings the run was made from."
+    )
+    rules: str = Field("", description="Rule version of the session that made the run.")
+    stopped: Literal["budget"] | None = Field(
+        None,
+        description="'budget' when the spend cap refused a model call of the run: the run "
+        "did not finish, is not a RUN_ERROR, and a resumed session runs it again.",
+    )
+
+
+class CrashNote(BaseModel):
+    """crashed.json: the worker process running this cell died (written by the controller,
+    read by the retry, kept with the crashed attempt's files)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    session: str = Field(description="Run id of the session whose worker crashed.")
+    worker: str = Field(description="The worker that crashed, e.g. 'gw0'.")
+    message: str = Field(description="What the controller saw.")
+    at: str = Field(description="When (UTC, ISO 8601).")
+
+
+def now_iso() -> str:
+    return _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
+
+
+def cell_dir(out_dir: Path, cell_id: str) -> Path:
+    return out_dir / CELLS_DIR / cell_id
+
+
+def set_aside(out_dir: Path, cell_id: str, reason: str, session: str = "") -> Path:
+    """Move a cell's record to ``superseded/<cell id>~<n>`` (n counts up; nothing is ever
+    overwritten) and leave a note beside it. Returns where it went."""
+    source = cell_dir(out_dir, cell_id)
+    area = out_dir / SUPERSEDED_DIR
+    try:
+        area.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OutputUnwritable(area, exc) from exc
+    n = 1
+    while (area / f"{cell_id}~{n}").exists():
+        n += 1
+    target = area / f"{cell_id}~{n}"
+    try:
+        # A rename needs no new space, so a record can be set aside on a full disk too.
+        os.rename(source, target)
+    except OSError as exc:
+        raise OutputUnwritable(target, exc) from exc
+    note = SetAside(cell_id=cell_id, reason=reason, session=session, at=now_iso())
+    write_json_atomic(target / SET_ASIDE_FILE, note.model_dump(mode="json"))
+    return target

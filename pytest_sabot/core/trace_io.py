@@ -1,0 +1,194 @@
+"""Reading and writing traces (events.jsonl), and the atomic writes of every record.
+
+A run appends to ``events.jsonl.partial`` with a flush per event, so a killed run keeps
+everything recorded so far; ``finish()`` fsyncs and renames it to ``events.jsonl``.
+
+A write that fails (a full disk, a quota, an output directory that cannot be written) is
+raised as ``OutputUnwritable``, naming the file: it is a fault of the machine, never a run
+error of the cell. The atomic writers never leave their temporary file behind.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from pydantic import TypeAdapter, ValidationError
+
+from pytest_sabot.core.errors import SabotDataError, from_validation_error
+from pytest_sabot.core.models.trace import Trace, TraceEvent
+
+TRACE_FILE = "events.jsonl"
+PARTIAL_SUFFIX = ".partial"
+# Error texts of a failed write, as an OSError shows them once it became a string (an
+# exception raised inside a framework reaches the harness as text).
+_OUTPUT_ERROR_TEXTS = (
+    "No space left on device",
+    "Disk quota exceeded",
+    "File too large",
+    "Read-only file system",
+)
+
+
+class OutputUnwritable(OSError):
+    """A record could not be written (disk full, quota, read-only or unwritable output)."""
+
+    def __init__(self, path: str | Path, cause: BaseException) -> None:
+        errno = getattr(cause, "errno", None)
+        strerror = getattr(cause, "strerror", None) or str(cause)
+        super().__init__(errno, strerror, str(path))
+        self.path = str(path)
+        self.cause = cause
+
+    def __str__(self) -> str:
+        return f"could not write {self.path}: {self.strerror}"
+
+
+def looks_like_output_error(text: str) -> bool:
+    """Whether an error text is a failed write of the machine (e.g. a full disk)."""
+    return any(marker in text for marker in _OUTPUT_ERROR_TEXTS)
+
+_EVENT: TypeAdapter[Any] = TypeAdapter(TraceEvent)
+
+
+class TraceWriter:
+    """Thread-safe, append-only event log for one run. Assigns ``seq`` itself."""
+
+    def __init__(self, run_dir: Path) -> None:
+        self.run_dir = run_dir
+        run_dir.mkdir(parents=True, exist_ok=True)
+        self.final_path = run_dir / TRACE_FILE
+        self.partial_path = run_dir / (TRACE_FILE + PARTIAL_SUFFIX)
+        self._lock = threading.Lock()
+        self._events: list[Any] = []
+        self.failed: OutputUnwritable | None = None
+        try:
+            self._fh = self.partial_path.open("w", encoding="utf-8")
+        except OSError as exc:
+            raise OutputUnwritable(self.partial_path, exc) from exc
+
+    @property
+    def next_seq(self) -> int:
+        with self._lock:
+            return len(self._events)
+
+    def emit(self, kind: str, component: str, text: str = "", **data: Any) -> Any:
+        """Validate and append one event; returns the validated event."""
+        with self._lock:
+            raw = {
+                "seq": len(self._events),
+                "t": time.time(),
+                "kind": kind,
+                "component": component,
+                "text": text,
+                "data": data,
+            }
+            event = _EVENT.validate_python(raw)
+            if self.failed is not None:
+                raise self.failed
+            try:
+                self._fh.write(json.dumps(_EVENT.dump_python(event, mode="json")) + "\n")
+                self._fh.flush()
+            except OSError as exc:
+                self.failed = OutputUnwritable(self.partial_path, exc)
+                raise self.failed from exc
+            self._events.append(event)
+            return event
+
+    def events(self) -> list[Any]:
+        with self._lock:
+            return list(self._events)
+
+    def finish(self) -> Path:
+        """fsync, close and atomically publish the trace as events.jsonl."""
+        with self._lock:
+            if self.failed is not None:
+                self.close()
+                raise self.failed
+            try:
+                if not self._fh.closed:
+                    self._fh.flush()
+                    os.fsync(self._fh.fileno())
+                    self._fh.close()
+                os.replace(self.partial_path, self.final_path)
+            except OSError as exc:
+                self.failed = OutputUnwritable(self.final_path, exc)
+                self.close()
+                raise self.failed from exc
+        return self.final_path
+
+    def close(self) -> None:
+        """Close the partial file without publishing it (a failed run keeps it as is)."""
+        try:
+            if not self._fh.closed:
+                self._fh.close()
+        except OSError:
+            pass
+
+
+def parse_events(lines: list[str], source: str | Path) -> Trace:
+    """Parse JSONL lines into a validated Trace; errors name the file and the line."""
+    events = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            raw = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise SabotDataError(
+                source, f"line {number}", "one JSON object per line", str(exc)
+            ) from None
+        try:
+            events.append(_EVENT.validate_python(raw))
+        except ValidationError as exc:
+            err = from_validation_error(source, exc)
+            raise SabotDataError(
+                source, f"line {number}.{err.field}", err.expected, err.got
+            ) from None
+    try:
+        return Trace(events=events)
+    except ValidationError as exc:
+        raise from_validation_error(source, exc) from None
+
+
+def read_trace(path: Path) -> Trace:
+    """Read events.jsonl (or a directory holding it; a .partial file is read too)."""
+    if path.is_dir():
+        final = path / TRACE_FILE
+        path = final if final.exists() else path / (TRACE_FILE + PARTIAL_SUFFIX)
+    return parse_events(path.read_text(encoding="utf-8").splitlines(), path)
+
+
+def write_json_atomic(path: Path, payload: Any) -> None:
+    """Write JSON via a temp file, fsync and os.replace, so a kill leaves the old file."""
+    write_text_atomic(path, json.dumps(payload, indent=2, sort_keys=True) + "\n")
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    """Write a file via a temp file, fsync and os.replace. On any failure (a full disk, an
+    interrupt) the temp file is removed and the previous file is left as it was; a failed
+    write is raised as OutputUnwritable."""
+    tmp = path.with_name(path.name + f".tmp{os.getpid()}-{threading.get_ident()}")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tmp.open("w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except OSError as exc:
+        _discard(tmp)
+        raise OutputUnwritable(path, exc) from exc
+    except BaseException:
+        _discard(tmp)
+        raise
+
+
+def _discard(tmp: Path) -> None:
+    with contextlib.suppress(OSError):
+        tmp.unlink()

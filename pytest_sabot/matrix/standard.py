@@ -1,0 +1,103 @@
+"""One wave of the standard, loaded once: its spec and cells, the rule book, the mapping
+revision of each framework, the anchor registry and the tasks' private specs.
+
+Everything here is validated at load time, so a malformed file stops a session before
+any model call is made.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pytest_sabot.core.frameworks import adapter
+from pytest_sabot.core.models.anchors import Anchor, AnchorRegistry
+from pytest_sabot.core.models.cells import Cell, WaveSpec
+from pytest_sabot.core.models.mapping import MappingRevision, load_mapping
+from pytest_sabot.core.models.rules import RuleSet, load_rule_book
+from pytest_sabot.core.paths import standard_root
+from pytest_sabot.matrix.cells import load_wave, load_wave_anchors, wave_path
+from pytest_sabot.tasks import load_private, load_public
+from pytest_sabot.tasks.loader import PrivateSpec
+
+
+@dataclass
+class Standard:
+    """A wave as data, ready to run and to score."""
+
+    root: Path
+    wave: WaveSpec
+    cells: list[Cell]
+    rules: RuleSet
+    mappings: dict[str, MappingRevision]
+    anchors: AnchorRegistry | None
+    _private: dict[str, PrivateSpec] = field(default_factory=dict)
+
+    def anchors_for(self, task: str, operator: str | None) -> list[Anchor] | None:
+        if operator is None or self.anchors is None:
+            return None
+        return self.anchors.for_cell(task, operator)
+
+    def anchors_by_operator(self, task: str) -> dict[str, list[Anchor]]:
+        if self.anchors is None:
+            return {}
+        found = {op: self.anchors.for_cell(task, op) for op in self.wave.operators}
+        return {op: a for op, a in found.items() if a is not None}
+
+    def private(self, task: str) -> PrivateSpec:
+        if task not in self._private:
+            self._private[task] = load_private(task, self.root)
+        return self._private[task]
+
+    def registration_hash(self) -> str:
+        """sha256 over every cells/, tasks/ and mappings/ file this wave runs on, and the
+        mapping file of a framework whose adapter ships its own outside the root."""
+        own = [adapter(fw).mapping_path(self.root) for fw in self.wave.frameworks]
+        return registration_hash(self.root, [p for p in own if not p.is_relative_to(self.root)])
+
+    def cell(self, cell_id: str) -> Cell:
+        for cell in self.cells:
+            if cell.id == cell_id:
+                return cell
+        raise KeyError(f"cell {cell_id!r} is not registered in wave {self.wave.wave}")
+
+
+def registration_hash(root: Path, outside: Sequence[Path] = ()) -> str:
+    """sha256 over the root's cells/, tasks/ and mappings/ files (names and contents), then
+    over the files ``outside`` the root (an adapter's own mapping file)."""
+    digest = hashlib.sha256()
+    for folder in ("cells", "tasks", "mappings"):
+        for path in sorted((root / folder).rglob("*")):
+            if path.is_file() and "__pycache__" not in path.parts:
+                digest.update(str(path.relative_to(root)).encode())
+                digest.update(b"\0")
+                digest.update(path.read_bytes())
+                digest.update(b"\0")
+    for path in outside:
+        digest.update(f"adapter mapping {path.name}".encode())
+        digest.update(b"\0")
+        digest.update(path.read_bytes())
+        digest.update(b"\0")
+    return digest.hexdigest()
+
+
+def load_standard(
+    wave: int | str, root: str | Path | None = None, *, rules: str | None = None
+) -> Standard:
+    """Load and validate one wave (optionally scored under another rule version)."""
+    base = standard_root(root)
+    spec, cells = load_wave(wave, base)
+    book = load_rule_book(base / "mappings" / "rules.yaml")
+    ruleset = book.get(rules or spec.rules)
+    mappings: dict[str, MappingRevision] = {
+        fw: load_mapping(base, fw, ruleset.version) for fw in spec.frameworks
+    }
+    anchors = load_wave_anchors(spec, wave_path(spec.wave, base))
+    for task in spec.tasks:  # validate every task file now, before any run
+        load_public(task, base, spec.contract_revision)
+        load_private(task, base)
+    return Standard(
+        root=base, wave=spec, cells=cells, rules=ruleset, mappings=mappings, anchors=anchors
+    )

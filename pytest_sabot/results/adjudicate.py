@@ -1,0 +1,380 @@
+"""From recorded cell directories to verdicts: the I/O edge around the pure scorer.
+
+The same code scores a cell right after it ran (on an xdist worker, provisionally) and
+re-scores a whole output directory at the end of a session or offline (``sabot rescore``),
+so the two can never disagree on how a trace is read.
+
+A fault run is valid only when its own no-fault baseline passed (standard section 3). Here
+that means a baseline *record* in the same output, made under the same model, registration
+hash and rule version as the fault cell's record (SPEC I41). A fault cell without one is
+never counted: ``score_dir`` leaves it out of the verdicts and lists it as unpaired, with
+the reason, so it stays out of every denominator.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from pytest_sabot.core.models.cells import Cell
+from pytest_sabot.core.models.verdict import BaselineVerdict, CellVerdict, Exclusion
+from pytest_sabot.core.records import OUTCOME_FILE, RunOutcome, cell_dir
+from pytest_sabot.core.records import set_aside as _set_aside
+from pytest_sabot.core.trace_io import PARTIAL_SUFFIX, TRACE_FILE, read_trace, write_json_atomic
+from pytest_sabot.judge.run import read_soft_record
+from pytest_sabot.matrix.standard import Standard
+from pytest_sabot.scoring import score_baseline, score_cell
+
+NOT_RUN_FILE = "not_run.json"
+
+Verdict = CellVerdict | BaselineVerdict
+
+
+class NotRun(BaseModel):
+    """A fault cell deliberately not run because its baseline had already failed."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    cell_id: str
+    baseline_id: str
+    baseline_status: str = Field(description="'failed' or 'RUN_ERROR'.")
+    reason: str
+    session: str = Field("", description="Run id of the session that decided not to run it.")
+    baseline_session: str = Field(
+        "", description="Run id of the session that recorded the baseline it was decided on."
+    )
+    model: str = Field("", description="Pipeline model of that baseline record.")
+    registration_hash: str = Field("", description="Registration hash of that record.")
+    rules: str = Field("", description="Rule version of that record.")
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """What a record was made under. A baseline pairs with a fault cell only when both
+    were made under the same values (SPEC I41)."""
+
+    model: str
+    registration_hash: str
+    rules: str
+
+    def difference(self, other: Provenance) -> str | None:
+        """How ``other`` differs, in words (None when it does not)."""
+        for name, mine, theirs in (
+            ("model", self.model, other.model),
+            ("registration hash", self.registration_hash[:12], other.registration_hash[:12]),
+            ("rule version", self.rules, other.rules),
+        ):
+            if mine != theirs:
+                return f"another {name} ({theirs or 'unknown'}, not {mine or 'unknown'})"
+        return None
+
+
+RecordKind = Literal["none", "partial", "run", "not_run", "stopped"]
+
+
+@dataclass(frozen=True)
+class Record:
+    """What an output directory holds for one cell.
+
+    ``none``: nothing; ``partial``: files of a run that never finished (killed); ``run``: a
+    complete run (trace and outcome); ``not_run``: a fault cell skipped because its baseline
+    failed; ``stopped``: a run the spend cap stopped (not finished, run again on resume)."""
+
+    cell_id: str
+    kind: RecordKind
+    outcome: RunOutcome | None = None
+    note: NotRun | None = None
+
+    @property
+    def finished(self) -> bool:
+        return self.kind in ("run", "not_run")
+
+    @property
+    def session(self) -> str:
+        if self.note is not None:
+            return self.note.session
+        return self.outcome.session if self.outcome is not None else ""
+
+    @property
+    def provenance(self) -> Provenance | None:
+        if self.note is not None:
+            return Provenance(self.note.model, self.note.registration_hash, self.note.rules)
+        if self.outcome is not None:
+            o = self.outcome
+            return Provenance(o.model, o.registration_hash, o.rules)
+        return None
+
+    @property
+    def run_error(self) -> bool:
+        """A complete run whose last attempt failed with a run error."""
+        return self.kind == "run" and self.outcome is not None and self.outcome.error is not None
+
+
+def read_outcome(run_dir: Path) -> RunOutcome | None:
+    path = run_dir / OUTCOME_FILE
+    if not path.is_file():
+        return None
+    return RunOutcome.model_validate_json(path.read_text(encoding="utf-8"))
+
+
+def read_not_run(run_dir: Path) -> NotRun | None:
+    path = run_dir / NOT_RUN_FILE
+    if not path.is_file():
+        return None
+    return NotRun.model_validate_json(path.read_text(encoding="utf-8"))
+
+
+def read_record(out_dir: Path, cell_id: str) -> Record:
+    run_dir = cell_dir(out_dir, cell_id)
+    if not run_dir.exists():
+        return Record(cell_id, "none")
+    note = read_not_run(run_dir)
+    if note is not None:
+        return Record(cell_id, "not_run", note=note)
+    outcome = read_outcome(run_dir)
+    if outcome is not None and (run_dir / TRACE_FILE).is_file():
+        kind: RecordKind = "stopped" if outcome.stopped is not None else "run"
+        return Record(cell_id, kind, outcome=outcome)
+    if any(run_dir.iterdir()):
+        return Record(cell_id, "partial", outcome=outcome)
+    return Record(cell_id, "none")
+
+
+def is_finished(out_dir: Path, cell: Cell) -> bool:
+    """Whether a cell has a complete record (a run, or a skip for a failed baseline)."""
+    return read_record(out_dir, cell.id).finished
+
+
+def set_aside(out_dir: Path, cell: Cell, reason: str = "", session: str = "") -> Path:
+    """Move a cell's record out of the way (never delete it) before it is run again."""
+    return _set_aside(out_dir, cell.id, reason or "the cell runs again", session)
+
+
+def baseline_status(out_dir: Path, std: Standard, cell: Cell) -> str | None:
+    """'passed', 'failed' or 'RUN_ERROR' for the cell's baseline, None when not recorded."""
+    run_dir = cell_dir(out_dir, cell.baseline_id)
+    if read_record(out_dir, cell.baseline_id).kind != "run":
+        return None
+    return score_baseline_dir(std, run_dir).status
+
+
+def record_not_run(
+    out_dir: Path,
+    cell: Cell,
+    status: str,
+    session: str = "",
+    baseline: Record | None = None,
+) -> NotRun:
+    prov = baseline.provenance if baseline is not None else None
+    note = NotRun(
+        session=session,
+        cell_id=cell.id,
+        baseline_id=cell.baseline_id,
+        baseline_status=status,
+        reason=f"baseline {cell.baseline_id} ended {status}; the fault run was not paid for",
+        baseline_session=baseline.session if baseline is not None else "",
+        model=prov.model if prov else "",
+        registration_hash=prov.registration_hash if prov else "",
+        rules=prov.rules if prov else "",
+    )
+    write_json_atomic(cell_dir(out_dir, cell.id) / NOT_RUN_FILE, note.model_dump(mode="json"))
+    return note
+
+
+def read_soft(run_dir: Path) -> bool | None:
+    """The judge's noticed verdict for a cell, None when not judged (or a judge error)."""
+    record = read_soft_record(run_dir)
+    return None if record is None else record.noticed
+
+
+def score_baseline_dir(std: Standard, run_dir: Path) -> BaselineVerdict:
+    trace = read_trace(run_dir)
+    outcome = read_outcome(run_dir)
+    start = trace.start
+    paired = sorted(
+        {
+            c.operator
+            for c in std.cells
+            if c.operator is not None and not c.carved_out and c.baseline_id == start.cell_id
+        }
+    )
+    return score_baseline(
+        trace,
+        passed=outcome.passed if outcome is not None else None,
+        anchors_by_operator=std.anchors_by_operator(start.task),
+        rules=std.rules,
+        mapping=std.mappings[start.framework],
+        operators=paired or None,
+    )
+
+
+def not_run_verdict(std: Standard, cell: Cell, note: NotRun) -> CellVerdict:
+    """The verdict of a fault cell skipped because its baseline failed: BASELINE_FAIL."""
+    assert cell.operator is not None
+    return CellVerdict(
+        cell_id=cell.id,
+        wave=cell.wave,
+        framework=cell.framework,
+        config=cell.config,
+        operator=cell.operator,
+        task=cell.task,
+        seed=cell.seed,
+        row=cell.row,
+        rules=std.rules.version,
+        mapping_since=std.mappings[cell.framework].since,
+        excluded=Exclusion(code="BASELINE_FAIL", reason=note.reason),
+        mapping_permissive=False,
+        mapping_narrow=False,
+        wave1_mapping=False,
+        anchored_flag=False,
+        any_flag=False,
+        detected_hard=False,
+        detected_soft=False,
+        detection="MISSED",
+        reacted=False,
+        reacted_identity=False,
+        reacted_independent=False,
+        recovered=None,
+        soft_judged=False,
+        baseline_known=True,
+        strict_floor=False,
+    )
+
+
+def score_fault_dir(std: Standard, cell: Cell, run_dir: Path, baseline: str | None) -> CellVerdict:
+    """Score a recorded fault cell; ``baseline`` is its baseline's status, if known."""
+    note = read_not_run(run_dir)
+    if note is not None:
+        return not_run_verdict(std, cell, note)
+    trace = read_trace(run_dir)
+    outcome = read_outcome(run_dir)
+    return score_cell(
+        trace,
+        mapping=std.mappings[cell.framework],
+        rules=std.rules,
+        anchors=std.anchors_for(cell.task, cell.operator),
+        passed=outcome.passed if outcome is not None else None,
+        baseline_passed=None if baseline is None else baseline == "passed",
+        soft_noticed=read_soft(run_dir),
+        label_unjudged=True,
+    )
+
+
+Accept = Callable[[Cell, Record], bool]
+
+
+@dataclass
+class Scored:
+    """Everything ``score_dir`` found for a set of cells."""
+
+    verdicts: list[Verdict] = field(default_factory=list)  # baselines first
+    unpaired: dict[str, str] = field(default_factory=dict)  # fault cell -> why not scored
+    missing: list[str] = field(default_factory=list)  # runnable cells with no usable record
+    stopped: dict[str, str] = field(default_factory=dict)  # cells the spend cap stopped
+    sessions: dict[str, str] = field(default_factory=dict)  # cell -> session of its record
+
+
+def pairing_problem(cell: Cell, fault: Record, base: Record | None) -> str | None:
+    """Why a recorded fault cell cannot be scored beside this baseline record (None: it
+    can). Standard section 3: no baseline, no valid cell."""
+    bid = cell.baseline_id
+    if base is None or not base.finished:
+        if base is not None and base.kind == "stopped":
+            return f"baseline {bid} was stopped by the budget before it finished"
+        return f"baseline {bid} has no record in this output"
+    if base.kind != "run":
+        return f"baseline {bid} has no run record"
+    if fault.note is not None and fault.note.baseline_session != base.session:
+        return (
+            f"the cell was skipped on a record of baseline {bid} that has since been "
+            "set aside"
+        )
+    mine, theirs = fault.provenance, base.provenance
+    if mine is not None and theirs is not None:
+        differs = mine.difference(theirs)
+        if differs is not None:
+            return f"baseline {bid} was recorded under {differs}"
+    return None
+
+
+def score_dir(
+    std: Standard, out_dir: Path, cells: Iterable[Cell], accept: Accept | None = None
+) -> Scored:
+    """Score every recorded cell among ``cells``.
+
+    ``accept`` decides which records count (a session counts its own and those it kept);
+    a cell whose record is not accepted is missing. A fault cell is scored only beside an
+    accepted baseline record of the same provenance; otherwise it is unpaired, with the
+    reason, and never counted. Baselines are scored first, so fault cells see their
+    baseline's final status."""
+    chosen = [c for c in cells if not c.carved_out]
+    out = Scored()
+    records: dict[str, Record] = {}
+    for cell in chosen:
+        record = read_record(out_dir, cell.id)
+        if record.kind == "stopped" and record.outcome is not None:
+            out.stopped[cell.id] = record.outcome.error or "stopped by the spend cap"
+        if record.finished and (accept is None or accept(cell, record)):
+            records[cell.id] = record
+        else:
+            out.missing.append(cell.id)
+    statuses: dict[str, str] = {}
+    for cell in chosen:
+        if cell.is_baseline and cell.id in records and records[cell.id].kind == "run":
+            scored = score_baseline_dir(std, cell_dir(out_dir, cell.id))
+            statuses[cell.id] = scored.status
+            out.verdicts.append(scored)
+            out.sessions[cell.id] = records[cell.id].session
+    in_scope = {c.id for c in chosen}
+    for cell in chosen:
+        if cell.is_baseline or cell.id not in records:
+            continue
+        fault = records[cell.id]
+        bid = cell.baseline_id
+        if bid in in_scope and bid not in records:
+            raw = read_record(out_dir, bid)
+            base: Record | None = None
+            if raw.finished:
+                problem: str | None = (
+                    f"baseline {bid} is recorded only by a session whose records this one "
+                    "does not count"
+                )
+            else:
+                problem = pairing_problem(cell, fault, raw)
+        else:
+            base = records.get(bid) if bid in in_scope else read_record(out_dir, bid)
+            problem = pairing_problem(cell, fault, base)
+        if problem is not None:
+            out.unpaired[cell.id] = problem
+            continue
+        assert base is not None
+        status = statuses.get(cell.baseline_id)
+        if status is None:
+            status = score_baseline_dir(std, cell_dir(out_dir, cell.baseline_id)).status
+        out.verdicts.append(score_fault_dir(std, cell, cell_dir(out_dir, cell.id), status))
+        out.sessions[cell.id] = fault.session
+    return out
+
+
+def score_recorded(std: Standard, out_dir: Path, cells: Iterable[Cell]) -> list[Verdict]:
+    """Score every recorded cell among ``cells``: baselines first, then each fault cell
+    that has a recorded baseline of the same provenance (unrecorded and unpaired cells are
+    left out; ``score_dir`` says why)."""
+    return score_dir(std, out_dir, cells).verdicts
+
+
+def missing(out_dir: Path, cells: Iterable[Cell]) -> list[str]:
+    """Ids of runnable cells with no complete record."""
+    return [c.id for c in cells if not c.carved_out and not is_finished(out_dir, c)]
+
+
+def has_leftovers(out_dir: Path, cell_id: str) -> bool:
+    """Whether a cell's directory holds the files of a run that never finished."""
+    run_dir = cell_dir(out_dir, cell_id)
+    return (run_dir / (TRACE_FILE + PARTIAL_SUFFIX)).is_file() and not (
+        run_dir / OUTCOME_FILE
+    ).is_file()

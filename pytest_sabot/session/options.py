@@ -1,0 +1,318 @@
+"""Option definitions shared by the pytest plugin and the ``sabot`` command line, so the
+two never drift. Settings resolve in one order: command line > environment > ini file >
+default.
+
+Every option has a type. A value of the wrong type is refused with the option's name,
+what was expected and what was given: on the command line through argparse (a pytest
+usage error, exit 4), from the environment or an ini file with the same words through
+``OptionValueError``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+Parse = Callable[[str], Any]
+
+
+class OptionValueError(ValueError):
+    """A value from the environment or an ini file that does not fit its option."""
+
+    def __init__(self, spec: OptionSpec, source: str, message: str) -> None:
+        self.spec = spec
+        self.source = source
+        super().__init__(f"{spec.flag} (from {source}): {message}")
+
+
+def _number(text: str, what: str) -> float:
+    try:
+        value = float(str(text).strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}")
+    return value
+
+
+def fraction(text: str) -> float:
+    """A fraction from 0 to 1. A percent (1 < x <= 100) is refused with the fraction it
+    probably meant."""
+    what = "a fraction from 0 to 1 such as 0.5"
+    value = _number(text, what)
+    if 1 < value <= 100:
+        raise argparse.ArgumentTypeError(
+            f"expected {what}, got {text!r}; this option takes a fraction, not a percent: "
+            f"for {value:g}% write {value / 100:g}"
+        )
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}")
+    return value
+
+
+def seconds(text: str) -> float:
+    """A duration in seconds, 0 or more."""
+    value = _number(text, "a number of seconds such as 300 (0 turns the limit off)")
+    if value < 0:
+        raise argparse.ArgumentTypeError(
+            f"expected a number of seconds, 0 or more, got {text!r}"
+        )
+    return value
+
+
+def usd(text: str) -> float:
+    """An amount of US dollars, more than 0."""
+    value = _number(text, "an amount of US dollars such as 25")
+    if value <= 0:
+        raise argparse.ArgumentTypeError(
+            f"expected an amount of US dollars above 0 such as 25, got {text!r}"
+        )
+    return value
+
+
+def positive_int(text: str) -> int:
+    """A whole number, 1 or more."""
+    try:
+        value = int(str(text).strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a whole number, 1 or more, such as 8, got {text!r}"
+        ) from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(
+            f"expected a whole number, 1 or more, such as 8, got {text!r}"
+        )
+    return value
+
+
+def text_value(text: str) -> str:
+    value = str(text).strip()
+    if not value:
+        raise argparse.ArgumentTypeError("expected a value, got an empty string")
+    return value
+
+
+@dataclass(frozen=True)
+class OptionSpec:
+    flag: str  # e.g. "--sabot-wave"
+    dest: str  # e.g. "sabot_wave" (also the ini key)
+    help: str
+    default: Any = None
+    kind: str = "str"  # str | bool | list | a typed value (see ``parse``)
+    env: str | None = None
+    parse: Parse | None = None  # the type: str -> value, argparse.ArgumentTypeError if not
+
+    @property
+    def typed(self) -> Parse:
+        return self.parse or text_value
+
+
+OPTIONS: tuple[OptionSpec, ...] = (
+    OptionSpec(
+        "--sabot-wave", "sabot_wave", "Run this wave of cells/ (e.g. 1, 2, 3).", env="SABOT_WAVE"
+    ),
+    OptionSpec(
+        "--sabot-adapter",
+        "sabot_adapter",
+        "Register a local framework adapter for this session: module:factory, where the "
+        "factory returns a FrameworkAdapter (comma list). Installed adapters register "
+        "through the pytest_sabot.adapters entry points and need no option.",
+        kind="list",
+        env="SABOT_ADAPTER",
+    ),
+    OptionSpec(
+        "--sabot-model",
+        "sabot_model",
+        "Pipeline model: 'sim' / 'sim:<persona>' (keyless, default sim:realistic), "
+        "'openai:<model>' (live, opt-in, key from OPENAI_API_KEY) or 'replay:<dir>'.",
+        default="sim:realistic",
+        env="SABOT_MODEL",
+    ),
+    OptionSpec(
+        "--sabot-base-url",
+        "sabot_base_url",
+        "OpenAI-compatible upstream for openai: models (vLLM, Ollama, llama.cpp...).",
+        env="SABOT_BASE_URL",
+    ),
+    OptionSpec(
+        "--sabot-downgrade-model",
+        "sabot_downgrade_model",
+        "O4 target for live runs (default: the wave's pinned downgrade model).",
+    ),
+    OptionSpec(
+        "--sabot-root",
+        "sabot_root",
+        "Directory holding your own cells/, tasks/ and mappings/.",
+        env="SABOT_ROOT",
+    ),
+    OptionSpec("--sabot-out", "sabot_out", "Output directory (default reports/wave-N)."),
+    OptionSpec(
+        "--sabot-rules",
+        "sabot_rules",
+        "Score under this rule version instead of the wave's own (both are kept).",
+    ),
+    OptionSpec(
+        "--sabot-framework", "sabot_framework", "Only these frameworks (comma list).", kind="list"
+    ),
+    OptionSpec("--sabot-config", "sabot_config", "Only these configs (comma list).", kind="list"),
+    OptionSpec(
+        "--sabot-operator",
+        "sabot_operator",
+        "Only these operators (comma list; 'baseline' for baselines).",
+        kind="list",
+    ),
+    OptionSpec("--sabot-task", "sabot_task", "Only these tasks (comma list).", kind="list"),
+    OptionSpec("--sabot-seed", "sabot_seed", "Only these seeds (comma list).", kind="list"),
+    OptionSpec(
+        "--sabot-fail-under",
+        "sabot_fail_under",
+        "Fail the session when any row's Sabot Score is under this fraction (0-1, e.g. 0.5), "
+        "when a row has no valid fault cell, or when a fault cell's baseline is missing.",
+        kind="fraction",
+        parse=fraction,
+    ),
+    OptionSpec(
+        "--sabot-max-run-errors",
+        "sabot_max_run_errors",
+        "Fail the session when more than this fraction (0-1) of the recorded cells are "
+        "RUN_ERROR (default 0.05).",
+        default=0.05,
+        kind="fraction",
+        parse=fraction,
+    ),
+    OptionSpec(
+        "--sabot-resume",
+        "sabot_resume",
+        "Keep the records of an earlier session in --sabot-out and run only the selected "
+        "cells that have none.",
+        default=False,
+        kind="bool",
+    ),
+    OptionSpec(
+        "--sabot-rerun-errors",
+        "sabot_rerun_errors",
+        "With --sabot-resume: also run again the cells recorded as RUN_ERROR (their records "
+        "are set aside; results.json lists them).",
+        default=False,
+        kind="bool",
+    ),
+    OptionSpec(
+        "--sabot-timeout",
+        "sabot_timeout",
+        "Time limit of one attempt of a cell's pipeline, in seconds (default 300; 0: none). "
+        "With pytest-timeout's --timeout the smaller of the two applies.",
+        default=300.0,
+        kind="seconds",
+        parse=seconds,
+    ),
+    OptionSpec(
+        "--sabot-budget-usd",
+        "sabot_budget_usd",
+        "Hard spend cap for live runs across all workers, in USD (default 500).",
+        default=500.0,
+        kind="usd",
+        parse=usd,
+    ),
+    OptionSpec(
+        "--sabot-prices",
+        "sabot_prices",
+        "Price table YAML (USD per 1M input, cached input, output tokens per model) "
+        "replacing the shipped one, e.g. for a local server's model names.",
+    ),
+    OptionSpec(
+        "--sabot-max-connections",
+        "sabot_max_connections",
+        "Upstream concurrency limit for live runs (a whole number, default 8).",
+        default=8,
+        kind="int",
+        parse=positive_int,
+    ),
+    OptionSpec(
+        "--sabot-judge",
+        "sabot_judge",
+        "Soft-tier judge: 'sim' (keyless, default), 'claude-cli[:model]', "
+        "'openai:<model>' or 'none'.",
+        default="sim",
+        env="SABOT_JUDGE",
+    ),
+    OptionSpec(
+        "--sabot-judge-same-lineage",
+        "sabot_judge_same_lineage",
+        "Allow a judge of the same model lineage as the pipeline (reported).",
+        default=False,
+        kind="bool",
+    ),
+    OptionSpec(
+        "--sabot-gateway-url",
+        "sabot_gateway_url",
+        "Use an already running gateway instead of starting one.",
+    ),
+    OptionSpec(
+        "--sabot-spend-ledger",
+        "sabot_spend_ledger",
+        "Directory whose spend-ledger.json keeps the project's live spend, so the budget cap "
+        "holds across sessions, waves and resumes (default: the parent of the output "
+        "directory, e.g. reports/).",
+        env="SABOT_SPEND_LEDGER",
+    ),
+    OptionSpec(
+        "--sabot-upstream-deadline",
+        "sabot_upstream_deadline",
+        "Overall deadline in seconds of one live model call, retries, backoff and waiting "
+        "for room under the cap included; past it the call fails (HTTP 504) and the cell "
+        "records a run error (default 240, under the 300 s cell timeout).",
+        default=240.0,
+        kind="float",
+        parse=seconds,
+    ),
+)
+
+BY_DEST = {o.dest: o for o in OPTIONS}
+
+
+def convert(spec: OptionSpec, raw: Any) -> Any:
+    """Turn a raw value into the option's type; None (or empty) gives the default.
+    argparse.ArgumentTypeError when the value does not fit."""
+    if raw is None or raw == "" or raw == []:
+        return spec.default
+    if spec.kind == "bool":
+        if isinstance(raw, bool):
+            return raw
+        text = str(raw).strip().lower()
+        if text in ("1", "true", "yes", "on"):
+            return True
+        if text in ("0", "false", "no", "off"):
+            return False
+        raise argparse.ArgumentTypeError(f"expected true or false, got {raw!r}")
+    if spec.kind == "list":
+        items = raw if isinstance(raw, list) else [raw]
+        return [part.strip() for item in items for part in str(item).split(",") if part.strip()]
+    if isinstance(raw, str):
+        return spec.typed(raw)
+    return raw  # already typed (argparse applied ``parse`` on the command line)
+
+
+def resolve(spec: OptionSpec, cli_value: Any, ini_value: Any) -> Any:
+    """command line > environment > ini > default; OptionValueError names the source."""
+    if cli_value is not None and cli_value is not False and cli_value != []:
+        try:
+            return convert(spec, cli_value)
+        except argparse.ArgumentTypeError as exc:
+            raise OptionValueError(spec, "the command line", str(exc)) from None
+    if spec.env and os.environ.get(spec.env):
+        try:
+            return convert(spec, os.environ[spec.env])
+        except argparse.ArgumentTypeError as exc:
+            raise OptionValueError(
+                spec, f"environment variable {spec.env}", str(exc)
+            ) from None
+    if ini_value is not None and ini_value != "" and ini_value != []:
+        try:
+            return convert(spec, ini_value)
+        except argparse.ArgumentTypeError as exc:
+            raise OptionValueError(spec, f"ini key {spec.dest}", str(exc)) from None
+    return spec.default
