@@ -198,7 +198,7 @@ def observe(
     verdict: CellVerdict | BaselineVerdict | None, narrow: bool
 ) -> tuple[str, list[str]]:
     """The outcome word pytest shows for a verdict, and the rows of its counted acts."""
-    from pytest_sabot.session.runner import outcome_of
+    from pytest_sabot.results.outcomes import outcome_of
 
     if verdict is None:
         return "NOT RECORDED", []

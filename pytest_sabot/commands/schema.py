@@ -17,6 +17,7 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
+from pytest_sabot.core.manifest import SessionRecord
 from pytest_sabot.core.models.anchors import AnchorRegistry
 from pytest_sabot.core.models.cells import SeedRegistry, WaveSpec
 from pytest_sabot.core.models.mapping import MappingFile
@@ -33,7 +34,6 @@ from pytest_sabot.lab.record import LabRun
 from pytest_sabot.lab.scenario import Scenario
 from pytest_sabot.results import ResultsFile
 from pytest_sabot.results.adjudicate import NotRun
-from pytest_sabot.session.manifest import SessionRecord
 
 __all__ = [
     "DEFAULT_OUT",

@@ -20,7 +20,6 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from pytest_sabot.compare import DEFAULT_RESAMPLES, DEFAULT_SEED
 from pytest_sabot.history.commands import (
     cmd_history_index,
     cmd_history_list,
@@ -30,6 +29,7 @@ from pytest_sabot.history.commands import (
 )
 from pytest_sabot.history.regress import DEFAULT_MIN_PAIRED
 from pytest_sabot.history.store import DEFAULT_TIMEOUT_S, chosen_history
+from pytest_sabot.results.compare import DEFAULT_RESAMPLES, DEFAULT_SEED
 
 
 def _positive(text: str) -> int:

@@ -17,8 +17,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from pytest_sabot.compare import DEFAULT_RESAMPLES, DEFAULT_SEED, load_side
-from pytest_sabot.errors import SabotDataError
+from pytest_sabot.core.errors import SabotDataError
 from pytest_sabot.history.queries import list_runs, load_run_results, resolve_run, show_run
 from pytest_sabot.history.record import index_output
 from pytest_sabot.history.regress import DEFAULT_MIN_PAIRED, detect_regressions
@@ -31,6 +30,7 @@ from pytest_sabot.history.render import (
 )
 from pytest_sabot.history.sources import ResultsFile
 from pytest_sabot.history.store import DEFAULT_TIMEOUT_S
+from pytest_sabot.results.compare import DEFAULT_RESAMPLES, DEFAULT_SEED, load_side
 
 EXIT_PASS, EXIT_GATE, EXIT_ERROR, EXIT_INCONCLUSIVE = 0, 1, 2, 3
 

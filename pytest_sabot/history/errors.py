@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pytest_sabot.errors import SabotDataError
+from pytest_sabot.core.errors import SabotDataError
 
 
 class HistoryError(SabotDataError):

@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from pytest_sabot.errors import SabotDataError
+from pytest_sabot.core.errors import SabotDataError
 from pytest_sabot.history.errors import HistoryError, RunNotFound
 from pytest_sabot.history.sources import (
     LabRun,

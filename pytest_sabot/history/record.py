@@ -28,7 +28,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from pytest_sabot.errors import SabotDataError
+from pytest_sabot.core.errors import SabotDataError
+from pytest_sabot.core.records import now_iso
 from pytest_sabot.history.errors import HistoryError
 from pytest_sabot.history.sources import (
     FALLBACK_FIELDS,
@@ -53,7 +54,6 @@ from pytest_sabot.history.store import (
     is_run_dir,
     open_history,
 )
-from pytest_sabot.records import now_iso
 
 Action = Literal["added", "updated", "unchanged", "copy"]
 

@@ -33,8 +33,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from pytest_sabot.compare import DEFAULT_RESAMPLES, DEFAULT_SEED, Comparison, compare
 from pytest_sabot.results import ResultsFile
+from pytest_sabot.results.compare import DEFAULT_RESAMPLES, DEFAULT_SEED, Comparison, compare
 from pytest_sabot.scoring.aggregate import Rate
 
 DEFAULT_MIN_PAIRED = 5

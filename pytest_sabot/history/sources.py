@@ -28,14 +28,14 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
-from pytest_sabot.errors import SabotDataError, from_validation_error
+from pytest_sabot.core.errors import SabotDataError, from_validation_error
+from pytest_sabot.core.manifest import SessionRecord
+from pytest_sabot.core.models.verdict import BaselineVerdict, CellVerdict
+from pytest_sabot.core.records import SESSIONS_DIR
 from pytest_sabot.lab.record import LabRun
 from pytest_sabot.lab.vocabulary import RUN_FILE
-from pytest_sabot.models.verdict import BaselineVerdict, CellVerdict
-from pytest_sabot.records import SESSIONS_DIR
 from pytest_sabot.results import RESULTS_FILE, ResultsFile, model_label
-from pytest_sabot.runner import funnel_word, outcome_of
-from pytest_sabot.session.manifest import SessionRecord
+from pytest_sabot.results.outcomes import funnel_word, outcome_of
 
 Kind = Literal["session", "results", "lab"]
 SnapshotFormat = Literal["results.json", "run.json"]

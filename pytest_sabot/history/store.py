@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_sabot import __version__
+from pytest_sabot.core.records import now_iso
 from pytest_sabot.history.errors import (
     HistoryCorrupt,
     HistoryError,
@@ -28,7 +29,6 @@ from pytest_sabot.history.errors import (
     rebuild_remedy,
 )
 from pytest_sabot.history.migrations import APPLICATION_ID, LATEST, MIGRATIONS
-from pytest_sabot.records import now_iso
 
 HISTORY_FILE = "history.sqlite"
 HISTORY_ENV = "SABOT_HISTORY"

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_sabot.core import manifest as manifest_mod
 from pytest_sabot.core.errors import SabotDataError
 from pytest_sabot.core.models.cells import Cell
 from pytest_sabot.core.models.states import NotRunReason
@@ -18,7 +19,6 @@ from pytest_sabot.core.records import now_iso
 from pytest_sabot.core.trace_io import OutputUnwritable
 from pytest_sabot.session import gateway as gateway_mod
 from pytest_sabot.session import junit, preflight, signals
-from pytest_sabot.session import manifest as manifest_mod
 from pytest_sabot.session.selection import (
     Selection,
     cell_id_of,

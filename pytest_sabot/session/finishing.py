@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_sabot import __version__
+from pytest_sabot.core import manifest as manifest_mod
 from pytest_sabot.core.models.states import NotRunReason, SessionStatus
 from pytest_sabot.core.records import now_iso
 from pytest_sabot.core.trace_io import OutputUnwritable
@@ -17,7 +18,6 @@ from pytest_sabot.harness.run import wait_for_abandoned
 from pytest_sabot.results import ResultsFile, SessionInfo
 from pytest_sabot.session import gateway as gateway_mod
 from pytest_sabot.session import junit
-from pytest_sabot.session import manifest as manifest_mod
 from pytest_sabot.session.gates import evaluate, failures
 
 if TYPE_CHECKING:

@@ -30,9 +30,9 @@ from pathlib import Path
 import pytest
 
 import pytest_sabot
+from pytest_sabot.core.paths import standard_root
 from pytest_sabot.lab import resolve_agent, run_scenario
 from pytest_sabot.lab.scenario_load import load_scenario, resolve_scenario
-from pytest_sabot.paths import standard_root
 
 SLICE = ["--sabot-wave=1", "--sabot-framework=langgraph", "--sabot-task=T1",
          "--sabot-seed=11"]

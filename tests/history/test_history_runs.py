@@ -21,7 +21,6 @@ from pathlib import Path
 import pytest
 from history_inputs import Inputs, tree_digest
 
-from pytest_sabot.compare import compare, load_side
 from pytest_sabot.history import (
     RunNotFound,
     detect_regressions,
@@ -43,7 +42,8 @@ from pytest_sabot.history.commands import (
 from pytest_sabot.history.sources import read_manifest
 from pytest_sabot.lab import read_run
 from pytest_sabot.results import read_results
-from pytest_sabot.runner import outcome_of
+from pytest_sabot.results.compare import compare, load_side
+from pytest_sabot.results.outcomes import outcome_of
 
 pytestmark = pytest.mark.slow  # the inputs are five plugin sessions (about 30 s, once)
 

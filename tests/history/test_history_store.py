@@ -29,9 +29,9 @@ from pytest_sabot.history import (
 )
 from pytest_sabot.history.commands import cmd_history_list, cmd_history_show
 from pytest_sabot.history.migrations import APPLICATION_ID, LATEST, MIGRATIONS
+from pytest_sabot.matrix.standard import Standard, load_standard
 from pytest_sabot.results import ResultsFile, build_results, write_results
 from pytest_sabot.sim import PERSONAS
-from pytest_sabot.standard import Standard, load_standard
 
 CELLS = ["langgraph-default-baseline-T1-s11", "langgraph-default-O1-T1-s11",
          "langgraph-default-O3-T1-s11"]

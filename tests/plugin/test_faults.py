@@ -35,10 +35,10 @@ from plugin_runs import (
 )
 
 from pytest_sabot.commands.cli import main
+from pytest_sabot.core.manifest import read_manifests
 from pytest_sabot.core.trace_io import read_trace
 from pytest_sabot.results import read_results
 from pytest_sabot.results.adjudicate import read_record
-from pytest_sabot.session.manifest import read_manifests
 
 pytestmark = pytest.mark.slow
 

@@ -23,8 +23,8 @@ from plugin_runs import (
 )
 
 from pytest_sabot.commands.cli import main
+from pytest_sabot.core.manifest import read_manifests
 from pytest_sabot.results.adjudicate import read_record
-from pytest_sabot.session.manifest import read_manifests
 
 # Each test runs whole pytest sessions of real pipelines (seconds each).
 pytestmark = pytest.mark.slow

@@ -27,12 +27,12 @@ from plugin_runs import (
 )
 
 from pytest_sabot.commands.cli import main
+from pytest_sabot.core.manifest import read_manifests
 from pytest_sabot.core.models.verdict import BaselineVerdict
 from pytest_sabot.harness.run import RunSettings, run_cell
 from pytest_sabot.matrix.standard import load_standard
 from pytest_sabot.results import build_results, read_results
 from pytest_sabot.results.adjudicate import read_record, score_dir, score_recorded, set_aside
-from pytest_sabot.session.manifest import read_manifests
 
 # Each test runs whole pytest sessions of real pipelines (seconds each).
 pytestmark = pytest.mark.slow
