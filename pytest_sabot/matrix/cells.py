@@ -17,6 +17,8 @@ from pytest_sabot.core.loading import read_yaml_mapping, validate
 from pytest_sabot.core.models.anchors import AnchorRegistry
 from pytest_sabot.core.models.cells import (
     CONFIGS,
+    LAB_OPERATORS,
+    LAB_TASKS,
     NAMED_WAVE_FROM,
     OPERATORS,
     TASKS,
@@ -28,6 +30,7 @@ from pytest_sabot.core.models.cells import (
 
 __all__ = [
     "CELLS_DIR",
+    "lab_files",
     "SEEDS_DIR",
     "available_waves",
     "load_seed_registry",
@@ -99,6 +102,20 @@ def named_waves(root: Path) -> dict[str, tuple[int, Path]]:
                                  f"({by_number[number].name} has {number})", number)
         by_number[number] = child
         found[match.group(1)] = (number, child)
+    return found
+
+
+def lab_files(root: Path) -> list[Path]:
+    """The files and folders registered with a lab matrix only: each matrix marked
+    ``lab: true`` with its seed registry, and the lab tasks' folders."""
+    found: list[Path] = []
+    for _, path in named_waves(root).values():
+        raw = read_yaml_mapping(path)
+        if raw.get("lab") is True:
+            found.append(path)
+            if isinstance(raw.get("seeds_file"), str):
+                found.append(path.parent / SEEDS_DIR / raw["seeds_file"])
+    found += [Path(root) / "tasks" / task for task in LAB_TASKS]
     return found
 
 
@@ -305,8 +322,8 @@ def select_cells(
     for field, wanted, known in (
         ("framework", wanted_fw, framework_names()),
         ("config", wanted_cfg, CONFIGS),
-        ("operator", wanted_op, (*OPERATORS, "baseline")),
-        ("task", wanted_task, TASKS),
+        ("operator", wanted_op, (*OPERATORS, *LAB_OPERATORS, "baseline")),
+        ("task", wanted_task, (*TASKS, *LAB_TASKS)),
     ):
         if wanted is not None:
             unknown = sorted(wanted - set(known))
