@@ -30,9 +30,9 @@ from pytest_sabot.core.models.cells import (
 
 __all__ = [
     "CELLS_DIR",
-    "lab_files",
     "SEEDS_DIR",
     "available_waves",
+    "lab_files",
     "load_seed_registry",
     "load_wave",
     "load_wave_anchors",
