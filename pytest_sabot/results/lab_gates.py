@@ -75,7 +75,7 @@ def funnel_text(verdict: CellVerdict | BaselineVerdict) -> str:
     if isinstance(verdict, BaselineVerdict):
         return verdict.status
     if verdict.excluded is not None:
-        return str(verdict.excluded)
+        return str(verdict.excluded.code)
     parts = [str(verdict.detection)]
     parts += ["REACTED"] if verdict.reacted else []
     parts += ["RECOVERED"] if verdict.recovered else []

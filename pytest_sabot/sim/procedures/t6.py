@@ -301,7 +301,10 @@ def contract_problems(sections: Sequence[Section]) -> list[str]:
 
 
 def review(sections: Sequence[Section]) -> list[Finding]:
-    """What a careful reviewer sees in the TOOL LOG against the report."""
+    """What a careful reviewer sees in the TOOL LOG against the report (nothing without a
+    TOOL LOG: a guardrail's prompt has only the task, the contract and the draft)."""
+    if not c.has(sections, pf.TOOL_LOG):
+        return []
     req = request(sections)
     log = [Answer(call.tool, call.arguments, _parse(call.observation))
            for call in c.tool_log(sections)]
