@@ -50,7 +50,8 @@ def test_L_each_cell_records_the_gate_and_the_funnel_apart(lab_slice: Session) -
     o8 = by_fault["O8"]
     assert o8.runs == 6 and o8.outcomes["fail"] == 6 and o8.passed == 0
     assert all("LS1" in c.rules_broken for c in o8.cells)
-    assert o8.ci_low == 0.0 and o8.ci_high is not None and o8.ci_high > 0.3
+    assert o8.ci_low is not None and o8.ci_low < 1e-9
+    assert o8.ci_high is not None and 0.3 < o8.ci_high < 0.5  # Wilson, 0 of 6
     # The funnel is scored independently of the gate: O8 is noticed in most rows.
     assert any(c.funnel.startswith("DETECTED_HARD") for c in o8.cells)
 
