@@ -314,6 +314,10 @@ def select_cells(
     ``operator`` accepts 'baseline' for the no-fault cells. Unknown filter values raise a
     SabotDataError so a typo never silently selects nothing.
     """
+    cells = list(cells)
+    # A lab matrix's cells take the lab's operators and tasks; any other wave's the standard's.
+    lab = any(cell.task in LAB_TASKS for cell in cells)
+    operators, tasks = (LAB_OPERATORS, LAB_TASKS) if lab else (OPERATORS, TASKS)
     wanted_fw = _as_set(framework)
     wanted_cfg = _as_set(config)
     wanted_op = _as_set(operator)
@@ -322,8 +326,8 @@ def select_cells(
     for field, wanted, known in (
         ("framework", wanted_fw, framework_names()),
         ("config", wanted_cfg, CONFIGS),
-        ("operator", wanted_op, (*OPERATORS, *LAB_OPERATORS, "baseline")),
-        ("task", wanted_task, (*TASKS, *LAB_TASKS)),
+        ("operator", wanted_op, (*operators, "baseline")),
+        ("task", wanted_task, tasks),
     ):
         if wanted is not None:
             unknown = sorted(wanted - set(known))

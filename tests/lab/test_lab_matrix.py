@@ -82,3 +82,27 @@ def test_L_lab_operators_and_tasks_run_only_in_a_lab_matrix() -> None:
         WaveSpec.model_validate(_spec(lab=True, operators=["O7"], tasks=["T2"]))
     ok = WaveSpec.model_validate(_spec(lab=True, operators=["O7"], tasks=["T6"]))
     assert ok.lab
+
+
+def test_L_a_standard_wave_naming_a_lab_operator_is_a_clear_error(tmp_path: Path) -> None:
+    from pytest_sabot.core.errors import SabotDataError
+
+    root = _copy(tmp_path, with_lab=True)
+    path = root / "cells" / "wave2.yaml"
+    path.write_text(path.read_text().replace("operators: [O1, O2, O3, O4, O5, O6]",
+                                             "operators: [O1, O2, O3, O4, O5, O9]", 1))
+    with pytest.raises(SabotDataError) as info:
+        load_wave(2, root)
+    assert str(path) in str(info.value) and "O9 belongs to the fault lab" in str(info.value)
+
+
+def test_L_selecting_cells_knows_the_lab_ids_in_the_lab_matrix_only() -> None:
+    from pytest_sabot.core.errors import SabotDataError
+    from pytest_sabot.matrix.cells import select_cells
+
+    lab = load_wave("lab", ROOT)[1]
+    assert len(select_cells(lab, operator="O8")) == 30
+    with pytest.raises(SabotDataError, match="operator"):
+        select_cells(lab, operator="O3")
+    with pytest.raises(SabotDataError, match="operator"):
+        select_cells(load_wave(1, ROOT)[1], operator="O8")
