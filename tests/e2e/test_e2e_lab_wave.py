@@ -6,9 +6,14 @@ no outcome is dropped."""
 from __future__ import annotations
 
 import json
+import shutil
+from pathlib import Path
 
 import pytest
 from e2e_sessions import Session, describe, run_session
+
+from pytest_sabot.matrix.standard import load_standard
+from pytest_sabot.results import build_results
 
 pytestmark = pytest.mark.slow
 
@@ -62,3 +67,21 @@ def test_L_results_md_lists_every_cell_with_gate_and_funnel(lab_slice: Session) 
     results = lab_slice.results
     for cell in results.cells:
         assert f"`{cell.cell_id}`" in text
+
+
+def test_L_a_cell_without_its_lab_record_stays_in_the_denominator(
+    lab_slice: Session, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    shutil.copytree(lab_slice.out, out)
+    gone = "crewai-guardrail-O8-T6-s11"
+    (out / "cells" / gone / "run.json").unlink()
+    std = load_standard("lab")
+    rebuilt = build_results(std, out, selected_ids=lab_slice.results.selection.cell_ids,
+                            model="sim:realistic")
+    assert rebuilt.lab_gates is not None
+    rate = next(r for r in rebuilt.lab_gates.by_row
+                if r.row == "crewai-guardrail" and r.fault == "O8")
+    assert rate.runs == 1 and rate.passed == 0 and rate.outcomes["no record"] == 1
+    overall = next(r for r in rebuilt.lab_gates.by_fault if r.fault == "O8")
+    assert overall.runs == 6 and overall.outcomes["no record"] == 1
