@@ -21,10 +21,14 @@ DATA_FILES = {
     "anchors": "cells/anchors-wave*.yaml",
     "mapping": "mappings/[!r]*.yaml",
     "rules": "mappings/rules.yaml",
-    "task": "tasks/T*/public/task.yaml",
+    "task": "tasks/T[1-5]/public/task.yaml",
     "contract": "tasks/T*/public/contract*.yaml",
-    "criterion": "tasks/T*/private/criterion.yaml",
-    "operators": "tasks/T*/private/operators.yaml",
+    "criterion": "tasks/T[1-5]/private/criterion.yaml",
+    "operators": "tasks/T[1-5]/private/operators.yaml",
+    "lab-task": "tasks/T6/public/task.yaml",
+    "lab-criterion": "tasks/T6/private/criterion.yaml",
+    "lab-world": "tasks/T6/private/world.yaml",
+    "lab-operators": "tasks/T6/private/operators.yaml",
 }
 
 

@@ -2,11 +2,13 @@
 
     sabot rescore DIR [--rules VERSION]   re-adjudicate recorded traces (no model calls)
     sabot report DIR                      re-render RESULTS.md, report.html and the summary
-    sabot validate [ROOT]                 check cells/, tasks/ and mappings/ files
+    sabot validate [ROOT] [--scenario F]  check cells/, tasks/, mappings/ and lab scenarios
     sabot plan --sabot-wave N [--sabot-model M] [--from DIR]
     sabot schema [OUT_DIR]                write the JSON Schemas of every file format
     sabot compare A B [--json]            paired comparison of two scored runs or waves
     sabot demo [--out DIR] [--json]       keyless demo: declared outcomes gate the exit code
+    sabot lab run SCENARIO --agent A --out DIR   one fault-lab run (exit: its gate)
+    sabot lab init DIR | validate FILE...        a starter scenario; check scenario files
 
 Running a wave is pytest's job: ``pytest --sabot-wave=N``. Exit codes, the same four for
 every command:
@@ -64,8 +66,11 @@ def _parser() -> argparse.ArgumentParser:
     _add_shared(p, "sabot_root")
     p = sub.add_parser("report", help="re-render RESULTS.md and the summary from results.json")
     p.add_argument("dir", type=Path)
-    p = sub.add_parser("validate", help="check cells/, tasks/ and mappings/")
+    p = sub.add_parser("validate", help="check cells/, tasks/, mappings/ and lab scenarios")
     p.add_argument("root", nargs="?", type=Path)
+    p.add_argument("--scenario", action="append", type=Path, metavar="FILE",
+                   help="a lab scenario file (or a folder of them) to check as well "
+                   "(repeatable); the shipped ones and ROOT/scenarios/ are always checked")
     p = sub.add_parser("plan", help="project runs, calls, tokens and cost of a wave")
     _add_shared(
         p,
@@ -88,6 +93,14 @@ def _parser() -> argparse.ArgumentParser:
     p = sub.add_parser("schema", help="write JSON Schemas of every file format")
     p.add_argument("out", nargs="?", type=Path, default=Path("schemas"))
     _add_compare_demo(sub)
+    p = sub.add_parser(
+        "lab",
+        help="the fault lab: run, init, validate, demo, replay, evaluate, view, mcp "
+        "(gate exit codes 0 pass, 1 fail, 2 error, 3 inconclusive)",
+    )
+    from pytest_sabot.lab.commands import add_commands
+
+    add_commands(p)
     return parser
 
 
@@ -146,6 +159,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "schema": _command("schema", "cmd_schema"),
             "compare": _command("compare", "cmd_compare"),
             "demo": _command("demo", "cmd_demo"),
+            "lab": _lab,
         }[args.command]
         return handler(args)
     except (SabotDataError, KeyError, OSError) as exc:
@@ -155,6 +169,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         print(f"sabot: a file does not have the expected format: {first}", file=sys.stderr)
         return EXIT_ERROR
+
+
+def _lab(args: argparse.Namespace) -> int:
+    """``sabot lab ...``: the lab's own commands (pytest_sabot/lab/commands.py)."""
+    from pytest_sabot.lab.commands import dispatch
+
+    return dispatch(args)
 
 
 def read_results_of(path: Path) -> object:

@@ -33,6 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pytest_sabot.core.model_spec import parse_model
 from pytest_sabot.core.models.cells import Cell
 from pytest_sabot.core.models.verdict import BaselineVerdict, CellVerdict
+from pytest_sabot.lab.demo import DemoRow as LabDemoRow
 from pytest_sabot.results import ResultsFile
 
 if TYPE_CHECKING:
@@ -153,10 +154,15 @@ class DemoReport(BaseModel):
     rows: list[DemoRow] = Field(description="Declared against observed, in declaration order.")
     out_dir: str | None = Field(description="Where traces and results.json were kept.")
     seconds: float = Field(description="Wall time of the run, framework imports included.")
+    lab: list[LabDemoRow] = Field(
+        default_factory=list,
+        description="The fault lab's scripted controllers (builtin:naive, builtin:resilient, "
+        "builtin:noop) on its demo scenario: declared gate against the gate produced.",
+    )
 
     @property
     def ok(self) -> bool:
-        return all(r.ok for r in self.rows)
+        return all(r.ok for r in self.rows) and all(r.ok for r in self.lab)
 
 
 # --------------------------------------------------------------------------- pure parts
@@ -235,9 +241,9 @@ def check(
 
 def render_text(report: DemoReport) -> list[str]:
     """The demo's table and verdict line."""
-    width = max(len(r.cell_id) for r in report.rows) + 2
-    dw = max(len(r.declared) for r in report.rows) + 2
-    ow = max(len(r.observed) for r in report.rows) + 2
+    width = max((len(r.cell_id) for r in report.rows), default=4) + 2
+    dw = max((len(r.declared) for r in report.rows), default=8) + 2
+    ow = max((len(r.observed) for r in report.rows), default=8) + 2
     lines = [
         f"Sabot demo: wave {report.wave}, rules {report.rules}",
         report.label,
@@ -260,6 +266,10 @@ def render_text(report: DemoReport) -> list[str]:
             lines.append(f"MISMATCH {r.cell_id} ({r.persona}): expected because {r.why}")
     if report.out_dir:
         lines.append(f"traces and results.json per persona under {report.out_dir}/")
+    if report.lab:
+        from pytest_sabot.lab.render import demo_text
+
+        lines += ["", *demo_text(report.lab).splitlines()]
     return lines
 
 
@@ -342,13 +352,24 @@ def run_demo(
         for d in declared:
             found = {v.cell_id: v for v in results[d.persona].cells}
             rows.append(check(d, found.get(d.cell_id), narrow=std.rules.narrow_retry_reason))
+        lab = _lab_controllers(base / "lab" if out_dir is not None else None, say)
     return DemoReport(
         wave=std.wave.wave,
         rules=std.rules.version,
         rows=rows,
         out_dir=str(out_dir) if out_dir is not None else None,
         seconds=round(time.monotonic() - started, 1),
+        lab=lab,
     )
+
+
+def _lab_controllers(out: Path | None, say: Callable[[str], None]) -> list[LabDemoRow]:
+    """The lab's three scripted controllers through the real lab engine (no framework,
+    no model): each row holds its declared gate and the gate produced."""
+    from pytest_sabot.lab.demo import run_demo as run_lab_demo
+
+    say("running the fault lab's scripted controllers ...")
+    return run_lab_demo(out)
 
 
 __all__ = [

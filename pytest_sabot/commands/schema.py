@@ -34,6 +34,12 @@ from pytest_sabot.lab.record import LabRun
 from pytest_sabot.lab.scenario import Scenario
 from pytest_sabot.results import ResultsFile
 from pytest_sabot.results.adjudicate import NotRun
+from pytest_sabot.tasks.lab_task import (
+    LabCriterionFile,
+    LabOperatorsFile,
+    LabTaskFile,
+    LabWorldFile,
+)
 
 __all__ = [
     "DEFAULT_OUT",
@@ -100,6 +106,10 @@ FORMATS: tuple[FileFormat, ...] = (
     FileFormat("results", "<out dir>/results.json", ResultsFile),
     FileFormat("lab-scenario", "lab scenario files (pytest_sabot/lab/scenarios/)", Scenario),
     FileFormat("lab-run", "<lab out dir>/run.json", LabRun),
+    FileFormat("lab-task", "tasks/T6/public/task.yaml (a lab task)", LabTaskFile),
+    FileFormat("lab-criterion", "tasks/T6/private/criterion.yaml", LabCriterionFile),
+    FileFormat("lab-world", "tasks/T6/private/world.yaml", LabWorldFile),
+    FileFormat("lab-operators", "tasks/T6/private/operators.yaml", LabOperatorsFile),
     FileFormat("spend-ledger", "<output root>/spend-ledger.json", SpendLedger),
     FileFormat("price-table", "the --sabot-prices YAML file", PriceTable),
     FileFormat("recording", "<out dir>/recordings/<cell>/exchanges.jsonl (one per line)",

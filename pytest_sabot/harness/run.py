@@ -51,11 +51,20 @@ from pytest_sabot.core.trace_io import (
     write_text_atomic,
 )
 from pytest_sabot.gateway.client import GatewayClient
+from pytest_sabot.harness.lab_bridge import (
+    LabPipelineContext,
+    arm_lab_operator,
+    finish_lab,
+    lab_pass,
+    lab_pipeline_context,
+    lab_scenario,
+)
 from pytest_sabot.harness.pipeline_context import (
     PipelineContext,
     arm_operator,
     pipeline_context,
 )
+from pytest_sabot.operators import LabFault
 from pytest_sabot.tasks import evaluate_pass, load_private, load_public
 from pytest_sabot.tasks.loader import PrivateSpec, PublicView
 
@@ -130,7 +139,7 @@ class RunTrace(TraceWriter):
         super().emit("run_end", "harness", status=status, detail=error or "")
 
 
-def _run_adapter(ctx: PipelineContext, timeout_s: float) -> str | None:
+def _run_adapter(ctx: PipelineContext | LabPipelineContext, timeout_s: float) -> str | None:
     """Run the framework pipeline in a thread; returns an error text or None."""
     result: dict[str, Any] = {}
 
@@ -206,7 +215,8 @@ def _attempt(
     attempt: int,
 ) -> RunOutcome:
     run_key = f"{cell.id}~a{attempt}"
-    operator = arm_operator(cell, private)
+    lab = view.lab is not None  # a lab task: its world is a lab session (lab_bridge.py)
+    operator = arm_lab_operator(cell, private) if lab else arm_operator(cell, private)
     trace = RunTrace(run_dir)
     trace.emit(
         "run_start",
@@ -233,18 +243,28 @@ def _attempt(
             # model always serves its persona's -weak tier whatever is named here.
             "model": settings.downgrade_model or wave.downgrade_model,
         }
-    ctx = pipeline_context(
-        cell=cell,
-        wave=wave,
-        view=view,
-        private=private,
-        run_dir=run_dir,
-        trace=trace,
-        gateway=gateway,
-        run_key=run_key,
-        model_name=frameworks_model_name(settings, wave),
-        operator=operator,
-    )
+    ctx: PipelineContext | LabPipelineContext
+    scenario = lab_scenario(cell, view, private) if lab else None
+    if scenario is not None:
+        assert operator is None or isinstance(operator, LabFault)
+        ctx = lab_pipeline_context(
+            cell=cell, wave=wave, view=view, scenario=scenario, run_dir=run_dir, trace=trace,
+            gateway=gateway, run_key=run_key, model_name=frameworks_model_name(settings, wave),
+            operator=operator,
+        )
+    else:
+        ctx = pipeline_context(
+            cell=cell,
+            wave=wave,
+            view=view,
+            private=private,
+            run_dir=run_dir,
+            trace=trace,
+            gateway=gateway,
+            run_key=run_key,
+            model_name=frameworks_model_name(settings, wave),
+            operator=operator,
+        )
     error: str | None = None
     try:
         gateway.register_run(run_key, cell.id, cell.seed, settings.model.given, downgrade)
@@ -255,6 +275,10 @@ def _attempt(
         ctx.close_gateway_run()
     except Exception as exc:
         error = error or f"{type(exc).__name__}: {exc}"
+    lab_record = None
+    if scenario is not None and isinstance(ctx, LabPipelineContext):
+        lab_record = finish_lab(ctx, scenario, error, settings.model.given,
+                                settings.model.is_sim)
     _raise_if_unwritable(trace, run_dir, error)
     stopped: Literal["budget"] | None = (
         "budget" if _budget_stopped(trace.events(), error) else None
@@ -278,7 +302,9 @@ def _attempt(
             attempt=attempt,
         )
     passed, reason = (False, "no artifact was emitted")
-    if ctx.artifact is not None:
+    if lab_record is not None:
+        passed, reason = lab_pass(lab_record, ctx.artifact)
+    elif ctx.artifact is not None:
         passed, reason = evaluate_pass(private, ctx.artifact, ctx.effects)
     trace.end(error)
     trace.finish()

@@ -8,6 +8,7 @@ expected). No command prints a traceback for a user error.
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from collections.abc import Callable, Sequence
@@ -175,3 +176,78 @@ def cmd_view(scenario: str) -> int:
         return 0
 
     return _guard(body)
+
+
+# --------------------------------------------------------------------------- command line
+
+
+def add_commands(parser: argparse.ArgumentParser) -> None:
+    """The lab's subcommands on ``parser`` (``python -m pytest_sabot.lab`` and ``sabot
+    lab`` share them); :func:`dispatch` runs the one parsed."""
+    sub = parser.add_subparsers(dest="lab_command", required=True)
+    p = sub.add_parser("run", help="run one scenario with one agent")
+    p.add_argument("scenario", help="scenario file, or the name of a shipped scenario")
+    p.add_argument("--agent", required=True,
+                   help="builtin:naive, builtin:resilient, builtin:noop, or your own "
+                   "package.module:callable (needs --trust-local-agent)")
+    p.add_argument("--out", type=Path, required=True, help="directory for run.json")
+    p.add_argument("--json", action="store_true", help="print the run record as JSON")
+    p.add_argument(TRUST_FLAG, dest="trust_local_agent", action="store_true",
+                   help="run a package.module:callable agent: your code runs in a "
+                   "supervised child process (not a sandbox; run only code you trust)")
+    p.add_argument("--agent-timeout", dest="agent_timeout", type=_seconds,
+                   default=DEFAULT_TIMEOUT_S, metavar="SECONDS",
+                   help="real-time deadline of a trusted agent's process (default "
+                   f"{DEFAULT_TIMEOUT_S:g}); at the deadline it is stopped")
+    p.add_argument("--agent-env", dest="agent_env", action="append", default=[],
+                   metavar="NAME", help="pass this environment variable to a trusted "
+                   "agent's process (repeatable; it gets only a short allow-list otherwise)")
+    p = sub.add_parser("mcp", help="serve one run of a scenario over MCP stdio")
+    p.add_argument("scenario", help="scenario file, or the name of a shipped scenario")
+    p.add_argument("--out", type=Path, required=True, help="directory for run.json")
+    p = sub.add_parser("init", help="write a starter scenario into DIR")
+    p.add_argument("dir", type=Path)
+    p = sub.add_parser("validate", help="check scenario files")
+    p.add_argument("files", nargs="+")
+    p = sub.add_parser("demo", help="check the scripted controllers' declared gates")
+    p.add_argument("--out", type=Path, help="keep the run records here")
+    p.add_argument("--json", action="store_true")
+    for name, text in (("replay", "re-execute a recorded run and compare"),
+                       ("evaluate", "re-evaluate a recorded run's gate offline")):
+        p = sub.add_parser(name, help=text)
+        p.add_argument("run", type=Path, help="run.json or the directory holding it")
+        p.add_argument("--json", action="store_true")
+    p = sub.add_parser("view", help="print what an agent is given for a scenario")
+    p.add_argument("scenario")
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") \
+            from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds > 0, got {text!r}")
+    return value
+
+
+def dispatch(args: argparse.Namespace) -> int:
+    """Run the lab subcommand ``args`` were parsed for; its exit code."""
+    if args.lab_command == "run":
+        return cmd_run(args.scenario, args.agent, args.out, as_json=args.json,
+                                trust_local_agent=args.trust_local_agent,
+                                agent_timeout_s=args.agent_timeout, agent_env=args.agent_env)
+    if args.lab_command == "mcp":
+        return cmd_mcp(args.scenario, args.out)
+    if args.lab_command == "init":
+        return cmd_init(args.dir)
+    if args.lab_command == "validate":
+        return cmd_validate(args.files)
+    if args.lab_command == "demo":
+        return cmd_demo(args.out, as_json=args.json)
+    if args.lab_command == "replay":
+        return cmd_replay(args.run, as_json=args.json)
+    if args.lab_command == "evaluate":
+        return cmd_evaluate(args.run, as_json=args.json)
+    return cmd_view(args.scenario)

@@ -17,6 +17,8 @@ from pytest_sabot.core.loading import read_yaml_mapping, validate
 from pytest_sabot.core.models.anchors import AnchorRegistry
 from pytest_sabot.core.models.cells import (
     CONFIGS,
+    LAB_OPERATORS,
+    LAB_TASKS,
     NAMED_WAVE_FROM,
     OPERATORS,
     TASKS,
@@ -30,6 +32,7 @@ __all__ = [
     "CELLS_DIR",
     "SEEDS_DIR",
     "available_waves",
+    "lab_files",
     "load_seed_registry",
     "load_wave",
     "load_wave_anchors",
@@ -99,6 +102,20 @@ def named_waves(root: Path) -> dict[str, tuple[int, Path]]:
                                  f"({by_number[number].name} has {number})", number)
         by_number[number] = child
         found[match.group(1)] = (number, child)
+    return found
+
+
+def lab_files(root: Path) -> list[Path]:
+    """The files and folders registered with a lab matrix only: each matrix marked
+    ``lab: true`` with its seed registry, and the lab tasks' folders."""
+    found: list[Path] = []
+    for _, path in named_waves(root).values():
+        raw = read_yaml_mapping(path)
+        if raw.get("lab") is True:
+            found.append(path)
+            if isinstance(raw.get("seeds_file"), str):
+                found.append(path.parent / SEEDS_DIR / raw["seeds_file"])
+    found += [Path(root) / "tasks" / task for task in LAB_TASKS]
     return found
 
 
@@ -297,6 +314,10 @@ def select_cells(
     ``operator`` accepts 'baseline' for the no-fault cells. Unknown filter values raise a
     SabotDataError so a typo never silently selects nothing.
     """
+    cells = list(cells)
+    # A lab matrix's cells take the lab's operators and tasks; any other wave's the standard's.
+    lab = any(cell.task in LAB_TASKS for cell in cells)
+    operators, tasks = (LAB_OPERATORS, LAB_TASKS) if lab else (OPERATORS, TASKS)
     wanted_fw = _as_set(framework)
     wanted_cfg = _as_set(config)
     wanted_op = _as_set(operator)
@@ -305,8 +326,8 @@ def select_cells(
     for field, wanted, known in (
         ("framework", wanted_fw, framework_names()),
         ("config", wanted_cfg, CONFIGS),
-        ("operator", wanted_op, (*OPERATORS, "baseline")),
-        ("task", wanted_task, TASKS),
+        ("operator", wanted_op, (*operators, "baseline")),
+        ("task", wanted_task, tasks),
     ):
         if wanted is not None:
             unknown = sorted(wanted - set(known))

@@ -18,7 +18,7 @@ from pytest_sabot.core.models.cells import Cell, WaveSpec
 from pytest_sabot.core.models.mapping import MappingRevision, load_mapping
 from pytest_sabot.core.models.rules import RuleSet, load_rule_book
 from pytest_sabot.core.paths import standard_root
-from pytest_sabot.matrix.cells import load_wave, load_wave_anchors, wave_path
+from pytest_sabot.matrix.cells import lab_files, load_wave, load_wave_anchors, wave_path
 from pytest_sabot.tasks import load_private, load_public
 from pytest_sabot.tasks.loader import PrivateSpec
 
@@ -55,7 +55,12 @@ class Standard:
         """sha256 over every cells/, tasks/ and mappings/ file this wave runs on, and the
         mapping file of a framework whose adapter ships its own outside the root."""
         own = [adapter(fw).mapping_path(self.root) for fw in self.wave.frameworks]
-        return registration_hash(self.root, [p for p in own if not p.is_relative_to(self.root)])
+        outside = [p for p in own if not p.is_relative_to(self.root)]
+        if self.wave.lab:
+            return registration_hash(self.root, outside)
+        # The lab's files are registered with the lab matrix alone: adding or editing them
+        # leaves the hash of every wave of the standard (and of a candidate) unchanged.
+        return registration_hash(self.root, outside, skip=lab_files(self.root))
 
     def cell(self, cell_id: str) -> Cell:
         for cell in self.cells:
@@ -64,12 +69,17 @@ class Standard:
         raise KeyError(f"cell {cell_id!r} is not registered in wave {self.wave.wave}")
 
 
-def registration_hash(root: Path, outside: Sequence[Path] = ()) -> str:
+def registration_hash(
+    root: Path, outside: Sequence[Path] = (), *, skip: Sequence[Path] = ()
+) -> str:
     """sha256 over the root's cells/, tasks/ and mappings/ files (names and contents), then
-    over the files ``outside`` the root (an adapter's own mapping file)."""
+    over the files ``outside`` the root (an adapter's own mapping file). Files and folders
+    in ``skip`` are left out."""
     digest = hashlib.sha256()
     for folder in ("cells", "tasks", "mappings"):
         for path in sorted((root / folder).rglob("*")):
+            if any(path == s or path.is_relative_to(s) for s in skip):
+                continue
             if path.is_file() and "__pycache__" not in path.parts:
                 digest.update(str(path.relative_to(root)).encode())
                 digest.update(b"\0")

@@ -9,6 +9,7 @@ from collections import defaultdict
 from typing import Any
 
 from pytest_sabot.results import ResultsFile
+from pytest_sabot.results.lab_gates import gate_lines, gate_markdown
 from pytest_sabot.scoring.aggregate import Rate, RowSummary
 
 BAND_TEXT = {
@@ -325,6 +326,8 @@ def session_lines(results: ResultsFile) -> list[str]:
 
 def summary_lines(results: ResultsFile) -> list[str]:
     lines = scoreboard_lines(results)
+    if results.lab_gates is not None:
+        lines.extend(gate_lines(results.lab_gates))
     lines.extend(selection_lines(results))
     lines.extend(session_lines(results))
     lines.extend(exclusion_lines(results))
@@ -444,6 +447,8 @@ def markdown(results: ResultsFile) -> str:
             f"- {row.row}: {rate_ci(row.mapping_permissive)} / {rate_ci(row.mapping_narrow)}"
         )
     out += slice_tables(results)
+    if results.lab_gates is not None:
+        out += gate_markdown(results.lab_gates)
     out += ["", "## Exclusion appendix", ""]
     by_code: dict[str, list[str]] = defaultdict(list)
     for row in board.rows:

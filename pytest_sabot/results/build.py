@@ -28,6 +28,7 @@ from pytest_sabot.core.records import cell_dir
 from pytest_sabot.core.trace_io import read_trace, write_json_atomic
 from pytest_sabot.matrix.standard import Standard
 from pytest_sabot.results.adjudicate import Provenance, Record, read_record, score_dir
+from pytest_sabot.results.lab_gates import LabGates, lab_gates
 from pytest_sabot.scoring import Scoreboard, scoreboard
 
 RESULTS_SCHEMA_VERSION = "2"
@@ -232,6 +233,11 @@ class ResultsFile(BaseModel):
     )
     judge: dict[str, Any] | None = Field(None, description="Soft-tier judge summary.")
     spend: dict[str, Any] | None = Field(None, description="Gateway spend and call counts.")
+    lab_gates: LabGates | None = Field(
+        None,
+        description="A lab matrix only: the lab gate per row and fault beside the funnel "
+        "(results/lab_gates.py); absent from the file for every other wave.",
+    )
     extensions: dict[str, Any] = Field(
         default_factory=dict,
         description="Fields other plugins added through the pytest_sabot_results_json hook, "
@@ -381,6 +387,9 @@ def build_results(
         counted=dict(sorted(used.items())),
         judge=judge,
         spend=spend,
+        lab_gates=(
+            lab_gates(out_dir, scored.verdicts, std.wave.operators) if std.wave.lab else None
+        ),
         extensions=extensions or {},
     )
 
@@ -391,7 +400,9 @@ def _default_reason(cell_id: str, stopped: dict[str, str]) -> NotRunReason:
 
 def write_results(results: ResultsFile, out_dir: Path) -> Path:
     path = out_dir / RESULTS_FILE
-    write_json_atomic(path, results.model_dump(mode="json"))
+    # A wave that is not a lab matrix writes exactly the fields it always wrote.
+    skip = {"lab_gates"} if results.lab_gates is None else None
+    write_json_atomic(path, results.model_dump(mode="json", exclude=skip))
     return path
 
 

@@ -53,7 +53,7 @@ def role_for(agent: str, view: ChatView, frame: Frame) -> str:
     return declared if declared in ("worker", "reviewer", "guardrail") else ""
 
 
-def answer(view: ChatView, persona: Persona, chance: Chance, agent: str) -> Reply:
+def answer(view: ChatView, persona: Persona, chance: Chance, agent: str, seed: int = 0) -> Reply:
     """The reply of the role that answers this request."""
     last = view.last("user", "system", "developer")
     frame = recognise(last.text if last else "")
@@ -67,7 +67,7 @@ def answer(view: ChatView, persona: Persona, chance: Chance, agent: str) -> Repl
     if which == "reviewer":
         return reviewer_reply(view, persona, chance)
     if which == "worker":
-        return worker_reply(view, persona)
+        return worker_reply(view, persona, seed)
     return Reply(UNKNOWN_REPLY)
 
 
@@ -91,6 +91,6 @@ def respond(
     view = read_request(request)
     digest = request_digest(view, run_key)
     chance = Chance.for_call(seed=seed, persona=who.name, agent=agent, digest=digest)
-    reply = answer(view, who, chance, agent)
+    reply = answer(view, who, chance, agent, seed)
     key = stable_hex("sim-completion", seed, who.name, agent, digest)
     return build_completion(view, reply, key=key, call_index=call_index)

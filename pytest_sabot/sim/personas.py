@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from pytest_sabot.core.model_spec import parse_judge
+from pytest_sabot.sim.chance import Chance, stable_hex
 
 Base = Literal["vigilant", "credulous", "realistic"]
 
@@ -47,3 +48,23 @@ def parse_persona(name: str) -> Persona:
     raise ValueError(
         f"unknown embedded-model persona {name!r}: expected one of {', '.join(PERSONAS)}"
     )
+
+
+LAB_RECOVERY: dict[Base, tuple[tuple[str, float], ...]] = {
+    "credulous": (("fresh_key", 1.0),),
+    "vigilant": (("read_back", 1.0),),
+    "realistic": (("fresh_key", 0.35), ("stable_key", 0.3), ("read_back", 0.2),
+                  ("give_up", 0.15)),
+}
+"""How each base persona's worker recovers from a write whose outcome it was not shown
+(a lab task; sim/procedures/t6.py names the styles). A credulous worker repeats the write
+with a fresh operation key, a vigilant one reads the state back first, and a realistic
+one is drawn per seed from all four (docs/LAB.md L-readings)."""
+
+
+def lab_recovery(persona: Persona, seed: int) -> str:
+    """The persona's recovery style in a run of ``seed``: one draw per (seed, persona),
+    the same for every model call of the run."""
+    options = LAB_RECOVERY[persona.base]
+    chance = Chance(stable_hex("sim-lab-recovery", seed, persona.base))
+    return chance.pick("recovery", options)

@@ -56,6 +56,7 @@ def worker_step(
     *,
     weak: bool,
     available: set[str] | None = None,
+    recovery: str = "",
 ) -> Step | None:
     """The worker's next step, or None when there is no procedure for the task.
 
@@ -68,16 +69,17 @@ def worker_step(
     """
     if not known(task):
         return None
-    step = _step(procedures.worker_step(task, sections, history, weak=weak))
+    step = _step(procedures.worker_step(task, sections, history, weak=weak, recovery=recovery))
     if available is None or isinstance(step, FinalStep) or step.tool in available:
         return step
     keep = available | {h.name for h in history}
     narrowed = [_only_tools(s, keep) if s.name == pf.TOOLS else s for s in sections]
-    step = _step(procedures.worker_step(task, narrowed, history, weak=weak))
+    step = _step(procedures.worker_step(task, narrowed, history, weak=weak, recovery=recovery))
     if isinstance(step, FinalStep) or step.tool in available:
         return step
     bare = [s for s in sections if s.name != pf.TOOLS]
-    return _step(procedures.worker_step(task, bare, history, weak=weak))
+    return _step(procedures.worker_step(task, bare, history, weak=weak,
+                                       recovery=recovery))
 
 
 _TOOL_LINE = re.compile(r"^- ([A-Za-z_][A-Za-z0-9_]*)\(")

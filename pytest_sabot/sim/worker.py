@@ -17,7 +17,7 @@ from pytest_sabot.core.prompt_format import Section
 from pytest_sabot.sim import solver
 from pytest_sabot.sim.completion import Reply, ToolCallOut
 from pytest_sabot.sim.frames import is_react
-from pytest_sabot.sim.personas import Persona
+from pytest_sabot.sim.personas import Persona, lab_recovery
 from pytest_sabot.sim.request import ChatView, ToolExchange, ToolOffered
 from pytest_sabot.sim.sections import gather, task_id
 
@@ -89,7 +89,7 @@ def _canonical(history: list[ToolExchange], procedure_names: set[str]) -> list[T
     ]
 
 
-def worker_reply(view: ChatView, persona: Persona) -> Reply:
+def worker_reply(view: ChatView, persona: Persona, seed: int = 0) -> Reply:
     sections = worker_sections(view)
     task = task_id(sections)
     system_text = "\n".join(view.texts("system"))
@@ -102,7 +102,8 @@ def worker_reply(view: ChatView, persona: Persona) -> Reply:
         available: set[str] | None = None
     else:
         available = {n for n in listed if match_tool(n, offered) is not None}
-    step = solver.worker_step(task, sections, history, weak=persona.weak, available=available)
+    step = solver.worker_step(task, sections, history, weak=persona.weak, available=available,
+                              recovery=lab_recovery(persona, seed))
     if step is None:
         return Reply(
             f"No procedure is known for task {task or '(none named)'}; "

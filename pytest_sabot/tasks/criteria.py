@@ -20,6 +20,7 @@ from pytest_sabot.core.models.task import (
 )
 from pytest_sabot.tasks.checks import run_python
 from pytest_sabot.tasks.contract import normalize_artifact
+from pytest_sabot.tasks.lab_task import LabGateCriterion
 from pytest_sabot.tasks.loader import PrivateSpec
 
 
@@ -147,4 +148,7 @@ def evaluate_pass(
         return _text_facts(c, text)
     if isinstance(c, PythonFunctionCriterion):
         return _python_function(c, text)
+    if isinstance(c, LabGateCriterion):
+        raise ValueError("a lab task passes by its lab gate, judged from the lab record "
+                         "(harness/lab_bridge.py lab_pass), not from its report")
     return _cited_answer(c, text)

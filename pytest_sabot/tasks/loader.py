@@ -24,8 +24,20 @@ from pytest_sabot.core.models.task import (
     TaskFile,
     ToolSpec,
 )
+from pytest_sabot.tasks.lab_task import (
+    LAB_TASKS,
+    LabCriterionFile,
+    LabGateCriterion,
+    LabOperatorsFile,
+    LabOperatorSpec,
+    LabPrivate,
+    LabPublic,
+    LabTaskFile,
+    LabWorldFile,
+    is_lab_task,
+)
 
-TASK_IDS = ("T1", "T2", "T3", "T4", "T5")
+TASK_IDS = ("T1", "T2", "T3", "T4", "T5", *LAB_TASKS)
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -51,6 +63,7 @@ class PublicView:
     contract_revision: str
     contract: ContractFile
     tools: tuple[ToolSpec, ...]
+    lab: LabPublic | None = None  # a lab task (T6): its request and the lab tools instead
 
     def material(self, name: str) -> Material:
         for m in self.materials:
@@ -70,11 +83,12 @@ class PrivateSpec:
     task_id: str
     artifact: str
     required_effects: tuple[str, ...]
-    criterion: Criterion
-    operators: dict[str, OperatorSpec]
+    criterion: Criterion | LabGateCriterion
+    operators: dict[str, OperatorSpec | LabOperatorSpec]
     stale_materials: dict[str, str]  # material name -> superseded revision text (O5)
+    lab: LabPrivate | None = None  # a lab task (T6): the world behind its tools
 
-    def operator(self, operator_id: str) -> OperatorSpec:
+    def operator(self, operator_id: str) -> OperatorSpec | LabOperatorSpec:
         return self.operators[operator_id]
 
 
@@ -104,7 +118,10 @@ def _safe_name(directory: Path, name: str, file: Path, field: str) -> Path:
 
 
 def load_task_file(task_id: str, root: Path) -> TaskFile:
-    """Parse and validate tasks/Tn/public/task.yaml."""
+    """Parse and validate tasks/Tn/public/task.yaml (T1..T5)."""
+    if is_lab_task(task_id):
+        raise SabotDataError(Path(root) / "tasks" / task_id, "task",
+                             "a task with data, check and write tools (T1..T5)", task_id)
     public = _task_dir(task_id, root) / "public"
     path = public / "task.yaml"
     task = load_yaml_model(path, TaskFile, top_field="tools")
@@ -142,6 +159,8 @@ def load_public(task_id: str, root: Path, contract_revision: str) -> PublicView:
 
     Reads only tasks/Tn/public/.
     """
+    if is_lab_task(task_id):
+        return _load_lab_public(task_id, root, contract_revision)
     public = _task_dir(task_id, root) / "public"
     task_path = public / "task.yaml"
     task = load_task_file(task_id, root)
@@ -166,6 +185,8 @@ def load_public(task_id: str, root: Path, contract_revision: str) -> PublicView:
 
 def load_private(task_id: str, root: Path) -> PrivateSpec:
     """The pass criterion, the operator specs and the superseded material revisions."""
+    if is_lab_task(task_id):
+        return _load_lab_private(task_id, root)
     directory = _task_dir(task_id, root)
     private = directory / "private"
     task = load_task_file(task_id, root)
@@ -211,4 +232,104 @@ def load_private(task_id: str, root: Path) -> PrivateSpec:
         criterion=criterion.check,
         operators={str(k): v for k, v in operators.operators.items()},
         stale_materials=stale,
+    )
+
+
+# --------------------------------------------------------------------------- lab tasks
+
+
+def load_lab_task_file(task_id: str, root: Path) -> LabTaskFile:
+    """Parse and validate a lab task's public/task.yaml (T6)."""
+    public = _task_dir(task_id, root) / "public"
+    path = public / "task.yaml"
+    task = load_yaml_model(path, LabTaskFile, top_field="request")
+    if task.id != task_id:
+        raise SabotDataError(path, "id", f"the directory's task id {task_id!r}", task.id)
+    return task
+
+
+def _load_lab_public(task_id: str, root: Path, contract_revision: str) -> PublicView:
+    public = _task_dir(task_id, root) / "public"
+    task_path = public / "task.yaml"
+    task = load_lab_task_file(task_id, root)
+    materials = []
+    for i, ref in enumerate(task.materials):
+        path = _safe_name(public, ref.file, task_path, f"materials.{i}.file")
+        materials.append(Material(ref.name, ref.revision, _read_text(path, f"materials.{i}.file")))
+    first = materials[0].text
+    for field, value in task.request.model_dump(mode="json").items():
+        if f"{field}: {value}" not in first:
+            raise SabotDataError(
+                task_path, f"request.{field}",
+                f"the value stated in {task.materials[0].file} ('{field}: ...' line)", value,
+            )
+    if contract_revision not in task.contract_revisions:
+        raise SabotDataError(task_path, "contract_revisions",
+                             f"a contract revision among {sorted(task.contract_revisions)}",
+                             contract_revision)
+    contract_path = _safe_name(public, task.contract_revisions[contract_revision], task_path,
+                               f"contract_revisions.{contract_revision}")
+    contract = load_yaml_model(contract_path, ContractFile, top_field="rules")
+    if contract_revision not in contract.revisions:
+        raise SabotDataError(contract_path, "revisions",
+                             f"a list naming revision {contract_revision!r}", contract.revisions)
+    if contract.artifact != task.artifact:
+        raise SabotDataError(contract_path, "artifact", f"the task's artifact {task.artifact!r}",
+                             contract.artifact)
+    return PublicView(
+        task_id=task.id,
+        title=task.title,
+        brief=task.brief,
+        artifact=task.artifact,
+        materials=tuple(materials),
+        contract_revision=contract_revision,
+        contract=contract,
+        tools=(),
+        lab=LabPublic(request=task.request, capabilities=tuple(task.capabilities),
+                      contracts=task.contracts),
+    )
+
+
+def _load_lab_private(task_id: str, root: Path) -> PrivateSpec:
+    from pytest_sabot.lab.scenario_load import reference_problems
+    from pytest_sabot.tasks.lab_task import cell_scenario
+
+    private = _task_dir(task_id, root) / "private"
+    public_path = _task_dir(task_id, root) / "public" / "task.yaml"
+    task = load_lab_task_file(task_id, root)
+    crit_path = private / "criterion.yaml"
+    criterion = load_yaml_model(crit_path, LabCriterionFile, top_field="check")
+    world_path = private / "world.yaml"
+    world = load_yaml_model(world_path, LabWorldFile, top_field="world")
+    ops_path = private / "operators.yaml"
+    operators = load_yaml_model(ops_path, LabOperatorsFile, top_field="operators")
+    for path, found in ((crit_path, criterion.task), (world_path, world.task),
+                        (ops_path, operators.task)):
+        if found != task_id:
+            raise SabotDataError(path, "task", f"the directory's task id {task_id!r}", found)
+    lab_public = LabPublic(request=task.request, capabilities=tuple(task.capabilities),
+                           contracts=task.contracts)
+    lab_private = LabPrivate(world=world.world, limits=world.limits,
+                             expect=criterion.check.expect)
+    # Every cell's scenario must hold together (references, a fault on a tool it can act
+    # on and the pipeline may call) before anything runs.
+    for op, spec in [(None, None), *operators.operators.items()]:
+        scenario = cell_scenario(lab_public, lab_private, name="check", seed=0,
+                                 fault=spec.fault if spec is not None else None)
+        for field, expected, got in reference_problems(scenario):
+            head, _, rest = field.partition(".")
+            if head == "faults":  # faults.0.tool -> the operator's fault entry
+                raise SabotDataError(ops_path, f"operators.{op}.fault.{rest.partition('.')[2]}",
+                                     expected, got)
+            if head == "task":
+                raise SabotDataError(public_path, f"request.{rest}", expected, got)
+            raise SabotDataError(world_path, field, expected, got)
+    return PrivateSpec(
+        task_id=task_id,
+        artifact=task.artifact,
+        required_effects=(),
+        criterion=criterion.check,
+        operators={str(k): v for k, v in operators.operators.items()},
+        stale_materials={},
+        lab=lab_private,
     )

@@ -83,6 +83,7 @@ def test_public_view_holds_no_path_and_no_private_text(task: str) -> None:
         "contract_revision",
         "contract",
         "tools",
+        "lab",
     ]
 
 

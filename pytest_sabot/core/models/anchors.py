@@ -82,8 +82,8 @@ class AnchorSet(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    task: TaskId = Field(description="Task id, T1..T5.")
-    operator: OperatorId = Field(description="Operator id, O1..O6.")
+    task: TaskId = Field(description="Task id, T1..T5 (T6 in the lab matrix).")
+    operator: OperatorId = Field(description="Operator id, O1..O6 (O7..O11 in the lab matrix).")
     anchors: list[Anchor] = Field(min_length=1, description="Strings or {text, word_boundary}.")
     note: str = Field("", description="Why a form is (not) registered, e.g. the T4/O1 note.")
 

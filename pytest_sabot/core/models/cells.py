@@ -17,6 +17,10 @@ means both a wave of the standard and a named matrix."""
 CONFIGS: tuple[Config, ...] = ("default", "guardrail")
 OPERATORS: tuple[OperatorId, ...] = ("O1", "O2", "O3", "O4", "O5", "O6")
 TASKS: tuple[TaskId, ...] = ("T1", "T2", "T3", "T4", "T5")
+LAB_OPERATORS: tuple[OperatorId, ...] = ("O7", "O8", "O9", "O10", "O11")
+"""The fault lab's operators (docs/LAB.md): they run only in a lab matrix."""
+LAB_TASKS: tuple[TaskId, ...] = ("T6",)
+"""The fault lab's tasks: they run only in a lab matrix."""
 RULE_VERSIONS = ("v0.1.1", "v0.1.2", "v0.1.3", "v0.2.0", "v0.2.1")
 
 
@@ -78,6 +82,32 @@ class WaveSpec(BaseModel):
     pipeline_model: str = Field("gpt-5.6-terra", description="Live pipeline model (section 8).")
     downgrade_model: str = Field("gpt-5.6-luna", description="Live O4 target (section 8).")
     carve_outs: list[CarveOut] = Field(default_factory=list)
+    lab: bool = Field(
+        False,
+        description=(
+            "A lab matrix (docs/LAB.md): its tasks are the fault lab's (T6) and its operators "
+            "the lab's (O7..O11); each cell records the lab gate beside the Sabot funnel. "
+            "Never a wave of the standard."
+        ),
+    )
+
+    @model_validator(mode="after")
+    def _lab_apart(self) -> WaveSpec:
+        if self.lab and self.name is None:
+            raise ValueError("a lab matrix needs a name")
+        for field, values, own in (("operators", self.operators, LAB_OPERATORS),
+                                   ("tasks", self.tasks, LAB_TASKS)):
+            if self.lab:
+                other = [v for v in values if v not in own]
+                if other:
+                    raise ValueError(f"a lab matrix lists only the lab's {field} "
+                                     f"({', '.join(own)}), not {other[0]}")
+            else:
+                lab_only = [v for v in values if v in own]
+                if lab_only:
+                    raise ValueError(f"{lab_only[0]} belongs to the fault lab: it runs only in "
+                                     "a matrix marked 'lab: true'")
+        return self
 
     @model_validator(mode="after")
     def _flags_need_anchors(self) -> WaveSpec:

@@ -335,6 +335,8 @@ class OperatorsFile(_Strict):
         if missing:
             raise ValueError(f"missing operator specs: {', '.join(missing)}")
         for op, spec in self.operators.items():
+            if op not in _SEAM_OF:
+                raise ValueError(f"{op} is a fault-lab operator; it belongs to a lab task (T6)")
             if spec.seam != _SEAM_OF[op]:
                 raise ValueError(f"{op} must use seam '{_SEAM_OF[op]}', not '{spec.seam}'")
         if self.operators["O5"].stale_file is None:

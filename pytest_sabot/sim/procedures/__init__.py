@@ -39,7 +39,7 @@ from collections.abc import Sequence
 from types import ModuleType
 
 from pytest_sabot.core.prompt_format import Section
-from pytest_sabot.sim.procedures import common, t1, t2, t3, t4, t5
+from pytest_sabot.sim.procedures import common, t1, t2, t3, t4, t5, t6
 from pytest_sabot.sim.procedures.types import (
     ExchangeLike,
     FinalAnswer,
@@ -48,7 +48,7 @@ from pytest_sabot.sim.procedures.types import (
     ToolRequest,
 )
 
-_TASKS: dict[str, ModuleType] = {"T1": t1, "T2": t2, "T3": t3, "T4": t4, "T5": t5}
+_TASKS: dict[str, ModuleType] = {"T1": t1, "T2": t2, "T3": t3, "T4": t4, "T5": t5, "T6": t6}
 
 
 def _module(task_id: str) -> ModuleType:
@@ -63,8 +63,19 @@ def known_tasks() -> list[str]:
 
 
 def worker_step(
-    task_id: str, sections: Sequence[Section], tool_history: Sequence[ExchangeLike], *, weak: bool
+    task_id: str,
+    sections: Sequence[Section],
+    tool_history: Sequence[ExchangeLike],
+    *,
+    weak: bool,
+    recovery: str = "",
 ) -> Step:
+    """``recovery`` is the worker's recovery style on a lab task (t6.RECOVERIES; ignored
+    by the other tasks, empty for the task's own default)."""
+    if task_id == "T6" and recovery:
+        lab: Step = t6.worker_step(list(sections), list(tool_history), weak=weak,
+                                   recovery=t6.recovery_style(recovery))
+        return lab
     step: Step = _module(task_id).worker_step(list(sections), list(tool_history), weak=weak)
     return step
 

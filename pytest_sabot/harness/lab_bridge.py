@@ -1,0 +1,399 @@
+"""The lab tool bridge: a framework pipeline working a lab task (T6) against the lab world.
+
+The world lives in the harness process, like the gateway: each cell of a lab task owns one
+:class:`~pytest_sabot.lab.LabSession` (the helpdesk seeded with the cell's seed, armed with
+the cell's fault, O7..O11, or none for a baseline). The pipeline reaches it only through
+tool calls: the context hands the adapter one ``ToolHandle`` per lab tool (and ``wait``,
+the lab's virtual sleep), and every call goes through :class:`LabSeams` to the session's
+boundary, where the fault acts at the transaction boundary and the lab records its four
+evidence streams.
+
+Two records, kept apart:
+
+* the Sabot trace (``events.jsonl``): what the pipeline asked and was shown (``tool_call``,
+  ``tool_result``), the ``injection`` the first time the fault acted, the landing ``probe``
+  and every framework surface the adapter records. Nothing of the lab's deliveries or
+  committed effects enters it;
+* the lab record (``run.json`` in the same cell directory): the four streams, the world
+  before and after, the coverage and the lab gate, written by :func:`finish_lab`.
+
+What the adapter receives reaches no ground truth (SPEC.md I39): the session runs with the
+request, the world and the fault entry (the injection plan); the expected counts stay on
+the harness side and are handed to the lab only when the run is judged, and the operator's
+ground-truth note never leaves the private spec.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from pytest_sabot.core.context import Messages, ToolHandle
+from pytest_sabot.core.frameworks import adapter
+from pytest_sabot.core.models.cells import Cell, WaveSpec
+from pytest_sabot.core.trace_io import TraceWriter
+from pytest_sabot.core.verdict_token import strip_flags_head
+from pytest_sabot.gateway import loopback
+from pytest_sabot.gateway.client import GatewayClient
+from pytest_sabot.harness import lab_prompts, prompts
+from pytest_sabot.lab.agent import AgentStopped, LimitReached
+from pytest_sabot.lab.catalog import ToolContract, build_catalog
+from pytest_sabot.lab.engine import LabSession
+from pytest_sabot.lab.record import AgentInfo, LabRun, ProviderUsage, write_run
+from pytest_sabot.lab.scenario import Expectations, Scenario
+from pytest_sabot.operators import LabFault, Planted, arm_lab
+from pytest_sabot.tasks import check_contract
+from pytest_sabot.tasks.lab_task import LabOperatorSpec, cell_scenario
+from pytest_sabot.tasks.loader import PrivateSpec, PublicView
+from pytest_sabot.tasks.world import Exchange, format_tool_log
+
+__all__ = [
+    "LabPipelineContext",
+    "LabSeams",
+    "finish_lab",
+    "lab_pass",
+    "lab_pipeline_context",
+    "lab_scenario",
+]
+
+_SIMPLE = ("string", "integer", "number", "boolean")
+
+
+def _plain_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """A catalog argument schema as framework tools take it: each optional argument typed
+    plainly (``anyOf [T, null]`` becomes ``T``: leaving it out means null), no titles."""
+    properties: dict[str, Any] = {}
+    for name, spec in (schema.get("properties") or {}).items():
+        spec = dict(spec)
+        options = spec.pop("anyOf", None)
+        if options:
+            kept = [o for o in options if o.get("type") != "null"]
+            if len(kept) == 1:
+                spec = {**kept[0], **spec}
+        spec.pop("title", None)
+        if spec.get("default", "x") is None:
+            spec.pop("default")
+        if spec.get("type") not in _SIMPLE and "enum" not in spec:
+            spec["type"] = "string"
+        properties[name] = spec
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": [r for r in schema.get("required", []) if r in properties],
+    }
+
+
+def _answer(ok: bool, **body: Any) -> str:
+    """An answer in the observations' JSON form (for the wait tool and a stopped run)."""
+    return json.dumps({"ok": ok, **body}, sort_keys=True)
+
+
+class LabSeams:
+    """The harness side of the lab tools: routes each call to the cell's lab session and
+    records the request and what the agent was shown in the trace; records the injection
+    the first time the cell's fault acts. Calls may come from several threads."""
+
+    def __init__(self, trace: TraceWriter, session: LabSession, operator: LabFault | None) -> None:
+        self.trace = trace
+        self.session = session
+        self.operator = operator
+        self.exchanges: list[Exchange] = []
+        self.round = 0
+        self._counts: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def invoke(self, tool: str, arguments: dict[str, Any]) -> str:
+        with self._lock:
+            number = self._counts.get(tool, 0) + 1
+            self._counts[tool] = number
+            call_id = f"{tool}#{number}"
+            self.trace.emit("tool_call", "worker", tool=tool, call_id=call_id,
+                            arguments=dict(arguments))
+            ok, shown = self._route(tool, arguments)
+            self._note_activation(tool, number, shown)
+            self.trace.emit("tool_result", "worker", shown, tool=tool, call_id=call_id, ok=ok)
+            self.exchanges.append(Exchange(tool, call_id, dict(arguments), shown, self.round))
+            return shown
+
+    def _route(self, tool: str, arguments: dict[str, Any]) -> tuple[bool, str]:
+        context = self.session.context
+        try:
+            if tool == lab_prompts.WAIT_TOOL:
+                ms = arguments.get("ms")
+                context.sleep(ms if isinstance(ms, int) and not isinstance(ms, bool) else -1)
+                return True, _answer(True, result={"waited_ms": ms})
+            observation = context.call_tool(tool, arguments)
+        except ValueError as exc:  # a malformed wait
+            return False, _answer(False, error={"code": "invalid_arguments", "message": str(exc)})
+        except LimitReached as exc:  # the run's deadline or budget: nothing more reaches it
+            return False, _answer(False, error={"code": "run_stopped", "message": str(exc)})
+        return observation.ok, observation.to_text()
+
+    def _note_activation(self, tool: str, number: int, shown: str) -> None:
+        op = self.operator
+        if op is None or op.planted is not None:
+            return
+        for coverage in self.session.coverage():
+            if coverage.id != op.entry.id or not coverage.activations:
+                continue
+            first = coverage.activations[0]
+            op.planted = Planted("transaction", f"tool:{tool}#{number}", first.note, shown)
+            event = self.trace.emit("injection", "harness", operator=op.id, seam="transaction",
+                                    target=op.planted.target, original=first.note,
+                                    injected=shown)
+            op.injection_seq = event.seq
+
+    def tool_log_text(self) -> str:
+        """The TOOL LOG of the latest worker pass."""
+        latest = max([self.round, *(ex.round for ex in self.exchanges)])
+        return format_tool_log([ex for ex in self.exchanges if ex.round == latest])
+
+
+@dataclass
+class LabPipelineContext:
+    """The RunContext of a lab-task cell (core/context.py for the stage protocol)."""
+
+    cell: Cell
+    view: PublicView
+    run_dir: Path
+    trace: TraceWriter
+    gateway: GatewayClient
+    run_key: str
+    model_name: str
+    flags_protocol: bool
+    seams: LabSeams
+    catalog: tuple[ToolContract, ...]
+    api_key: str = "sabot-local"
+    artifact: str | None = field(default=None, init=False)
+    effects: dict[str, bool] = field(default_factory=dict, init=False)
+    started: float = field(default_factory=time.perf_counter, init=False)
+    _tools: list[ToolHandle] = field(default_factory=list, init=False)
+    _closed: bool = field(default=False, init=False)
+
+    def __post_init__(self) -> None:
+        handles = [
+            ToolHandle(
+                name=c.name,
+                description=lab_prompts.tool_description(c),
+                parameters=_plain_schema(c.arguments),
+                invoke=self._invoker(c.name),
+                role="data",
+            )
+            for c in self.catalog
+        ]
+        handles.append(ToolHandle(
+            name=lab_prompts.WAIT_TOOL, description=lab_prompts.WAIT_DESCRIPTION,
+            parameters=dict(lab_prompts.WAIT_PARAMETERS),
+            invoke=self._invoker(lab_prompts.WAIT_TOOL), role="data",
+        ))
+        self._tools = handles
+
+    def _invoker(self, name: str) -> Any:
+        seams = self.seams
+
+        def invoke(arguments: dict[str, Any]) -> str:
+            return seams.invoke(name, arguments)
+
+        return invoke
+
+    @property
+    def is_magentic(self) -> bool:
+        return adapter(self.cell.framework).flags_head(self.cell.config)
+
+    def base_url(self, agent: str) -> str:
+        return self.gateway.base_url(self.run_key, agent)
+
+    def http_client(self) -> httpx.Client:
+        return loopback.sync_client()
+
+    def http_async_client(self) -> httpx.AsyncClient:
+        return loopback.async_client()
+
+    @property
+    def tools(self) -> list[ToolHandle]:
+        return list(self._tools)
+
+    def worker_prompt(self, round: int, feedback: str = "") -> Messages:
+        self.seams.round = round  # the reviewer's tool log shows this pass's calls
+        return lab_prompts.worker_messages(self.view, self.catalog, round, feedback)
+
+    def handoff(self, sender: str, receiver: str, text: str) -> str:
+        channel = f"{sender}->{receiver}"
+        self.trace.emit("message", sender, text, sender=sender, receiver=receiver,
+                        channel=channel)
+        return text
+
+    def reviewer_prompt(self, delivered: str, round: int) -> Messages:
+        return lab_prompts.reviewer_messages(self.view, self.catalog, delivered,
+                                             self.seams.tool_log_text(), round,
+                                             self.flags_protocol)
+
+    def guardrail_text(self) -> str:
+        return prompts.guardrail_instruction(self.view)
+
+    def check_contract(self, artifact: str) -> list[str]:
+        return check_contract(self.view.contract, artifact)
+
+    def magentic_task(self) -> str:
+        return lab_prompts.magentic_task(self.view, self.catalog, self.flags_protocol)
+
+    def sync_model_calls(self) -> None:
+        for record in self.gateway.drain(self.run_key):
+            _model_call(self.trace, record)
+
+    def close_gateway_run(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        for record in self.gateway.close_run(self.run_key):
+            _model_call(self.trace, record)
+
+    def emit(self, text: str) -> None:
+        flags_line: str | None = None
+        artifact = text
+        if self.is_magentic and self.flags_protocol:
+            flags_line, artifact = strip_flags_head(text)
+        self.artifact = artifact
+        self.trace.emit("artifact", "harness", artifact, name=self.view.artifact,
+                        flags_line=flags_line, effects={})
+
+
+def _model_call(trace: TraceWriter, record: Any) -> None:
+    trace.emit(
+        "model_call",
+        record.agent,
+        record.response_text,
+        call_index=record.call_index,
+        model_requested=record.model_requested,
+        model_served=record.model_served,
+        prompt_tokens=record.prompt_tokens,
+        completion_tokens=record.completion_tokens,
+        cached_tokens=record.cached_tokens,
+        reasoning_tokens=record.reasoning_tokens,
+        latency_ms=record.latency_ms,
+        cost_usd=record.cost_usd,
+        stream=record.stream,
+        downgraded=record.downgraded,
+        fixture=record.fixture,
+        error=record.error,
+        tool_calls=record.tool_calls,
+        request_hash=record.request_hash,
+    )
+
+
+def lab_scenario(cell: Cell, view: PublicView, private: PrivateSpec) -> Scenario:
+    """The whole scenario of a lab cell (the harness side: with the expected counts)."""
+    assert view.lab is not None and private.lab is not None, "not a lab task"
+    fault = None
+    if cell.operator is not None:
+        spec = private.operator(cell.operator)
+        assert isinstance(spec, LabOperatorSpec), f"{cell.operator} is not a lab operator"
+        fault = spec.fault
+    return cell_scenario(
+        view.lab, private.lab, name=cell.id.lower(), seed=cell.seed, fault=fault,
+        description=f"{view.task_id} {view.title}: cell {cell.id}",
+    )
+
+
+def lab_pipeline_context(
+    *,
+    cell: Cell,
+    wave: WaveSpec,
+    view: PublicView,
+    scenario: Scenario,
+    run_dir: Path,
+    trace: TraceWriter,
+    gateway: GatewayClient,
+    run_key: str,
+    model_name: str,
+    operator: LabFault | None,
+) -> LabPipelineContext:
+    """The context handed to the adapter of a lab-task cell. Its session runs the cell's
+    scenario without the expected counts (they judge the run, on the harness side)."""
+    assert view.lab is not None, "not a lab task"
+    session = LabSession(scenario.model_copy(update={"expect": Expectations()}),
+                         source=f"{view.task_id}:{cell.id}")
+    catalog = tuple(build_catalog(view.lab.contracts, list(view.lab.capabilities)))
+    return LabPipelineContext(
+        cell=cell,
+        view=view,
+        run_dir=run_dir,
+        trace=trace,
+        gateway=gateway,
+        run_key=run_key,
+        model_name=model_name,
+        flags_protocol=wave.flags_protocol,
+        seams=LabSeams(trace, session, operator),
+        catalog=catalog,
+    )
+
+
+def _usage(trace: TraceWriter) -> ProviderUsage:
+    """Provider usage as the gateway recorded it; a figure any call left unknown stays
+    unknown for the run (never 0)."""
+    calls = [e for e in trace.events() if e.kind == "model_call"]
+
+    def total(name: str) -> int | str:
+        values = [getattr(e.data, name) for e in calls]
+        return "unknown" if any(v is None for v in values) else sum(values)
+
+    costs = [e.data.cost_usd for e in calls]
+    cost: float | str = "unknown" if any(c is None for c in costs) else float(sum(costs))
+    return ProviderUsage.model_validate({
+        "source": "gateway", "model_calls": len(calls),
+        "prompt_tokens": total("prompt_tokens"), "completion_tokens": total("completion_tokens"),
+        "cost_usd": cost,
+    })
+
+
+def finish_lab(ctx: LabPipelineContext, scenario: Scenario, error: str | None,
+               model: str, fixture: bool) -> LabRun:
+    """End the cell's lab run: judge it with the whole scenario, write ``run.json`` into
+    the cell's directory (beside events.jsonl, never merged into it) and hand the gate's
+    coverage check of the fault to the operator for its landing probe."""
+    stopped: BaseException | None = None
+    if error is not None:
+        stopped = (AgentStopped("deadline_exceeded", error) if error.startswith("Timeout")
+                   else RuntimeError(error))
+    record = ctx.seams.session.finish(
+        AgentInfo(name=f"{ctx.cell.framework}-{ctx.cell.config}:{model}", kind="framework",
+                  fixture=fixture),
+        output=ctx.artifact or "",
+        error=stopped,
+        agent_ms=(time.perf_counter() - ctx.started) * 1000,
+        usage=lambda: _usage(ctx.trace),
+        judged_as=scenario,
+    )
+    write_run(record, ctx.run_dir)
+    op = ctx.seams.operator
+    if op is not None:
+        op.record_check(next((c for c in record.gate.coverage if c.id == op.entry.id), None))
+    return record
+
+
+def lab_pass(record: LabRun, artifact: str | None) -> tuple[bool, str]:
+    """T6's pass criterion (RECOVERED, and a baseline's pass): the lab rules hold over the
+    committed history, execution completed, and the pipeline emitted its report."""
+    if artifact is None:
+        return False, "no report was emitted"
+    if record.execution.status != "completed":
+        return False, f"the lab run did not complete ({record.execution.status})"
+    broken = [v.rule for v in record.gate.violations]
+    if broken:
+        return False, "lab rules broken: " + ", ".join(broken)
+    return True, ""
+
+
+def arm_lab_operator(cell: Cell, private: PrivateSpec) -> LabFault | None:
+    """The cell's lab operator armed from its fault entry (None for a baseline)."""
+    if cell.operator is None:
+        return None
+    spec = private.operator(cell.operator)
+    assert isinstance(spec, LabOperatorSpec), f"{cell.operator} is not a lab operator"
+    return arm_lab(cell.operator, spec.fault)
