@@ -72,7 +72,12 @@ def scoreboard_lines(results: ResultsFile) -> list[str]:
     """The scoreboard, one row per framework x config, readable at 100 columns."""
     board = results.scoreboard
     lines = [
-        f"Sabot scoreboard: wave {results.wave}, rules {results.rules}"
+        (
+            f"Sabot scoreboard: lab matrix (wave {results.wave}, not a wave of the standard)"
+            if results.lab_gates is not None
+            else f"Sabot scoreboard: wave {results.wave}"
+        )
+        + f", rules {results.rules}"
         + (
             f" (wave registered under {results.wave_rules})"
             if results.rules != results.wave_rules

@@ -34,6 +34,7 @@ def test_L_lab_wave_runs_keyless_across_the_three_frameworks(lab_slice: Session)
     assert rows == {f"{fw}-{cfg}" for fw in ("langgraph", "crewai", "autogen")
                     for cfg in ("default", "guardrail")}
     assert "lab gate beside the Sabot funnel" in lab_slice.stdout
+    assert "Sabot scoreboard: lab matrix (wave 102, not a wave of the standard)" in lab_slice.stdout
 
 
 def test_L_each_cell_records_the_gate_and_the_funnel_apart(lab_slice: Session) -> None:
