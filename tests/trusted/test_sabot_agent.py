@@ -205,7 +205,7 @@ def test_I82_an_agent_past_its_deadline_is_stopped_and_recorded_as_a_run_error(
     assert "Traceback" not in done.stdout, text
     cell = {c["cell_id"]: c for c in _results(tmp_path)["cells"]}[
         "local_agent-default-baseline-T1-s11"]
-    assert cell["excluded"] == "RUN_ERROR", cell
+    assert cell["status"] == "RUN_ERROR", cell
     events = _events(tmp_path, "local_agent-default-baseline-T1-s11")
     error = next(e for e in events if e["kind"] == "run_error")
     assert error["data"]["error_type"] == "TimeoutError"
@@ -224,11 +224,11 @@ def test_I82_an_agent_that_crashes_is_a_recorded_run_error(tmp_path: Path) -> No
                     "-k", "baseline")
     cell = {c["cell_id"]: c for c in _results(tmp_path)["cells"]}[
         "local_agent-default-baseline-T1-s11"]
-    assert cell["excluded"] == "RUN_ERROR", (cell, done.stdout)
+    assert cell["status"] == "RUN_ERROR", (cell, done.stdout)
     events = _events(tmp_path, "local_agent-default-baseline-T1-s11")
     error = next(e for e in events if e["kind"] == "run_error")
     assert error["data"]["error_type"] == "AgentProcessExited"
-    assert "exited with 3" in error["data"]["message"]
+    assert "exited with code 3" in error["data"]["message"]
     assert "about to crash" in error["data"]["message"]  # the tail of the agent's log
 
 
