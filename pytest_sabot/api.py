@@ -13,7 +13,9 @@ agent-framework adapters do.
 
 A **trusted local agent** (``pytest --sabot-agent mypkg.agent:run --trust-local-agent``,
 docs/TRUSTED_AGENTS.md) is a callable ``run(ctx: AgentContext)`` run in a supervised child
-process; it reports its own checks through :class:`OwnChecks` (``ctx.checks``).
+process; it calls the task's tools (:class:`ToolSpec`) and its model endpoints
+(:class:`ModelEndpoint`), and reports its own checks through :class:`OwnChecks`
+(``ctx.checks``); a request the harness refuses raises :class:`Refusal`.
 
 Everything here is re-exported from pytest-sabot's own modules, so an adapter written
 against this module and a shipped one get the very same objects. The harness, the gateway,
@@ -45,6 +47,9 @@ from pytest_sabot.core.verdict_token import (
     routing_verdict,
     strip_flags_head,
 )
+from pytest_sabot.trusted.channel import Refusal
+from pytest_sabot.trusted.protocol import ModelEndpoint, ToolSpec
+from pytest_sabot.trusted.sabot_child import AgentContext, OwnChecks
 
 __all__ = [
     "ADAPTER_EVENT_KINDS",
@@ -55,11 +60,16 @@ __all__ = [
     "VERDICT_PATTERN",
     "WORKER_MODEL_CALL_CAP",
     "AdapterRun",
+    "AgentContext",
     "FrameworkAdapter",
     "FrameworkNotInstalled",
     "Messages",
+    "ModelEndpoint",
+    "OwnChecks",
+    "Refusal",
     "RunContext",
     "ToolHandle",
+    "ToolSpec",
     "TraceSink",
     "Verdict",
     "routing_verdict",
