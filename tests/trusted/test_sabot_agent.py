@@ -29,7 +29,8 @@ from openai import OpenAI
 
 def _client(ctx, agent):
     endpoint = ctx.model(agent)
-    return OpenAI(base_url=endpoint.base_url, api_key=endpoint.api_key, max_retries=0), endpoint.model
+    client = OpenAI(base_url=endpoint.base_url, api_key=endpoint.api_key, max_retries=0)
+    return client, endpoint.model
 
 
 def _messages(prompt):
@@ -56,10 +57,12 @@ def run(ctx):
                 break
             messages.append(message.model_dump(exclude_none=True))
             for call in message.tool_calls:
-                seen = ctx.call_tool(call.function.name, json.loads(call.function.arguments or "{}"))
+                arguments = json.loads(call.function.arguments or "{}")
+                seen = ctx.call_tool(call.function.name, arguments)
                 messages.append({"role": "tool", "tool_call_id": call.id, "content": seen})
         else:
-            message = worker.chat.completions.create(model=model, messages=messages).choices[0].message
+            reply = worker.chat.completions.create(model=model, messages=messages)
+            message = reply.choices[0].message
         delivered = ctx.handoff("worker", "reviewer", message.content or "")
         review = reviewer.chat.completions.create(
             model=model, messages=_messages(ctx.reviewer_prompt(delivered, round))
