@@ -7,6 +7,7 @@
     sabot schema [OUT_DIR]                write the JSON Schemas of every file format
     sabot compare A B [--json]            paired comparison of two scored runs or waves
     sabot demo [--out DIR] [--json]       keyless demo: declared outcomes gate the exit code
+    sabot mcp CELL_ID --out DIR           serve one cell (or a lab scenario) over MCP stdio
 
 Running a wave is pytest's job: ``pytest --sabot-wave=N``. Exit codes, the same four for
 every command:
@@ -34,6 +35,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from pytest_sabot.commands import EXIT_ERROR, EXIT_GATE, EXIT_INCONCLUSIVE, EXIT_PASS
+from pytest_sabot.commands.mcp import add_parser as add_mcp_parser
 from pytest_sabot.core.errors import SabotDataError
 from pytest_sabot.session.options import BY_DEST, OPTIONS
 
@@ -88,6 +90,7 @@ def _parser() -> argparse.ArgumentParser:
     p = sub.add_parser("schema", help="write JSON Schemas of every file format")
     p.add_argument("out", nargs="?", type=Path, default=Path("schemas"))
     _add_compare_demo(sub)
+    add_mcp_parser(sub)
     return parser
 
 
@@ -146,6 +149,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "schema": _command("schema", "cmd_schema"),
             "compare": _command("compare", "cmd_compare"),
             "demo": _command("demo", "cmd_demo"),
+            "mcp": _command("mcp", "cmd_mcp"),
         }[args.command]
         return handler(args)
     except (SabotDataError, KeyError, OSError) as exc:

@@ -59,6 +59,8 @@ AGENT_OPTION = "--sabot-agent"
 TRUST_OPTION = "--trust-local-agent"
 BINDING = "pytest_sabot.trusted.sabot_child:binding"
 MAPPING = Path(__file__).with_name("local_agent.yaml")
+MCP_NAME = "mcp_client"
+MCP_MAPPING = Path(__file__).with_name("mcp_client.yaml")
 AGENTS = ("worker", "reviewer")
 DEFAULT_DEADLINE_S = 300.0
 GRACE_S = 2.0
@@ -121,6 +123,18 @@ def adapter() -> FrameworkAdapter:
     )
 
 
+def mcp_adapter() -> FrameworkAdapter:
+    """The declaration of an MCP client's row (``sabot mcp CELL_ID``): the client is the
+    pipeline, served by ``pytest_sabot.commands.mcp``; its reports are scored by
+    ``mcp_client.yaml``, the same acts as a trusted agent's."""
+    return FrameworkAdapter(
+        name=MCP_NAME,
+        run="pytest_sabot.commands.mcp:pipeline",
+        mapping=str(MCP_MAPPING),
+        cost_per_run={CONFIG: (6, 2500, 400)},
+    )
+
+
 def register(target: str, attempt_timeout_s: float) -> FrameworkAdapter:
     """Register the row for this process (every process of the session calls this)."""
     global _configured
@@ -137,23 +151,24 @@ def forget() -> None:
         ADAPTERS.unregister(NAME)
 
 
-def agent_wave(std: Any) -> Any:
-    """The loaded wave with its rows replaced by the trusted agent's one row: the same
-    tasks, operators, seeds, anchors and rules, scored with the agent's mapping. A
-    candidate matrix of its own, never a row of the standard's wave."""
+def agent_wave(std: Any, name: str = NAME, what: str = "a trusted local agent") -> Any:
+    """The loaded wave with its rows replaced by one row of a pipeline outside the harness
+    (the trusted agent's, or an MCP client's): the same tasks, operators, seeds, anchors
+    and rules, scored with that row's mapping. A candidate matrix of its own, never a row
+    of the standard's wave."""
     spec: WaveSpec = std.wave
     seeds = list(dict.fromkeys(cell.seed for cell in std.cells))
     label = spec.name or f"wave{spec.wave}"
     wave = WaveSpec.model_validate({
         **spec.model_dump(),
-        "name": f"{label}-local-agent",
+        "name": f"{label}-{name.replace('_', '-')}",
         "candidate": True,
-        "title": f"{spec.title}, run by a trusted local agent ({NAME}-{CONFIG})",
-        "frameworks": [NAME],
+        "title": f"{spec.title}, run by {what} ({name}-{CONFIG})",
+        "frameworks": [name],
         "configs": [CONFIG],
         "carve_outs": [],
     })
-    mappings = {NAME: load_mapping(std.root, NAME, std.rules.version)}
+    mappings = {name: load_mapping(std.root, name, std.rules.version)}
     return dataclasses.replace(std, wave=wave, cells=expand(wave, seeds), mappings=mappings)
 
 
