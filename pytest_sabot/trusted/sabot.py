@@ -30,6 +30,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from pytest_sabot.core.context import WORKER_MODEL_CALL_CAP, RunContext, ToolHandle
 from pytest_sabot.core.frameworks import (
@@ -258,10 +259,44 @@ def _free(directory: Path, stem: str, suffix: str) -> Path:
     return path
 
 
-def _keep(report: ProcessReport, run_dir: Path) -> None:
+REDACTED = "[REDACTED]"
+
+
+class _Scrub:
+    """The run's secrets (the gateway session's secret path segment, the run's token) out
+    of what the supervisor keeps: the child's log (an HTTP library may log its request
+    URLs), its report and the error text that reaches the trace."""
+
+    def __init__(self, ctx: RunContext) -> None:
+        segment = urlsplit(ctx.base_url(AGENTS[0])).path.strip("/").split("/")[0]
+        self.secrets = sorted({s for s in (segment, ctx.api_key) if len(s) >= 6},
+                              key=len, reverse=True)
+
+    def text(self, value: str) -> str:
+        for secret in self.secrets:
+            value = value.replace(secret, REDACTED)
+        return value
+
+    def file(self, path: Path) -> None:
+        """The child's log, scrubbed in place once the child is gone (before the run's
+        record is complete)."""
+        try:
+            raw = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return
+        clean = self.text(raw)
+        if clean != raw:
+            partial = path.with_name(path.name + ".partial")
+            partial.write_text(clean, encoding="utf-8")
+            partial.replace(path)
+
+
+def _keep(report: ProcessReport, run_dir: Path, scrub: _Scrub) -> ProcessReport:
+    clean = ProcessReport.model_validate_json(scrub.text(report.model_dump_json()))
     path = _free(run_dir, "agent-process", ".json")
     with path.open("x", encoding="utf-8") as handle:  # never overwritten
-        handle.write(report.model_dump_json(indent=2))
+        handle.write(clean.model_dump_json(indent=2))
+    return clean
 
 
 def run(ctx: RunContext) -> None:
@@ -269,27 +304,30 @@ def run(ctx: RunContext) -> None:
     if _configured is None:
         raise RuntimeError(f"{NAME} runs only in a session given {AGENT_OPTION}")
     target = _configured.target
-    supervisor = Supervisor(target, log_path=_free(ctx.run_dir, "agent", ".log"),
-                            binding=BINDING, timeout_s=_configured.deadline_s,
-                            grace_s=GRACE_S)
+    scrub = _Scrub(ctx)
+    log = _free(ctx.run_dir, "agent", ".log")
+    supervisor = Supervisor(target, log_path=log, binding=BINDING,
+                            timeout_s=_configured.deadline_s, grace_s=GRACE_S)
+    report: ProcessReport | None = None
     try:
         try:
             supervisor.load()
         except TargetError as exc:
-            raise AgentProcessExited(f"{AGENT_OPTION}={target}: {exc}") from None
+            raise AgentProcessExited(scrub.text(f"{AGENT_OPTION}={target}: {exc}")) from None
         outcome = supervisor.run(start_message(ctx), _Handlers(ctx))
     finally:
         supervisor.close()
+        scrub.file(log)
         if supervisor.report is not None:
-            _keep(supervisor.report, ctx.run_dir)
+            report = _keep(supervisor.report, ctx.run_dir, scrub)
     ctx.sync_model_calls()
-    report = outcome.report
+    assert report is not None
     if outcome.finished is not None:
         ctx.emit(outcome.finished.output)
         return
     if outcome.failed is not None:
-        raise AgentFailed(f"{target} raised {outcome.failed.error_type}: "
-                          f"{outcome.failed.message}")
+        raise AgentFailed(scrub.text(f"{target} raised {outcome.failed.error_type}: "
+                                     f"{outcome.failed.message}"))
     if report.ended == "stopped_at_deadline":
         late = f"; {report.late_total} late request(s) refused" if report.late_total else ""
         raise TimeoutError(f"{target}: {report.detail}{late}")

@@ -87,12 +87,20 @@ def run(ctx):
     return "never"
 '''
 
+# Prints its endpoint (as an HTTP library logging its requests would) and crashes; it keeps
+# what it printed outside the records, in leak.txt, for the test to look for.
 CRASHER = '''
 import os
 import sys
+from pathlib import Path
+from urllib.parse import urlsplit
 
 
 def run(ctx):
+    endpoint = ctx.model("worker")
+    secret = urlsplit(endpoint.base_url).path.strip("/").split("/")[0]
+    Path("leak.txt").write_text(secret + "\\n" + endpoint.api_key)
+    print("calling", endpoint.base_url, "with", endpoint.api_key)
     print("about to crash", flush=True)
     sys.stdout.flush()
     os._exit(3)
@@ -233,6 +241,24 @@ def test_I82_an_agent_that_crashes_is_a_recorded_run_error(tmp_path: Path) -> No
     assert error["data"]["error_type"] == "AgentProcessExited"
     assert "exited with code 3" in error["data"]["message"]
     assert "about to crash" in error["data"]["message"]  # the tail of the agent's log
+    assert "calling http://127.0.0.1:" in error["data"]["message"]
+
+
+@pytest.mark.slow
+def test_I82_the_gateway_secret_an_agent_prints_reaches_no_record(tmp_path: Path) -> None:
+    target = _package(tmp_path, CRASHER)
+    _session(tmp_path, f"--sabot-agent={target}", "--trust-local-agent", "-k", "baseline")
+    secret, token = (tmp_path / "leak.txt").read_text().split("\n")
+    assert len(secret) >= 16 and token
+    files = [p for p in (tmp_path / "out").rglob("*") if p.is_file()]
+    assert any(p.name == "agent-1.log" for p in files)
+    for path in files:
+        text = path.read_text(errors="replace")
+        assert secret not in text, path
+        assert token not in text, path
+    run_dir = tmp_path / "out" / "cells" / "local_agent-default-baseline-T1-s11"
+    assert "calling http://127.0.0.1:" in (run_dir / "agent-1.log").read_text()
+    assert "[REDACTED]" in (run_dir / "agent-1.log").read_text()
 
 
 @pytest.mark.slow
