@@ -50,6 +50,7 @@ if TYPE_CHECKING:
     from pytest_sabot.core.context import RunContext
     from pytest_sabot.core.models.cells import Cell
     from pytest_sabot.matrix.standard import Standard
+    from pytest_sabot.trusted.sabot import RunHandlers
 
 CONTEXT_URI = "sabot://cell/context"
 SERVER_NAME = "pytest-sabot-cell"
@@ -116,7 +117,7 @@ class CellRun:
         self.out = out
         self.model = model
         self.ctx: RunContext | None = None
-        self.handlers: Any = None
+        self.handlers: RunHandlers | None = None
         self.ready = threading.Event()
         self.release = threading.Event()
         self.output: str | None = None
@@ -160,10 +161,10 @@ class CellRun:
 
     def pipeline(self, ctx: RunContext) -> None:
         """The row's ``run(ctx)``: hand the context to the server, wait for the finish."""
-        from pytest_sabot.trusted.sabot import _Handlers
+        from pytest_sabot.trusted.sabot import RunHandlers
 
         self.ctx = ctx
-        self.handlers = _Handlers(ctx)
+        self.handlers = RunHandlers(ctx)
         self.ready.set()
         self.release.wait()
         ctx.sync_model_calls()
@@ -217,19 +218,8 @@ class CellRun:
         return dict(start)
 
     def call(self, name: str, arguments: dict[str, Any]) -> types.CallToolResult:
+        from pytest_sabot.trusted import sabot_child as child
         from pytest_sabot.trusted.channel import Refusal
-        from pytest_sabot.trusted.sabot_child import (
-            HANDOFF as CHILD_HANDOFF,
-        )
-        from pytest_sabot.trusted.sabot_child import (
-            REPORT as CHILD_REPORT,
-        )
-        from pytest_sabot.trusted.sabot_child import (
-            REVIEWER_PROMPT as CHILD_REVIEWER,
-        )
-        from pytest_sabot.trusted.sabot_child import (
-            WORKER_PROMPT as CHILD_WORKER,
-        )
 
         if self.evaluation is not None:
             return _text(f"the run is finished ({FINISH} was called); nothing more reaches "
@@ -241,8 +231,9 @@ class CellRun:
         if name == CONTEXT:
             view = self.context()
             return _text(json.dumps(view, sort_keys=True), error=False, structured=view)
-        harness = {WORKER_PROMPT: CHILD_WORKER, REVIEWER_PROMPT: CHILD_REVIEWER,
-                   HANDOFF: CHILD_HANDOFF, REPORT: CHILD_REPORT}
+        harness = {WORKER_PROMPT: child.WORKER_PROMPT, REVIEWER_PROMPT: child.REVIEWER_PROMPT,
+                   HANDOFF: child.HANDOFF, REPORT: child.REPORT}
+        assert self.handlers is not None
         try:
             answer = self.handlers.call_tool(harness.get(name, name), dict(arguments))
         except Refusal as refusal:

@@ -99,6 +99,8 @@ class SabotSession:
     def out_dir(self) -> Path:
         if self.settings.out:
             return Path(self.settings.out)
+        if self.std is not None and self.settings.agent:  # never among the wave's records
+            return Path("reports") / str(self.std.wave.name)
         return Path("reports") / f"wave-{self.std.wave.wave if self.std else self.settings.wave}"
 
     @property

@@ -176,8 +176,9 @@ def agent_wave(std: Any, name: str = NAME, what: str = "a trusted local agent") 
 # --------------------------------------------------------------------------- one run
 
 
-class _Handlers:
-    """Answers the child's requests with the run context."""
+class RunHandlers:
+    """Answers the requests of a pipeline outside the harness (a trusted agent's child, an
+    MCP client) with the run context."""
 
     def __init__(self, ctx: RunContext) -> None:
         self.ctx = ctx
@@ -314,7 +315,7 @@ def run(ctx: RunContext) -> None:
             supervisor.load()
         except TargetError as exc:
             raise AgentProcessExited(scrub.text(f"{AGENT_OPTION}={target}: {exc}")) from None
-        outcome = supervisor.run(start_message(ctx), _Handlers(ctx))
+        outcome = supervisor.run(start_message(ctx), RunHandlers(ctx))
     finally:
         supervisor.close()
         scrub.file(log)

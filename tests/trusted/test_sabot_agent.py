@@ -132,12 +132,12 @@ def _package(root: Path, source: str) -> str:
     return "myagent.agent:run"
 
 
-def _session(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def _session(cwd: Path, *args: str, out: bool = True) -> subprocess.CompletedProcess[str]:
     path = os.pathsep.join([str(cwd), str(REPO), os.environ.get("PYTHONPATH", "")])
     return subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:randomly",
          "-p", "no:xdist", "--sabot-wave=3", "--sabot-task=T1", "--sabot-seed=11",
-         f"--sabot-out={cwd / 'out'}", *args],
+         *([f"--sabot-out={cwd / 'out'}"] if out else []), *args],
         cwd=cwd, env={**os.environ, "PYTHONPATH": path.rstrip(os.pathsep)},
         capture_output=True, text=True, timeout=600, check=False,
     )
@@ -277,3 +277,14 @@ def test_I82_an_effect_after_the_deadline_is_refused_and_kept_as_late(tmp_path: 
     assert not [e for e in events if e["kind"] in ("tool_call", "effect")]
     assert not list(run_dir.rglob("late.txt"))
     assert "refused: Refusal" in (run_dir / "agent-1.log").read_text()
+
+
+@pytest.mark.slow
+def test_I81_an_agents_records_default_to_a_directory_of_their_own(tmp_path: Path) -> None:
+    target = _package(tmp_path, CRASHER)
+    _session(tmp_path, f"--sabot-agent={target}", "--trust-local-agent", "-k", "baseline",
+             out=False)
+    results = json.loads((tmp_path / "reports" / "wave3-local-agent" / "results.json")
+                         .read_text())
+    assert [c["cell_id"] for c in results["cells"]] == ["local_agent-default-baseline-T1-s11"]
+    assert not (tmp_path / "reports" / "wave-3").exists()  # never among the wave's records
