@@ -9,6 +9,7 @@
     sabot demo [--out DIR] [--json]       keyless demo: declared outcomes gate the exit code
     sabot lab run SCENARIO --agent A --out DIR   one fault-lab run (exit: its gate)
     sabot lab init DIR | validate FILE...        a starter scenario; check scenario files
+    sabot mcp CELL_ID --out DIR           serve one cell (or a lab scenario) over MCP stdio
 
 Running a wave is pytest's job: ``pytest --sabot-wave=N``. Exit codes, the same four for
 every command:
@@ -36,6 +37,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from pytest_sabot.commands import EXIT_ERROR, EXIT_GATE, EXIT_INCONCLUSIVE, EXIT_PASS
+from pytest_sabot.commands.mcp import add_parser as add_mcp_parser
 from pytest_sabot.core.errors import SabotDataError
 from pytest_sabot.session.options import BY_DEST, OPTIONS
 
@@ -101,6 +103,7 @@ def _parser() -> argparse.ArgumentParser:
     from pytest_sabot.lab.commands import add_commands
 
     add_commands(p)
+    add_mcp_parser(sub)
     return parser
 
 
@@ -160,6 +163,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "compare": _command("compare", "cmd_compare"),
             "demo": _command("demo", "cmd_demo"),
             "lab": _lab,
+            "mcp": _command("mcp", "cmd_mcp"),
         }[args.command]
         return handler(args)
     except (SabotDataError, KeyError, OSError) as exc:

@@ -54,7 +54,10 @@ class Messages:
     """A system and a user message for one agent turn."""
 
     system: str
+    """The system message: the agent's role, the protocol it follows."""
     user: str
+    """The user message: the task's public view as this agent sees it (materials, brief,
+    contract; a reviewer's also carries the delivered draft and the worker's tool log)."""
 
 
 @dataclass(frozen=True)
@@ -66,37 +69,61 @@ class ToolHandle:
     """
 
     name: str
+    """The tool's name, as the framework offers it to a model."""
     description: str
+    """What the tool does, for the model (from the task's public view)."""
     parameters: dict[str, Any]
+    """JSON Schema object of the arguments."""
     invoke: Callable[[dict[str, Any]], str]
-    # Optional (None when the harness does not say): the tool's role in the task, and the
-    # arguments that apply a check/write tool to an artifact text when the harness side of a
-    # pipeline calls it itself (the Magentic-One post-run check and write seams).
+    """Call the tool with parsed arguments; returns the observation the agent is shown. The
+    harness records the call, its result and any effect, and applies the operator seams."""
     role: Literal["data", "check", "write"] | None = None
+    """The tool's role in the task (None when the harness does not say)."""
     artifact_arguments: Callable[[str], dict[str, Any]] | None = None
+    """The arguments that apply a check or write tool to an artifact text, for a pipeline
+    whose harness side calls the tool itself (the Magentic-One post-run check and write
+    seams); None for a data tool."""
 
 
 class TraceSink(Protocol):
-    def emit(self, kind: str, component: str, text: str = "", **data: Any) -> Any: ...
+    """The run's trace, as an adapter writes to it."""
+
+    def emit(self, kind: str, component: str, text: str = "", **data: Any) -> Any:
+        """Append one event of ``kind`` (one of ``ADAPTER_EVENT_KINDS`` for an adapter),
+        produced by ``component``, with its free text and its payload fields; the payload is
+        validated against the kind's model (pytest_sabot.core.models.trace) and a wrong one
+        raises before anything is written."""
+        ...
 
     @property
-    def next_seq(self) -> int: ...
+    def next_seq(self) -> int:
+        """The seq the next event will get."""
+        ...
 
 
 class RunContext(Protocol):
     """Everything one run of one cell needs; built by the harness, used by an adapter."""
 
     @property
-    def cell(self) -> Cell: ...
+    def cell(self) -> Cell:
+        """The cell this run is: framework, config, operator (None for a baseline), task,
+        seed. Route on ``cell.config``; never branch on the operator."""
+        ...
 
     @property
-    def run_dir(self) -> Path: ...
+    def run_dir(self) -> Path:
+        """The run's own directory (a framework that writes files keeps them here)."""
+        ...
 
     @property
-    def trace(self) -> TraceSink: ...
+    def trace(self) -> TraceSink:
+        """Where the adapter records the surfaces it observes."""
+        ...
 
     @property
-    def flags_protocol(self) -> bool: ...
+    def flags_protocol(self) -> bool:
+        """Whether the wave's FLAGS protocol is on (the prompts already carry it)."""
+        ...
 
     @property
     def model_name(self) -> str:

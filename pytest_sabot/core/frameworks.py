@@ -44,7 +44,9 @@ if TYPE_CHECKING:
     from pytest_sabot.core.context import RunContext
 
 __all__ = [
+    "ADAPTER_EVENT_KINDS",
     "ENTRY_POINT_GROUP",
+    "REPORTED_EVENT_KINDS",
     "STANDARD_FRAMEWORKS",
     "AdapterRun",
     "FrameworkAdapter",
@@ -69,6 +71,42 @@ SDK)."""
 
 CHECKOUT_ORIGIN = "pyproject.toml of the source checkout"
 
+ADAPTER_EVENT_KINDS: tuple[str, ...] = (
+    "agent_output",
+    "review",
+    "guardrail",
+    "route",
+    "retry",
+    "interrupt",
+    "escalation",
+    "replan",
+    "ledger",
+    "stop_reason",
+    "cap",
+    "surface_check",
+    "run_end",
+)
+"""The trace event kinds an adapter records itself with ``ctx.trace.emit`` (the canonical
+kinds of its own surfaces, docs/TRACE.md). Every other kind is the harness's: ``run_start``,
+``model_call``, ``tool_call``, ``tool_result``, ``effect``, ``message``, ``injection``,
+``probe``, ``artifact`` and ``run_error`` are written by the run context's seams and by the
+harness, never by a pipeline."""
+REPORTED_EVENT_KINDS: tuple[str, ...] = (
+    "agent_output",
+    "review",
+    "guardrail",
+    "route",
+    "retry",
+    "interrupt",
+    "escalation",
+    "replan",
+    "stop_reason",
+)
+"""The kinds a pipeline outside the harness's process reports through the trace API (a
+trusted local agent, an MCP client): its drafts and its own checks. Fewer than an adapter
+may record: how the run ends (``run_end``) and the records of a component's configuration
+(``cap``, ``surface_check``, ``ledger``) stay with the harness."""
+
 AdapterRun = Callable[["RunContext"], None]
 CostPerRun = tuple[float, float, float]
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
@@ -92,7 +130,11 @@ class FrameworkAdapter:
     modules: tuple[str, ...] = ()
     """Top-level modules the pipeline imports, checked (not imported) before anything runs."""
     extra: str | None = None
-    """The pytest-sabot extra that installs them (None: a dependency of pytest-sabot)."""
+    """The pytest-sabot extra that installs them (a shipped framework's, e.g. 'crewai')."""
+    install: str | None = None
+    """What to ``pip install`` for them when they are no pytest-sabot extra: a third party's
+    adapter names its own distribution (e.g. 'sabot-adapter-mygraph'). With neither, the
+    message says to install pytest-sabot with its dependencies."""
     mapping: str = ""
     """The mapping file: a file name under ``<root>/mappings/`` (default ``<name>.yaml``)
     or an absolute path (a mapping shipped inside the adapter's own package)."""
@@ -120,15 +162,18 @@ class FrameworkAdapter:
         absent = [m for m in self.modules if not importable(m)]
         if not absent:
             return None
-        how = (
-            f"install the '{self.extra}' extra: pip install 'pytest-sabot[{self.extra}]'"
-            if self.extra
-            else "install pytest-sabot with its dependencies: pip install pytest-sabot"
-        )
         return (
             f"the {self.name} pipeline needs {', '.join(absent)}, which "
-            f"{'is' if len(absent) == 1 else 'are'} not installed; {how}"
+            f"{'is' if len(absent) == 1 else 'are'} not installed; {self.how_to_install()}"
         )
+
+    def how_to_install(self) -> str:
+        """The words that say how to install the pipeline's packages."""
+        if self.extra:
+            return f"install the '{self.extra}' extra: pip install 'pytest-sabot[{self.extra}]'"
+        if self.install:
+            return f"install it: pip install '{self.install}'"
+        return "install pytest-sabot with its dependencies: pip install pytest-sabot"
 
     def load_run(self) -> AdapterRun:
         """The pipeline's ``run(ctx)``, importing its module now."""

@@ -99,6 +99,8 @@ class SabotSession:
     def out_dir(self) -> Path:
         if self.settings.out:
             return Path(self.settings.out)
+        if self.std is not None and self.settings.agent:  # never among the wave's records
+            return Path("reports") / str(self.std.wave.name)
         return Path("reports") / f"wave-{self.std.wave.wave if self.std else self.settings.wave}"
 
     @property
@@ -146,6 +148,13 @@ class SabotSession:
             )
         except (SabotDataError, KeyError) as exc:
             raise pytest.UsageError(f"pytest-sabot: {exc}") from None
+        if self.settings.agent:  # the trusted agent's one row replaces the wave's rows
+            from pytest_sabot.trusted.sabot import agent_wave
+
+            try:
+                self.std = agent_wave(self.std)
+            except SabotDataError as exc:
+                raise pytest.UsageError(f"pytest-sabot: {exc}") from None
         self.filtered = preflight.select(self.std, self.settings.filters)
         preflight.check_frameworks(self.filtered)
         rewrite_pasted_ids(config)
@@ -166,10 +175,22 @@ class SabotSession:
 
         for name in self.local_adapters:
             forget_local(name)
+        if self.settings.agent:
+            from pytest_sabot.trusted.sabot import forget
+
+            forget()
 
     def _register_adapters(self) -> None:
         """--sabot-adapter: local framework adapters, registered for this session only
-        (every process of the session registers them, workers included)."""
+        (every process of the session registers them, workers included); --sabot-agent:
+        a trusted local agent's row, refused before anything runs without the trust flag."""
+        if self.settings.agent is not None:
+            from pytest_sabot.trusted.sabot import refusal, register
+
+            problem = refusal(self.settings.agent, self.settings.trust_local_agent)
+            if problem is not None:
+                raise pytest.UsageError(f"pytest-sabot: {problem}")
+            register(self.settings.agent, self.attempt_timeout)
         if not self.settings.adapters:
             return
         from pytest_sabot.core.frameworks import register_local

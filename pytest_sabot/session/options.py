@@ -125,6 +125,21 @@ OPTIONS: tuple[OptionSpec, ...] = (
         env="SABOT_ADAPTER",
     ),
     OptionSpec(
+        "--sabot-agent",
+        "sabot_agent",
+        "Run your own callable as the pipeline of the wave's cells: package.module:callable, "
+        "run(context) in a supervised child process, one row 'local_agent-default' "
+        "(needs --trust-local-agent; docs/TRUSTED_AGENTS.md).",
+        env="SABOT_AGENT",
+    ),
+    OptionSpec(
+        "--trust-local-agent",
+        "trust_local_agent",
+        "Allow --sabot-agent to run your code: it is supervised (deadline, requests "
+        "refused after it), not sandboxed. Run only code you trust.",
+        kind="bool",
+    ),
+    OptionSpec(
         "--sabot-model",
         "sabot_model",
         "Pipeline model: 'sim' / 'sim:<persona>' (keyless, default sim:realistic), "

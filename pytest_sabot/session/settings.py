@@ -21,6 +21,8 @@ class Settings:
 
     wave: str | None
     adapters: list[str]
+    agent: str | None
+    trust_local_agent: bool
     model: ModelSpec
     base_url: str | None
     downgrade_model: str | None
@@ -77,6 +79,8 @@ def read_settings(config: pytest.Config) -> Settings:
     return Settings(
         wave=None if wave is None else str(wave),
         adapters=list(values["sabot_adapter"] or []),
+        agent=values["sabot_agent"],
+        trust_local_agent=bool(values["trust_local_agent"]),
         model=_model(str(values["sabot_model"]), wave is not None),
         base_url=values["sabot_base_url"],
         downgrade_model=values["sabot_downgrade_model"],

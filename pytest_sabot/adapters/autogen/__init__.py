@@ -14,6 +14,7 @@ def adapter() -> FrameworkAdapter:
         run="pytest_sabot.adapters.autogen.pipeline:run",
         packages={"autogen-agentchat": "0.7.5", "autogen-core": "0.7.5", "autogen-ext": "0.7.5"},
         modules=("autogen_agentchat", "autogen_core", "autogen_ext"),
+        extra="autogen",
         warning_modules=(r"autogen_\w+(\..*)?",),
         # Magentic-One's ledgers make the guardrail configuration the heaviest.
         cost_per_run={"default": (8, 2600, 400), "guardrail": (16, 4000, 350)},

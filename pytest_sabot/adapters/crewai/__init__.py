@@ -14,6 +14,7 @@ def adapter() -> FrameworkAdapter:
         run="pytest_sabot.adapters.crewai.pipeline:run",
         packages={"crewai": "1.15.5"},
         modules=("crewai",),
+        extra="crewai",
         # CrewAI brings OpenTelemetry, ChromaDB and LiteLLM along.
         warning_modules=(
             r"crewai(\..*)?",

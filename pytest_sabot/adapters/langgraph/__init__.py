@@ -14,6 +14,7 @@ def adapter() -> FrameworkAdapter:
         run="pytest_sabot.adapters.langgraph.pipeline:run",
         packages={"langgraph": "1.2.9", "langchain-openai": "1.4.0"},
         modules=("langgraph", "langchain_openai"),
+        extra="langgraph",
         warning_modules=(r"langchain\w*(\..*)?", r"langgraph(\..*)?"),
         cost_per_run={"default": (8, 2500, 400), "guardrail": (9, 2500, 400)},
     )

@@ -1,0 +1,335 @@
+"""A trusted local agent as the pipeline of a Sabot wave (the parent's side).
+
+``pytest --sabot-wave=3 --sabot-agent mypkg.agent:run --trust-local-agent`` runs the wave's
+cells with one row, ``local_agent-default``: the user's callable is the pipeline. It is
+registered as a framework adapter like any other (:func:`register`), so the harness runs
+it, plants the fault, records the trace and scores it exactly as it does a shipped
+framework; the adapter's ``run(ctx)`` (:func:`run`) starts the callable in a supervised
+child process (:class:`~pytest_sabot.trusted.supervisor.Supervisor`) and serves its
+requests with the run context:
+
+* the child gets the worker's first messages (the task's public view), its capabilities,
+  the tool catalog and one model endpoint per agent, and nothing else;
+* a tool call runs through the context's tool handle (recorded, operator seams applied);
+  a prompt, a handoff (the O3 seam) or an own-check report goes through the context too;
+  the gateway's exchanges are pulled into the trace before each request is served, so a
+  model call precedes what was derived from it;
+* the callable's return value is the run's artifact;
+* the real-time deadline is enforced by the supervisor: at the deadline the process is
+  stopped and every request that still arrives is refused and kept in the process report,
+  never carried out; the run is a RUN_ERROR (timeout);
+* a callable that raises, a process that crashes, exits or breaks the protocol: a
+  RUN_ERROR naming what happened.
+
+The parent writes its own account of the child next to the trace
+(``agent-process-N.json``, ``agent-N.log``). Not a sandbox: docs/TRUSTED_AGENTS.md.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from pytest_sabot.core.context import WORKER_MODEL_CALL_CAP, RunContext, ToolHandle
+from pytest_sabot.core.frameworks import (
+    ADAPTERS,
+    REPORTED_EVENT_KINDS,
+    FrameworkAdapter,
+)
+from pytest_sabot.core.models.cells import WaveSpec, expand
+from pytest_sabot.core.models.mapping import load_mapping
+from pytest_sabot.core.registry import importable
+from pytest_sabot.trusted.channel import Refusal
+from pytest_sabot.trusted.protocol import ModelEndpoint, Start, ToolSpec
+from pytest_sabot.trusted.report import ProcessReport
+from pytest_sabot.trusted.sabot_child import (
+    HANDOFF,
+    HARNESS_PREFIX,
+    REPORT,
+    REVIEWER_PROMPT,
+    WORKER_PROMPT,
+)
+from pytest_sabot.trusted.supervisor import Supervisor, TargetError, Unreadable
+from pytest_sabot.trusted.target import is_target
+
+NAME = "local_agent"
+CONFIG = "default"
+AGENT_OPTION = "--sabot-agent"
+TRUST_OPTION = "--trust-local-agent"
+BINDING = "pytest_sabot.trusted.sabot_child:binding"
+MAPPING = Path(__file__).with_name("local_agent.yaml")
+MCP_NAME = "mcp_client"
+MCP_MAPPING = Path(__file__).with_name("mcp_client.yaml")
+AGENTS = ("worker", "reviewer")
+DEFAULT_DEADLINE_S = 300.0
+GRACE_S = 2.0
+MARGIN_S = 3.0
+"""Seconds the agent's deadline leaves before the attempt's own time limit, so the
+supervisor (not the harness's thread timeout) ends an agent that runs too long."""
+
+
+class AgentProcessExited(Exception):
+    """The agent's process ended without returning (a crash, an exit, a protocol breach)."""
+
+
+class AgentFailed(Exception):
+    """The agent's callable raised."""
+
+
+@dataclasses.dataclass(frozen=True)
+class _Configured:
+    target: str
+    deadline_s: float
+
+
+_configured: _Configured | None = None
+
+
+def refusal(target: str | None, trusted: bool) -> str | None:
+    """Why the options cannot run (None when they can): checked before anything runs."""
+    if target is None:
+        return None
+    if not is_target(target):
+        return (f"{AGENT_OPTION}={target}: expected 'package.module:callable' (a function "
+                "run(context) of your own package)")
+    if not trusted:
+        return (f"{AGENT_OPTION}={target} runs your own code as the pipeline, in a child "
+                f"process of this session; add {TRUST_OPTION} to say you trust it (it is "
+                "supervised, not sandboxed: docs/TRUSTED_AGENTS.md)")
+    module = target.partition(":")[0]
+    if not importable(module.split(".")[0]):
+        return (f"{AGENT_OPTION}={target}: no module {module.split('.')[0]!r} can be "
+                "imported from here (is your package on the path, or PYTHONPATH set?)")
+    return None
+
+
+def deadline_for(attempt_timeout_s: float) -> float:
+    """The agent's real-time deadline: inside the attempt's time limit (0: no limit)."""
+    if attempt_timeout_s <= 0:
+        return DEFAULT_DEADLINE_S
+    if attempt_timeout_s > 2 * (GRACE_S + MARGIN_S):
+        return attempt_timeout_s - GRACE_S - MARGIN_S
+    return attempt_timeout_s / 2
+
+
+def adapter() -> FrameworkAdapter:
+    """The declaration of the trusted agent's row: no packages of its own, its own mapping."""
+    return FrameworkAdapter(
+        name=NAME,
+        run="pytest_sabot.trusted.sabot:run",
+        mapping=str(MAPPING),
+        cost_per_run={CONFIG: (6, 2500, 400)},
+    )
+
+
+def mcp_adapter() -> FrameworkAdapter:
+    """The declaration of an MCP client's row (``sabot mcp CELL_ID``): the client is the
+    pipeline, served by ``pytest_sabot.commands.mcp``; its reports are scored by
+    ``mcp_client.yaml``, the same acts as a trusted agent's."""
+    return FrameworkAdapter(
+        name=MCP_NAME,
+        run="pytest_sabot.commands.mcp:pipeline",
+        mapping=str(MCP_MAPPING),
+        cost_per_run={CONFIG: (6, 2500, 400)},
+    )
+
+
+def register(target: str, attempt_timeout_s: float) -> FrameworkAdapter:
+    """Register the row for this process (every process of the session calls this)."""
+    global _configured
+    _configured = _Configured(target, deadline_for(attempt_timeout_s))
+    ADAPTERS.register(NAME, "pytest_sabot.trusted.sabot:adapter", origin=AGENT_OPTION)
+    return adapter()
+
+
+def forget() -> None:
+    """Undo :func:`register` (the session has ended)."""
+    global _configured
+    _configured = None
+    if NAME in ADAPTERS.names() and ADAPTERS.entry(NAME).origin == AGENT_OPTION:
+        ADAPTERS.unregister(NAME)
+
+
+def agent_wave(std: Any, name: str = NAME, what: str = "a trusted local agent") -> Any:
+    """The loaded wave with its rows replaced by one row of a pipeline outside the harness
+    (the trusted agent's, or an MCP client's): the same tasks, operators, seeds, anchors
+    and rules, scored with that row's mapping. A candidate matrix of its own, never a row
+    of the standard's wave."""
+    spec: WaveSpec = std.wave
+    seeds = list(dict.fromkeys(cell.seed for cell in std.cells))
+    label = spec.name or f"wave{spec.wave}"
+    wave = WaveSpec.model_validate({
+        **spec.model_dump(),
+        "name": f"{label}-{name.replace('_', '-')}",
+        "candidate": True,
+        "title": f"{spec.title}, run by {what} ({name}-{CONFIG})",
+        "frameworks": [name],
+        "configs": [CONFIG],
+        "carve_outs": [],
+    })
+    mappings = {name: load_mapping(std.root, name, std.rules.version)}
+    return dataclasses.replace(std, wave=wave, cells=expand(wave, seeds), mappings=mappings)
+
+
+# --------------------------------------------------------------------------- one run
+
+
+class RunHandlers:
+    """Answers the requests of a pipeline outside the harness (a trusted agent's child, an
+    MCP client) with the run context."""
+
+    def __init__(self, ctx: RunContext) -> None:
+        self.ctx = ctx
+        self.tools: dict[str, ToolHandle] = {tool.name: tool for tool in ctx.tools}
+
+    def call_tool(self, name: str, arguments: dict[str, Any] | Unreadable) -> Any:
+        if isinstance(arguments, Unreadable):
+            raise Refusal("invalid", f"the arguments of {name} are not JSON: {arguments!r}")
+        self.ctx.sync_model_calls()
+        if name.startswith(HARNESS_PREFIX):
+            return self._harness(name, arguments)
+        handle = self.tools.get(name)
+        if handle is None:
+            raise Refusal("invalid", f"no tool named {name!r}; the catalog has "
+                          f"{', '.join(sorted(self.tools)) or 'no tools'}")
+        return handle.invoke(arguments)
+
+    def _harness(self, name: str, args: dict[str, Any]) -> Any:
+        ctx = self.ctx
+        try:
+            if name == WORKER_PROMPT:
+                m = ctx.worker_prompt(int(args.get("round", 0)), str(args.get("feedback", "")))
+                return {"system": m.system, "user": m.user}
+            if name == REVIEWER_PROMPT:
+                m = ctx.reviewer_prompt(str(args["delivered"]), int(args.get("round", 0)))
+                return {"system": m.system, "user": m.user}
+            if name == HANDOFF:
+                return ctx.handoff(str(args["sender"]), str(args["receiver"]), str(args["text"]))
+            if name == REPORT:
+                return {"seq": self._report(args)}
+        except (KeyError, TypeError, ValueError) as exc:
+            raise Refusal("invalid", f"{name}: {type(exc).__name__}: {exc}") from None
+        raise Refusal("invalid", f"{name!r} is no request of the harness")
+
+    def _report(self, args: dict[str, Any]) -> int:
+        kind = str(args.get("kind", ""))
+        if kind not in REPORTED_EVENT_KINDS:
+            raise Refusal("invalid", f"a trusted agent reports one of "
+                          f"{', '.join(REPORTED_EVENT_KINDS)}, not {kind!r}")
+        data = args.get("data") or {}
+        if not isinstance(data, dict):
+            raise Refusal("invalid", f"the data of a {kind} report is an object, got {data!r}")
+        seq = self.ctx.trace.next_seq
+        self.ctx.trace.emit(kind, str(args.get("component", "agent")),
+                            str(args.get("text", "")), **data)
+        return seq
+
+    def sleep(self, ms: int) -> None:
+        raise Refusal("invalid", "a Sabot run keeps no clock of its own to wait on")
+
+
+def start_message(ctx: RunContext) -> Start:
+    """Everything the child is given: the public task, capabilities, catalog, endpoints."""
+    first = ctx.worker_prompt(0)
+    return Start(
+        view={
+            "task": {"system": first.system, "user": first.user},
+            "config": ctx.cell.config,
+            "capabilities": {
+                "agents": list(AGENTS),
+                "report_kinds": list(REPORTED_EVENT_KINDS),
+                "max_tool_model_calls": WORKER_MODEL_CALL_CAP,
+                "flags_protocol": ctx.flags_protocol,
+            },
+        },
+        tools=[ToolSpec(name=t.name, description=t.description, parameters=t.parameters,
+                        annotations={"role": t.role} if t.role else {})
+               for t in ctx.tools],
+        models=[ModelEndpoint(agent=agent, base_url=ctx.base_url(agent),
+                              model=ctx.model_name, api_key=ctx.api_key)
+                for agent in AGENTS],
+    )
+
+
+def _free(directory: Path, stem: str, suffix: str) -> Path:
+    n = 1
+    while (path := directory / f"{stem}-{n}{suffix}").exists():
+        n += 1
+    return path
+
+
+REDACTED = "[REDACTED]"
+
+
+class _Scrub:
+    """The run's secrets (the gateway session's secret path segment, the run's token) out
+    of what the supervisor keeps: the child's log (an HTTP library may log its request
+    URLs), its report and the error text that reaches the trace."""
+
+    def __init__(self, ctx: RunContext) -> None:
+        segment = urlsplit(ctx.base_url(AGENTS[0])).path.strip("/").split("/")[0]
+        self.secrets = sorted({s for s in (segment, ctx.api_key) if len(s) >= 6},
+                              key=len, reverse=True)
+
+    def text(self, value: str) -> str:
+        for secret in self.secrets:
+            value = value.replace(secret, REDACTED)
+        return value
+
+    def file(self, path: Path) -> None:
+        """The child's log, scrubbed in place once the child is gone (before the run's
+        record is complete)."""
+        try:
+            raw = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return
+        clean = self.text(raw)
+        if clean != raw:
+            partial = path.with_name(path.name + ".partial")
+            partial.write_text(clean, encoding="utf-8")
+            partial.replace(path)
+
+
+def _keep(report: ProcessReport, run_dir: Path, scrub: _Scrub) -> ProcessReport:
+    clean = ProcessReport.model_validate_json(scrub.text(report.model_dump_json()))
+    path = _free(run_dir, "agent-process", ".json")
+    with path.open("x", encoding="utf-8") as handle:  # never overwritten
+        handle.write(clean.model_dump_json(indent=2))
+    return clean
+
+
+def run(ctx: RunContext) -> None:
+    """The trusted agent's pipeline: one supervised child process for this run."""
+    if _configured is None:
+        raise RuntimeError(f"{NAME} runs only in a session given {AGENT_OPTION}")
+    target = _configured.target
+    scrub = _Scrub(ctx)
+    log = _free(ctx.run_dir, "agent", ".log")
+    supervisor = Supervisor(target, log_path=log, binding=BINDING,
+                            timeout_s=_configured.deadline_s, grace_s=GRACE_S)
+    report: ProcessReport | None = None
+    try:
+        try:
+            supervisor.load()
+        except TargetError as exc:
+            raise AgentProcessExited(scrub.text(f"{AGENT_OPTION}={target}: {exc}")) from None
+        outcome = supervisor.run(start_message(ctx), RunHandlers(ctx))
+    finally:
+        supervisor.close()
+        scrub.file(log)
+        if supervisor.report is not None:
+            report = _keep(supervisor.report, ctx.run_dir, scrub)
+    ctx.sync_model_calls()
+    assert report is not None
+    if outcome.finished is not None:
+        ctx.emit(outcome.finished.output)
+        return
+    if outcome.failed is not None:
+        raise AgentFailed(scrub.text(f"{target} raised {outcome.failed.error_type}: "
+                                     f"{outcome.failed.message}"))
+    if report.ended == "stopped_at_deadline":
+        late = f"; {report.late_total} late request(s) refused" if report.late_total else ""
+        raise TimeoutError(f"{target}: {report.detail}{late}")
+    raise AgentProcessExited(f"{target}: {report.detail}")

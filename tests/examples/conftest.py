@@ -1,0 +1,1 @@
+"""The examples under examples/ are installed and run the way a user would."""
