@@ -5,21 +5,33 @@
     sabot validate [ROOT]                 check cells/, tasks/ and mappings/ files
     sabot plan --sabot-wave N [--sabot-model M] [--from DIR]
     sabot schema [OUT_DIR]                write the JSON Schemas of every file format
-    sabot compare A B [--json]            paired comparison of two scored runs or waves
+    sabot compare A B [--json]            paired comparison of two scored runs (directories,
+                                          results.json files or run ids of the history)
+    sabot regress A B [--json]            exit 1 when a row of B dropped beyond its interval
+    sabot history [list|show RUN|index DIR...|resolve RUN]   the local run history
+    sabot replay CELL_DIR [--out DIR]     re-execute a recorded cell from its recorded
+                                          exchanges (no model) and verify the trace
+    sabot inspect CELL_DIR                one cell's timeline in the terminal
+    sabot export RUN --format html|json [--out FILE]   a run's report or results
     sabot demo [--out DIR] [--json]       keyless demo: declared outcomes gate the exit code
 
 Running a wave is pytest's job: ``pytest --sabot-wave=N``. Exit codes, the same four for
 every command:
 
-    0  pass
+    0  pass (replay: reproduction verified)
     1  a gate or a regression: rescore differs from results.json, plan is over the cap,
-       demo did not produce a declared outcome
+       demo did not produce a declared outcome, regress found a row that dropped beyond
+       its interval, a replay diverged from its recorded trace
     2  configuration, corruption or harness error: bad options, a malformed or missing
-       file (validate found errors, results.json does not parse), an unwritable output
+       file (validate found errors, results.json does not parse, a damaged recording or
+       history), an unwritable output, an unknown run id
     3  inconclusive: the results describe a session that did not record its whole
-       selection (interrupted, budget-stopped, required coverage missing)
+       selection (interrupted, budget-stopped, required coverage missing), regress had no
+       row with enough paired cells or runs of two registrations, a cell has no recording
+       to replay
 
-compare exits 0 whatever the difference (2 on bad input).
+compare is a report, not a gate: it exits 0 (3 when an input is incomplete, 2 on bad
+input) whatever the difference; regress is the gate on a regression.
 """
 
 from __future__ import annotations
@@ -88,7 +100,114 @@ def _parser() -> argparse.ArgumentParser:
     p = sub.add_parser("schema", help="write JSON Schemas of every file format")
     p.add_argument("out", nargs="?", type=Path, default=Path("schemas"))
     _add_compare_demo(sub)
+    _add_history(sub)
+    _add_evidence(sub)
     return parser
+
+
+def _history_args(p: argparse.ArgumentParser, leaf: bool = True) -> None:
+    """--history and --wait; on a subcommand's own parser their default leaves what was
+    given before the subcommand (``sabot history --history F list``) in place."""
+    p.add_argument(
+        "--history",
+        default=argparse.SUPPRESS if leaf else None,
+        help="the run history file (default: $SABOT_HISTORY, else reports/history.sqlite)",
+    )
+    p.add_argument(
+        "--wait",
+        type=_seconds,
+        default=argparse.SUPPRESS if leaf else None,
+        help="seconds to wait for another process writing the history (default 15)",
+    )
+
+
+def _seconds(text: str) -> float:
+    from pytest_sabot.session.options import seconds
+
+    return seconds(text)
+
+
+def _add_history(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from pytest_sabot.session.options import positive_int
+
+    p = sub.add_parser(
+        "history",
+        help="the local run history: list runs (the default), show one, index records",
+        description="The local run history (docs/HISTORY.md). Without a subcommand: the "
+        "runs, newest first.",
+    )
+    _history_args(p, leaf=False)
+    hist = p.add_subparsers(dest="history_command")
+    s = hist.add_parser("list", help="the runs, newest first")
+    s.add_argument("--limit", type=positive_int, help="the newest N runs only")
+    s.add_argument("--json", action="store_true", help="print JSON")
+    _history_args(s)
+    s = hist.add_parser("show", help="one run: its fields, scoreboard rows and cells")
+    s.add_argument("run", help="run id, or a unique prefix of one")
+    s.add_argument("--json", action="store_true", help="print JSON")
+    _history_args(s)
+    s = hist.add_parser("index", help="(re)build the history from the records on disk")
+    s.add_argument("dirs", nargs="+", type=Path, help="output directories or output roots")
+    s.add_argument("--json", action="store_true", help="print JSON")
+    _history_args(s)
+    s = hist.add_parser("resolve", help="print the output directory of a run")
+    s.add_argument("run", help="run id, or a unique prefix of one")
+    _history_args(s)
+
+    from pytest_sabot.history.regress import DEFAULT_MIN_PAIRED
+    from pytest_sabot.results.compare import DEFAULT_RESAMPLES, DEFAULT_SEED
+
+    p = sub.add_parser(
+        "regress",
+        help="exit 1 when a row of B dropped beyond its interval from A (runs of one "
+        "registration)",
+    )
+    p.add_argument("a", help="reference: run id (or prefix), run directory or results.json")
+    p.add_argument("b", help="run under test: run id (or prefix), run directory or "
+                   "results.json")
+    p.add_argument("--json", action="store_true", help="print the check as JSON")
+    p.add_argument("--resamples", type=positive_int, default=DEFAULT_RESAMPLES,
+                   help=f"bootstrap resamples per row (default {DEFAULT_RESAMPLES})")
+    p.add_argument("--seed", type=int, default=DEFAULT_SEED,
+                   help=f"bootstrap seed (default {DEFAULT_SEED})")
+    p.add_argument("--min-paired", type=positive_int, default=DEFAULT_MIN_PAIRED,
+                   help="paired cells a row needs to be tested (default "
+                   f"{DEFAULT_MIN_PAIRED})")
+    _history_args(p, leaf=False)
+
+
+def _add_evidence(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from pytest_sabot.session.options import seconds
+
+    p = sub.add_parser(
+        "replay",
+        help="re-execute a recorded cell from its recorded exchanges (no model) and "
+        "verify its trace",
+    )
+    p.add_argument("cell_dir", type=Path, help="a cell's record: <out>/cells/<cell id>")
+    p.add_argument(
+        "--out", type=Path,
+        help="keep the replay's own record here (a new or empty directory; default: a "
+        "temporary directory, removed afterwards)",
+    )
+    p.add_argument("--json", action="store_true", help="print the replay report as JSON")
+    p.add_argument("--timeout", type=seconds, default=300.0,
+                   help="time limit of the replayed pipeline, in seconds (default 300)")
+    _add_shared(p, "sabot_root")
+    p = sub.add_parser("inspect", help="one cell's timeline: injection, acts, words, verdict")
+    p.add_argument("cell_dir", type=Path, help="a cell's record: <out>/cells/<cell id>")
+    p.add_argument("--json", action="store_true", help="print the timeline as JSON")
+    _add_shared(p, "sabot_root")
+    p = sub.add_parser(
+        "export", help="a run's report (html) or results (json), by directory or run id"
+    )
+    p.add_argument("run", help="a results directory, a results.json, or a run id (or a "
+                   "unique prefix) of the history")
+    p.add_argument("--format", dest="fmt", choices=("html", "json"), required=True,
+                   help="html: the offline report; json: results.json")
+    p.add_argument("--out", type=Path, help="the file to write (json default: stdout; "
+                   "html default: report.html beside results.json)")
+    _history_args(p, leaf=False)
 
 
 def _add_compare_demo(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -97,8 +216,10 @@ def _add_compare_demo(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
         help="paired comparison of two scored runs or waves (cells matched by framework, "
         "config, operator, task and seed)",
     )
-    p.add_argument("a", type=Path, help="run directory (or results.json) A")
-    p.add_argument("b", type=Path, help="run directory (or results.json) B")
+    p.add_argument("a", help="A: run directory, results.json, or a run id (or a unique "
+                   "prefix) of the history")
+    p.add_argument("b", help="B: run directory, results.json, or a run id (or a unique "
+                   "prefix) of the history")
     p.add_argument("--json", action="store_true", help="print the comparison as JSON")
     p.add_argument(
         "--resamples",
@@ -110,6 +231,7 @@ def _add_compare_demo(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
         type=int,
         help="seed of the bootstrap (default 20260723); the same seed gives the same CI",
     )
+    _history_args(p, leaf=False)
     p = sub.add_parser(
         "demo",
         help="keyless acceptance demo: real cells under sim:vigilant and sim:credulous, "
@@ -121,6 +243,11 @@ def _add_compare_demo(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
         help="keep traces, results.json and RESULTS.md per persona here (default: discard)",
     )
     p.add_argument("--json", action="store_true", help="print the demo report as JSON")
+    p.add_argument(
+        "--history",
+        help="with --out: the run history each persona's results are recorded in "
+        "(default: $SABOT_HISTORY, else history.sqlite in --out; 'none': not recorded)",
+    )
 
 
 def _command(module: str, name: str) -> Callable[[argparse.Namespace], int]:
@@ -137,6 +264,10 @@ def _command(module: str, name: str) -> Callable[[argparse.Namespace], int]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.command == "lab":  # `sabot lab run` records each run in the run history
+        from pytest_sabot.commands.history import listen_to_lab_runs
+
+        listen_to_lab_runs()
     try:
         handler = {
             "rescore": cmd_rescore,
@@ -146,6 +277,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             "schema": _command("schema", "cmd_schema"),
             "compare": _command("compare", "cmd_compare"),
             "demo": _command("demo", "cmd_demo"),
+            "history": _command("history", "cmd_history"),
+            "regress": _command("history", "cmd_regress"),
+            "replay": _command("replay", "cmd_replay"),
+            "inspect": _command("replay", "cmd_inspect"),
+            "export": _command("export", "cmd_export"),
         }[args.command]
         return handler(args)
     except (SabotDataError, KeyError, OSError) as exc:
@@ -260,18 +396,21 @@ def side_by_side(a: object, b: object) -> str:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
+    from rich.text import Text
+
     from pytest_sabot.core.trace_io import write_text_atomic
-    from pytest_sabot.report.render import markdown, summary_lines
+    from pytest_sabot.report.render import markdown
+    from pytest_sabot.report.terminal import console, print_summary
     from pytest_sabot.results import ResultsFile
 
     results = read_results_of(args.dir)
     assert isinstance(results, ResultsFile)
     write_text_atomic(args.dir / "RESULTS.md", markdown(results))
-    for line in summary_lines(results):
-        print(line)
+    print_summary(console(), results)
     from pytest_sabot.report.html import write_results_html
 
-    print(f"report: {write_results_html(args.dir)}")
+    out = console()
+    out.print(Text(f"report: {write_results_html(args.dir)}"))
     return EXIT_INCONCLUSIVE if results.status_line else EXIT_PASS
 
 

@@ -21,7 +21,7 @@ from pytest_sabot.lab.controllers import CONTROLLERS, resolve_agent
 from pytest_sabot.lab.demo import run_demo
 from pytest_sabot.lab.engine import agent_view, run_scenario
 from pytest_sabot.lab.gate import evaluate
-from pytest_sabot.lab.record import read_run
+from pytest_sabot.lab.record import LabRun, read_run
 from pytest_sabot.lab.render import demo_text, replay_text, run_text
 from pytest_sabot.lab.replay import replay_run
 from pytest_sabot.lab.scenario_load import load_scenario, resolve_scenario
@@ -35,6 +35,32 @@ from pytest_sabot.lab.trusted import (
 from pytest_sabot.lab.vocabulary import EXIT_CODES, RUN_FILE
 
 BAD_INPUT = 2
+
+# Called with (output directory, record) once a run's record is on disk; the line each
+# returns is printed on stderr. The sabot command line registers the run history here
+# (the history is a layer above the lab, so the lab never imports it).
+RunRecorded = Callable[[Path, LabRun], str]
+_AFTER_RUN: list[RunRecorded] = []
+
+
+def after_run(listener: RunRecorded) -> None:
+    """Call ``listener(out_dir, record)`` after every run ``cmd_run`` or ``cmd_mcp``
+    records (once per listener)."""
+    if listener not in _AFTER_RUN:
+        _AFTER_RUN.append(listener)
+
+
+def _recorded(out: Path, record: LabRun) -> None:
+    """Tell the listeners a run is on disk; a failing listener is said, never allowed to
+    change the run's exit code."""
+    for listener in list(_AFTER_RUN):
+        try:
+            line = listener(out, record)
+        except Exception as exc:
+            line = (f"sabot lab: {out / RUN_FILE} is written; the run history was not "
+                    f"updated ({type(exc).__name__}: {exc})")
+        if line:
+            print(line, file=sys.stderr)
 
 
 def _guard(body: Callable[[], int]) -> int:
@@ -84,6 +110,7 @@ def cmd_run(scenario: str, agent: str, out: Path, *, as_json: bool = False,
                                  pass_env=tuple(agent_env)) as trusted:
                 record = run_scenario(loaded, trusted.agent, out, source=str(path))
         _emit(as_json, record, run_text(record, str(out / RUN_FILE)))
+        _recorded(out, record)
         return record.gate.exit_code
 
     return _guard(body)
@@ -102,6 +129,7 @@ def cmd_mcp(scenario: str, out: Path) -> int:
 
         record = serve_stdio(loaded, out, source=str(path))
         print(run_text(record, str(out / RUN_FILE)), file=sys.stderr)
+        _recorded(out, record)
         return record.gate.exit_code
 
     return _guard(body)
