@@ -280,7 +280,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "history": _command("history", "cmd_history"),
             "regress": _command("history", "cmd_regress"),
             "replay": _command("replay", "cmd_replay"),
-            "inspect": _command("replay", "cmd_inspect"),
+            "inspect": _command("inspect", "cmd_inspect"),
             "export": _command("export", "cmd_export"),
         }[args.command]
         return handler(args)
@@ -415,3 +415,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 __all__ = ["OPTIONS", "main"]
+
+
+if __name__ == "__main__":
+    sys.exit(main())
