@@ -271,6 +271,7 @@ def replay_cell(
 ) -> ReplayReport:
     """Replay one recorded cell and compare (see the module's text). Raises
     SabotDataError on bad input, FileNotFoundError when the cell has no recording."""
+    from pytest_sabot.core.model_spec import parse_model
     from pytest_sabot.gateway import GatewaySettings, start_gateway
     from pytest_sabot.harness.run import RunSettings, run_cell
     from pytest_sabot.matrix.standard import load_standard
@@ -309,7 +310,7 @@ def replay_cell(
         try:
             settings = RunSettings(
                 root=std.root, out_dir=work, gateway_url=gateway.url,
-                model=f"replay:{out_dir / RECORDINGS_DIR}", timeout_s=timeout,
+                model=parse_model(f"replay:{out_dir / RECORDINGS_DIR}"), timeout_s=timeout,
                 downgrade_model=original.downgrade_model, attempts=1,
                 session=f"replay-of-{original.session or 'unknown'}",
                 registration_hash=registration, rules=std.rules.version,
