@@ -14,6 +14,7 @@
     sabot inspect CELL_DIR                one cell's timeline in the terminal
     sabot export RUN --format html|json [--out FILE]   a run's report or results
     sabot demo [--out DIR] [--json]       keyless demo: declared outcomes gate the exit code
+    sabot lab run|mcp|replay|...          the fault lab; each run is added to the history
 
 Running a wave is pytest's job: ``pytest --sabot-wave=N``. Exit codes, the same four for
 every command:
@@ -208,6 +209,22 @@ def _add_evidence(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     p.add_argument("--out", type=Path, help="the file to write (json default: stdout; "
                    "html default: report.html beside results.json)")
     _history_args(p, leaf=False)
+    p = sub.add_parser(
+        "lab", add_help=False,
+        help="the fault lab (python -m pytest_sabot.lab ...); each run it records is added "
+        "to the run history ($SABOT_HISTORY, else history.sqlite beside --out)",
+    )
+    p.add_argument("lab_args", nargs=argparse.REMAINDER)
+
+
+def _cmd_lab(args: argparse.Namespace) -> int:
+    """``sabot lab ...``: the lab's own command line, with every run it records (``run``,
+    ``mcp``) added to the run history."""
+    from pytest_sabot.commands.history import listen_to_lab_runs
+    from pytest_sabot.lab.__main__ import main as lab_main
+
+    listen_to_lab_runs()
+    return lab_main(args.lab_args)
 
 
 def _add_compare_demo(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -264,10 +281,6 @@ def _command(module: str, name: str) -> Callable[[argparse.Namespace], int]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    if args.command == "lab":  # `sabot lab run` records each run in the run history
-        from pytest_sabot.commands.history import listen_to_lab_runs
-
-        listen_to_lab_runs()
     try:
         handler = {
             "rescore": cmd_rescore,
@@ -282,6 +295,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "replay": _command("replay", "cmd_replay"),
             "inspect": _command("inspect", "cmd_inspect"),
             "export": _command("export", "cmd_export"),
+            "lab": _cmd_lab,
         }[args.command]
         return handler(args)
     except (SabotDataError, KeyError, OSError) as exc:
