@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from pytest_sabot.history.queries import RunDetail, RunSummary, ScoreRowInfo
+from pytest_sabot.history.queries import CellInfo, RunDetail, RunSummary, ScoreRowInfo
 from pytest_sabot.history.record import IndexReport
 from pytest_sabot.history.regress import RegressionReport, RowCheck
 from pytest_sabot.report.terminal import (
@@ -139,6 +139,15 @@ ROW_COLUMNS: tuple[Column[ScoreRowInfo], ...] = (
 )
 
 
+# A run's cells in ``history show``: the cell and its verdict first, then its gate.
+CELL_COLUMNS: tuple[Column[CellInfo], ...] = (
+    Column("cell", lambda c: c.cell_id, 1),
+    Column("verdict", lambda c: c.funnel or c.verdict, 1),
+    Column("gate", lambda c: c.gate or "-", 2),
+    Column("path / reason", lambda c: c.detection_path or c.reason or "", 3),
+)
+
+
 def render_show(out: Console, d: RunDetail) -> None:
     s = d.summary
     out.print(Text(f"run {s.run_id} ({s.kind})", style="bold"))
@@ -208,15 +217,7 @@ def render_show(out: Console, d: RunDetail) -> None:
             for reason in c.reason.splitlines():
                 out.print(Text(f"  - {reason}"))
     else:
-        cells = Table(box=None, pad_edge=False, header_style="bold")
-        widest = max(len(c.cell_id) for c in d.cells)
-        cells.add_column("cell", no_wrap=True, overflow="ellipsis", min_width=min(widest, 36))
-        cells.add_column("verdict", no_wrap=True, overflow="ellipsis", min_width=13)
-        cells.add_column("path / reason", overflow="fold")
-        for c in d.cells:
-            word = c.funnel or c.verdict
-            cells.add_row(c.cell_id, word, c.detection_path or c.reason or "")
-        out.print(cells)
+        print_table(out, CELL_COLUMNS, d.cells, "--json prints every field")
     if s.fixture:
         out.print(Text(FIXTURE_NOTE))
 

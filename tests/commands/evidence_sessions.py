@@ -35,3 +35,27 @@ def tree_digest(top: Path) -> dict[str, bytes]:
     """Every file under ``top`` with its bytes: to show a directory was not touched."""
     return {str(p.relative_to(top)): p.read_bytes() for p in sorted(top.rglob("*"))
             if p.is_file()}
+
+
+KEYLESS = ["--sabot-wave=1", "--sabot-framework=langgraph", "--sabot-task=T1",
+           "--sabot-seed=11", *SLICE[1:]]
+
+
+def keyless(where: Path, extra: list[str], out: Path | None = None) -> tuple[int, str, Path]:
+    """A keyless session of the slice (sim:realistic) run as users run it, in a fresh
+    interpreter in ``where``: (exit code, its terminal output, its output directory)."""
+    import subprocess
+
+    import pytest_sabot
+
+    where.mkdir(parents=True, exist_ok=True)
+    out = out or where / "reports" / "wave-1"
+    source = str(Path(pytest_sabot.__file__).resolve().parents[1])
+    env = clean_env()
+    env["PYTHONPATH"] = source
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:randomly", "-q",
+         f"--sabot-out={out}", *KEYLESS, *extra],
+        cwd=where, env=env, capture_output=True, text=True, timeout=600, check=False,
+    )
+    return proc.returncode, proc.stdout + proc.stderr, out
