@@ -12,7 +12,7 @@
     sabot replay CELL_DIR [--out DIR]     re-execute a recorded cell from its recorded
                                           exchanges (no model) and verify the trace
     sabot inspect CELL_DIR                one cell's timeline in the terminal
-    sabot export RUN --format html|json [--out FILE]   a run's report or results
+    sabot export RUN --format html|json|junit [--out FILE]   a run's report, results or JUnit
     sabot demo [--out DIR] [--json]       keyless demo: declared outcomes gate the exit code
     sabot lab run|mcp|replay|...          the fault lab; each run is added to the history
 
@@ -200,12 +200,14 @@ def _add_evidence(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     p.add_argument("--json", action="store_true", help="print the timeline as JSON")
     _add_shared(p, "sabot_root")
     p = sub.add_parser(
-        "export", help="a run's report (html) or results (json), by directory or run id"
+        "export", help="a run's report (html), results (json) or JUnit XML (junit), by "
+        "directory or run id"
     )
     p.add_argument("run", help="a results directory, a results.json, or a run id (or a "
                    "unique prefix) of the history")
-    p.add_argument("--format", dest="fmt", choices=("html", "json"), required=True,
-                   help="html: the offline report; json: results.json")
+    p.add_argument("--format", dest="fmt", choices=("html", "json", "junit"), required=True,
+                   help="html: the offline report; json: results.json; junit: the JUnit XML "
+                   "of its cells")
     p.add_argument("--out", type=Path, help="the file to write (json default: stdout; "
                    "html default: report.html beside results.json)")
     _history_args(p, leaf=False)
