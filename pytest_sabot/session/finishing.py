@@ -218,8 +218,12 @@ def _finish(state: SabotSession, session: pytest.Session) -> None:
         record = None
         state.messages.append((f"pytest-sabot: the session record could not be "
                               f"written ({exc})", True))
-    if state.results_written:
-        _record_history(state, results, record)
+    if state.results_written:  # the run history (docs/HISTORY.md): one line, never a failure
+        from pytest_sabot.history.record import record_session_end
+
+        said = record_session_end(state.settings.history, state.out_dir, results, record)
+        if said is not None:
+            state.messages.append(said)
     if status == "output-unwritable":
         state.messages.append((_unwritable_message(state, results), True))
     junit.suite_properties(state.config, results, state.run_id)
@@ -347,38 +351,3 @@ def _write_html(state: SabotSession) -> None:
             (f"pytest-sabot: report.html could not be rendered ({type(exc).__name__}: {exc})",
              True)
         )
-
-
-def _record_history(state: SabotSession, results: ResultsFile, record: Any) -> None:
-    """Record the session in the run history (--sabot-history; docs/HISTORY.md), once
-    results.json (and the manifest, ``record``, None if it could not be written) are on
-    disk. Only the controller gets here, so one process writes the history. The history
-    is an index of those files: a history that is locked, damaged or cannot be written is
-    said, and costs the session nothing (its files and its exit status stay as they are;
-    `sabot history index` adds it later)."""
-    from pathlib import Path
-
-    from pytest_sabot.core.errors import SabotDataError
-    from pytest_sabot.history import default_history_path, record_session
-
-    chosen = state.settings.history
-    if chosen is not None and chosen.strip().lower() == "none":
-        return
-    path = Path(chosen) if chosen else default_history_path(state.out_dir)
-    later = (f"its records in {state.out_dir} are intact; add it later with "
-             f"`sabot history --history {path} index {state.out_dir}`")
-    try:
-        done = record_session(path, state.out_dir, results, record)
-    except SabotDataError as exc:
-        state.messages.append(
-            (f"pytest-sabot: session {state.run_id} is not in the run history: {exc}; "
-             f"{later}", True)
-        )
-        return
-    except Exception as exc:  # the history must never cost the session its results
-        state.messages.append(
-            (f"pytest-sabot: session {state.run_id} is not in the run history "
-             f"({type(exc).__name__}: {exc}); {later}", True)
-        )
-        return
-    state.messages.append((f"history: session {done.run_id} {done.action} in {path}", False))
