@@ -90,11 +90,14 @@ def record_results(
     path = history_for(out_dir, explicit)
     if path is None:
         return ""
+    later = (f"its files are intact, add it later with `sabot history --history {path} "
+             f"index {out_dir}`")
     try:
         done = record_session(path, out_dir, results, None)
     except SabotDataError as exc:
-        return (f"history: {out_dir} is not recorded: {exc}; its files are intact, add it "
-                f"later with `sabot history --history {path} index {out_dir}`")
+        return f"history: {out_dir} is not recorded: {exc}; {later}"
+    except Exception as exc:  # the history must never cost a run its files or its exit
+        return f"history: {out_dir} is not recorded ({type(exc).__name__}: {exc}); {later}"
     return f"history: run {done.run_id} {done.action} in {path}"
 
 

@@ -154,3 +154,23 @@ def test_I76_a_lab_run_through_sabot_lab_is_recorded_with_its_gate(
     detail = show_run(tmp_path / "reports" / "history.sqlite", run.run_id)
     assert [(c.cell_id, c.gate, c.gate_exit) for c in detail.cells] == [
         (record["run_id"], "fail", 1)]
+
+
+def test_I76_sabot_demo_records_each_persona_it_keeps(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.delenv("SABOT_HISTORY", raising=False)
+    out = tmp_path / "demo"
+    assert main(["demo", "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    history = out / "history.sqlite"
+    runs = {r.model: r for r in list_runs(history)}
+    assert sorted(runs) == ["sim:credulous", "sim:vigilant"]
+    for model, run in runs.items():
+        persona = model.split(":")[1]
+        assert f"history: run {run.run_id} added in {history}" in err
+        results = read_results(out / persona)
+        assert run.fixture and run.registration_hash == results.registration_hash
+        detail = show_run(history, run.run_id)
+        assert sorted(c.cell_id for c in detail.cells if c.kind in ("fault", "baseline")) == \
+            sorted(v.cell_id for v in results.cells)
