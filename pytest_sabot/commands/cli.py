@@ -219,14 +219,14 @@ def _add_evidence(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     p.add_argument("lab_args", nargs=argparse.REMAINDER)
 
 
-def _cmd_lab(args: argparse.Namespace) -> int:
-    """``sabot lab ...``: the lab's own command line, with every run it records (``run``,
-    ``mcp``) added to the run history."""
+def _cmd_lab(argv: Sequence[str]) -> int:
+    """``sabot lab ...``: the lab's own command line (its options and --help as they are),
+    with every run it records (``run``, ``mcp``) added to the run history."""
     from pytest_sabot.commands.history import listen_to_lab_runs
     from pytest_sabot.lab.__main__ import main as lab_main
 
     listen_to_lab_runs()
-    return lab_main(args.lab_args)
+    return lab_main(list(argv))
 
 
 def _add_compare_demo(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -282,7 +282,10 @@ def _command(module: str, name: str) -> Callable[[argparse.Namespace], int]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    given = list(sys.argv[1:] if argv is None else argv)
+    if given[:1] == ["lab"]:  # everything after it is the lab's
+        return _cmd_lab(given[1:])
+    args = _parser().parse_args(given)
     try:
         handler = {
             "rescore": cmd_rescore,
@@ -297,7 +300,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             "replay": _command("replay", "cmd_replay"),
             "inspect": _command("inspect", "cmd_inspect"),
             "export": _command("export", "cmd_export"),
-            "lab": _cmd_lab,
         }[args.command]
         return handler(args)
     except (SabotDataError, KeyError, OSError) as exc:
