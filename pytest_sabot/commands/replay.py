@@ -23,6 +23,10 @@ difference. The original verdict and gate are printed either way, and the exit c
 reads better than the original run (SPEC I78): 0 verified and the original passed its
 gate, 1 diverged or the original failed its gate, 2 bad input, 3 no recording to replay.
 The original record is only read.
+
+A lab run (a directory holding run.json, or a run.json itself) is replayed by the lab's own
+replay (docs/LAB.md), under the same exit rule: the original gate's exit code when verified,
+1 when diverged.
 """
 
 from __future__ import annotations
@@ -382,9 +386,69 @@ def report_lines(r: ReplayReport) -> list[str]:
     return lines
 
 
+def lab_record(path: Path) -> Path | None:
+    """The lab run record ``path`` names (a run.json, a run.prev-N.json, or a lab output
+    directory holding run.json), or None when it is not a lab run's."""
+    from pytest_sabot.lab.vocabulary import RUN_FILE
+
+    path = Path(path)
+    if path.is_dir():
+        return path / RUN_FILE if (path / RUN_FILE).is_file() else None
+    if path.is_file() and path.name.startswith("run") and path.suffix == ".json":
+        return path
+    return None
+
+
+def replay_lab(run_file: Path) -> tuple[list[str], int, dict[str, Any]]:
+    """``sabot replay`` of a lab run: the lab's own replay (every request and wait of the
+    record re-executed against a fresh world, the recorded answers standing in for the
+    agent), with the exit code of SPEC I78: the original gate's when verified, 1 when
+    diverged. Returns (lines, exit code, the --json report)."""
+    from pytest_sabot.lab.record import read_run
+    from pytest_sabot.lab.replay import replay_run
+
+    record = read_run(run_file)
+    report = replay_run(record)
+    gate = record.gate
+    verified = report.reproduction == "verified"
+    code = gate.exit_code if verified else EXIT_GATE
+    lines = [
+        f"lab run {record.run_id}: replayed from {run_file} ({report.actions} requests and "
+        "waits re-executed; the recorded answers stand in for the agent)",
+        f"reproduction: {report.reproduction}",
+    ]
+    d = report.first_difference
+    if d is not None:
+        lines.append(f"first difference ({d.where}): {d.field or 'the whole value'}: recorded "
+                     f"{d.recorded!r}, replayed {d.replayed!r}")
+    lines.append(f"original gate: {gate.outcome} (exit {gate.exit_code})"
+                 + (f"; replayed: {report.replayed_gate}"
+                    if report.replayed_gate != gate.outcome else ""))
+    lines += [f"  - {reason}" for reason in gate.reasons]
+    lines.append(f"exit {code}: " + (
+        "diverged" if not verified else
+        "verified, and the original run passed its gate" if code == EXIT_PASS else
+        "verified; the original gate's exit code stands: a replay never turns it into a pass"))
+    data = {**report.model_dump(mode="json"), "exit_code": code,
+            "original_reasons": list(gate.reasons)}
+    return lines, code, data
+
+
 def cmd_replay(args: argparse.Namespace) -> int:
     from pytest_sabot.report.terminal import console, print_lines
 
+    lab = lab_record(args.cell_dir)
+    if lab is not None:
+        try:
+            lines, code, data = replay_lab(lab)
+        except SabotDataError as exc:
+            print(f"sabot replay: {exc}", file=sys.stderr)
+            return EXIT_ERROR
+        if args.json:
+            print(json.dumps(data, indent=2))
+        else:
+            print_lines(console(), lines)
+        return code
     try:
         report = replay_cell(args.cell_dir, root=args.sabot_root, out=args.out,
                              timeout=args.timeout)
@@ -409,6 +473,8 @@ __all__ = [
     "comparable",
     "first_trace_difference",
     "gate_of",
+    "lab_record",
     "replay_cell",
+    "replay_lab",
     "report_lines",
 ]

@@ -137,3 +137,26 @@ def test_I77_replay_keeps_its_own_record_only_where_asked(
     start = json.loads(events[0])["data"]
     assert start["model"].startswith("replay:")
     assert report.replay_dir == str(kept)
+
+
+@pytest.mark.parametrize(("agent", "gate", "code"),
+                         [("builtin:naive", "fail", 1), ("builtin:resilient", "pass", 0)])
+def test_I78_sabot_replay_of_a_lab_run_keeps_its_original_gate(
+    agent: str, gate: str, code: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "lab"
+    assert main(["lab", "run", "helpdesk/lost-create-response", "--agent", agent, "--out",
+                 str(out), "--json"]) == code
+    capsys.readouterr()
+    before = tree_digest(out)
+    assert main(["replay", str(out)]) == code
+    text = capsys.readouterr().out
+    assert "reproduction: verified" in text and f"original gate: {gate} (exit {code})" in text
+    # the record altered: the replay names where it parts from it, and exits 1
+    record = json.loads((out / "run.json").read_text("utf-8"))
+    record["gate"]["reasons"] = [*record["gate"]["reasons"], "an extra reason"]
+    (out / "run.json").write_text(json.dumps(record), "utf-8")
+    assert main(["replay", str(out / "run.json"), "--json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["reproduction"] == "diverged" and report["first_difference"] is not None
+    assert tree_digest(out).keys() == before.keys()
