@@ -222,11 +222,11 @@ def _add_evidence(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 def _cmd_lab(argv: Sequence[str]) -> int:
     """``sabot lab ...``: the lab's own command line (its options and --help as they are),
     with every run it records (``run``, ``mcp``) added to the run history."""
-    from pytest_sabot.commands.history import listen_to_lab_runs
+    from pytest_sabot.commands.history import lab_runs_recorded
     from pytest_sabot.lab.__main__ import main as lab_main
 
-    listen_to_lab_runs()
-    return lab_main(list(argv))
+    with lab_runs_recorded():
+        return lab_main(list(argv))
 
 
 def _add_compare_demo(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

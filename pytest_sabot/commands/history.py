@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 from pytest_sabot.history import (
@@ -106,18 +107,19 @@ def record_lab_run(out_dir: Path, record: LabRun) -> str:
     return record_results(out_dir, record)
 
 
-def listen_to_lab_runs() -> None:
-    """Have ``sabot lab run`` (and ``lab mcp``) record every run in the history."""
+def lab_runs_recorded() -> AbstractContextManager[None]:
+    """Within the block, ``sabot lab run`` (and ``lab mcp``) record every run in the
+    history."""
     from pytest_sabot.lab import commands as lab_commands
 
-    lab_commands.after_run(record_lab_run)
+    return lab_commands.after_run(record_lab_run)
 
 
 __all__ = [
     "cmd_history",
     "cmd_regress",
     "history_for",
-    "listen_to_lab_runs",
+    "lab_runs_recorded",
     "record_lab_run",
     "record_results",
 ]

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -43,11 +44,15 @@ RunRecorded = Callable[[Path, LabRun], str]
 _AFTER_RUN: list[RunRecorded] = []
 
 
-def after_run(listener: RunRecorded) -> None:
-    """Call ``listener(out_dir, record)`` after every run ``cmd_run`` or ``cmd_mcp``
-    records (once per listener)."""
-    if listener not in _AFTER_RUN:
-        _AFTER_RUN.append(listener)
+@contextmanager
+def after_run(listener: RunRecorded) -> Iterator[None]:
+    """Within the block, call ``listener(out_dir, record)`` after every run ``cmd_run`` or
+    ``cmd_mcp`` records."""
+    _AFTER_RUN.append(listener)
+    try:
+        yield
+    finally:
+        _AFTER_RUN.remove(listener)
 
 
 def _recorded(out: Path, record: LabRun) -> None:
