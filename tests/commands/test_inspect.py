@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import shutil
+from pathlib import Path
 
 import pytest
 from evidence_sessions import FAULT, tree_digest
@@ -46,3 +48,19 @@ def test_I79_inspect_json_has_every_event_in_order(
     detected = [e for e in data["events"] if any(m.startswith("DETECTED") for m in e["marks"])]
     assert len(detected) == 1 and detected[0]["agent"] == "reviewer"
     assert detected[0]["seq"] > injection["seq"]
+
+
+@pytest.mark.parametrize("width", [70, 100])
+def test_I79_sabot_report_summary_fits_the_terminal(
+    vigilant: Session, width: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "out"
+    shutil.copytree(vigilant.out, out)
+    monkeypatch.setenv("COLUMNS", str(width))
+    assert main(["report", str(out)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert all(len(line) <= width for line in lines), max(lines, key=len)
+    row = next(x for x in lines if x.startswith("langgraph-default"))
+    assert "100.0% [20.7, 100.0]" in row  # the Sabot Score and its interval always stay
+    assert any(x.startswith("report: ") for x in lines)
