@@ -60,7 +60,8 @@ Action = Literal["added", "updated", "unchanged", "copy"]
 
 # Directories of an output tree that hold no session records of their own.
 SKIP_DIRS = frozenset(
-    {"cells", "superseded", "locks", "judge-cache", "recordings", "sessions", "workspace"}
+    {"cells", "superseded", "locks", "judge-cache", "recordings", "sessions", "workspace",
+     "report-cells"}
 )
 
 RUN_COLUMNS = frozenset({
