@@ -136,16 +136,16 @@ def _cell_paths(cell_dir: Path) -> tuple[str, Path, Path]:
 
 
 def _read_outcome(cell_dir: Path) -> RunOutcome:
+    from pydantic import ValidationError
+
     from pytest_sabot.core.errors import from_validation_error
 
     path = cell_dir / "outcome.json"
     try:
         return RunOutcome.model_validate_json(path.read_text(encoding="utf-8"))
-    except ValueError as exc:
-        from pydantic import ValidationError
-
-        if isinstance(exc, ValidationError):
-            raise from_validation_error(path, exc) from None
+    except ValidationError as exc:
+        raise from_validation_error(path, exc) from None
+    except (OSError, UnicodeDecodeError) as exc:
         raise SabotDataError(path, "", "outcome.json of a cell", str(exc)) from None
 
 
