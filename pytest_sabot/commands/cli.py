@@ -5,24 +5,37 @@
     sabot validate [ROOT] [--scenario F]  check cells/, tasks/, mappings/ and lab scenarios
     sabot plan --sabot-wave N [--sabot-model M] [--from DIR]
     sabot schema [OUT_DIR]                write the JSON Schemas of every file format
-    sabot compare A B [--json]            paired comparison of two scored runs or waves
+    sabot compare A B [--json]            paired comparison of two scored runs (directories,
+                                          results.json files or run ids of the history)
+    sabot regress A B [--json]            exit 1 when a row of B dropped beyond its interval
+    sabot history [list|show RUN|index DIR...|resolve RUN]   the local run history
+    sabot replay CELL_DIR [--out DIR]     re-execute a recorded cell from its recorded
+                                          exchanges (no model) and verify the trace
+    sabot inspect CELL_DIR                one cell's timeline in the terminal
+    sabot export RUN --format html|json|junit [--out FILE]   a run's report, results or JUnit
     sabot demo [--out DIR] [--json]       keyless demo: declared outcomes gate the exit code
     sabot lab run SCENARIO --agent A --out DIR   one fault-lab run (exit: its gate)
     sabot lab init DIR | validate FILE...        a starter scenario; check scenario files
+    sabot lab mcp|replay|demo|...         the rest of the fault lab; each run joins the history
     sabot mcp CELL_ID --out DIR           serve one cell (or a lab scenario) over MCP stdio
 
 Running a wave is pytest's job: ``pytest --sabot-wave=N``. Exit codes, the same four for
 every command:
 
-    0  pass
+    0  pass (replay: reproduction verified)
     1  a gate or a regression: rescore differs from results.json, plan is over the cap,
-       demo did not produce a declared outcome
+       demo did not produce a declared outcome, regress found a row that dropped beyond
+       its interval, a replay diverged from its recorded trace
     2  configuration, corruption or harness error: bad options, a malformed or missing
-       file (validate found errors, results.json does not parse), an unwritable output
+       file (validate found errors, results.json does not parse, a damaged recording or
+       history), an unwritable output, an unknown run id
     3  inconclusive: the results describe a session that did not record its whole
-       selection (interrupted, budget-stopped, required coverage missing)
+       selection (interrupted, budget-stopped, required coverage missing), regress had no
+       row with enough paired cells or runs of two registrations, a cell has no recording
+       to replay
 
-compare exits 0 whatever the difference (2 on bad input).
+compare is a report, not a gate: it exits 0 (3 when an input is incomplete, 2 on bad
+input) whatever the difference; regress is the gate on a regression.
 """
 
 from __future__ import annotations
@@ -95,16 +108,133 @@ def _parser() -> argparse.ArgumentParser:
     p = sub.add_parser("schema", help="write JSON Schemas of every file format")
     p.add_argument("out", nargs="?", type=Path, default=Path("schemas"))
     _add_compare_demo(sub)
-    p = sub.add_parser(
-        "lab",
-        help="the fault lab: run, init, validate, demo, replay, evaluate, view, mcp "
-        "(gate exit codes 0 pass, 1 fail, 2 error, 3 inconclusive)",
-    )
-    from pytest_sabot.lab.commands import add_commands
-
-    add_commands(p)
     add_mcp_parser(sub)
+    _add_history(sub)
+    _add_evidence(sub)
     return parser
+
+
+def _history_args(p: argparse.ArgumentParser, leaf: bool = True) -> None:
+    """--history and --wait; on a subcommand's own parser their default leaves what was
+    given before the subcommand (``sabot history --history F list``) in place."""
+    p.add_argument(
+        "--history",
+        default=argparse.SUPPRESS if leaf else None,
+        help="the run history file (default: $SABOT_HISTORY, else reports/history.sqlite)",
+    )
+    p.add_argument(
+        "--wait",
+        type=_seconds,
+        default=argparse.SUPPRESS if leaf else None,
+        help="seconds to wait for another process writing the history (default 15)",
+    )
+
+
+def _seconds(text: str) -> float:
+    from pytest_sabot.session.options import seconds
+
+    return seconds(text)
+
+
+def _add_history(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from pytest_sabot.session.options import positive_int
+
+    p = sub.add_parser(
+        "history",
+        help="the local run history: list runs (the default), show one, index records",
+        description="The local run history (docs/HISTORY.md). Without a subcommand: the "
+        "runs, newest first.",
+    )
+    _history_args(p, leaf=False)
+    hist = p.add_subparsers(dest="history_command")
+    s = hist.add_parser("list", help="the runs, newest first")
+    s.add_argument("--limit", type=positive_int, help="the newest N runs only")
+    s.add_argument("--json", action="store_true", help="print JSON")
+    _history_args(s)
+    s = hist.add_parser("show", help="one run: its fields, scoreboard rows and cells")
+    s.add_argument("run", help="run id, or a unique prefix of one")
+    s.add_argument("--json", action="store_true", help="print JSON")
+    _history_args(s)
+    s = hist.add_parser("index", help="(re)build the history from the records on disk")
+    s.add_argument("dirs", nargs="+", type=Path, help="output directories or output roots")
+    s.add_argument("--json", action="store_true", help="print JSON")
+    _history_args(s)
+    s = hist.add_parser("resolve", help="print the output directory of a run")
+    s.add_argument("run", help="run id, or a unique prefix of one")
+    _history_args(s)
+
+    from pytest_sabot.history.regress import DEFAULT_MIN_PAIRED
+    from pytest_sabot.results.compare import DEFAULT_RESAMPLES, DEFAULT_SEED
+
+    p = sub.add_parser(
+        "regress",
+        help="exit 1 when a row of B dropped beyond its interval from A (runs of one "
+        "registration)",
+    )
+    p.add_argument("a", help="reference: run id (or prefix), run directory or results.json")
+    p.add_argument("b", help="run under test: run id (or prefix), run directory or "
+                   "results.json")
+    p.add_argument("--json", action="store_true", help="print the check as JSON")
+    p.add_argument("--resamples", type=positive_int, default=DEFAULT_RESAMPLES,
+                   help=f"bootstrap resamples per row (default {DEFAULT_RESAMPLES})")
+    p.add_argument("--seed", type=int, default=DEFAULT_SEED,
+                   help=f"bootstrap seed (default {DEFAULT_SEED})")
+    p.add_argument("--min-paired", type=positive_int, default=DEFAULT_MIN_PAIRED,
+                   help="paired cells a row needs to be tested (default "
+                   f"{DEFAULT_MIN_PAIRED})")
+    _history_args(p, leaf=False)
+
+
+def _add_evidence(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from pytest_sabot.session.options import seconds
+
+    p = sub.add_parser(
+        "replay",
+        help="re-execute a recorded cell from its recorded exchanges (no model) and "
+        "verify its trace",
+    )
+    p.add_argument("cell_dir", type=Path, help="a cell's record: <out>/cells/<cell id>")
+    p.add_argument(
+        "--out", type=Path,
+        help="keep the replay's own record here (a new or empty directory; default: a "
+        "temporary directory, removed afterwards)",
+    )
+    p.add_argument("--json", action="store_true", help="print the replay report as JSON")
+    p.add_argument("--timeout", type=seconds, default=300.0,
+                   help="time limit of the replayed pipeline, in seconds (default 300)")
+    _add_shared(p, "sabot_root")
+    p = sub.add_parser("inspect", help="one cell's timeline: injection, acts, words, verdict")
+    p.add_argument("cell_dir", type=Path, help="a cell's record: <out>/cells/<cell id>")
+    p.add_argument("--json", action="store_true", help="print the timeline as JSON")
+    _add_shared(p, "sabot_root")
+    p = sub.add_parser(
+        "export", help="a run's report (html), results (json) or JUnit XML (junit), by "
+        "directory or run id"
+    )
+    p.add_argument("run", help="a results directory, a results.json, or a run id (or a "
+                   "unique prefix) of the history")
+    p.add_argument("--format", dest="fmt", choices=("html", "json", "junit"), required=True,
+                   help="html: the offline report; json: results.json; junit: the JUnit XML "
+                   "of its cells")
+    p.add_argument("--out", type=Path, help="the file to write (json default: stdout; "
+                   "html default: report.html beside results.json)")
+    _history_args(p, leaf=False)
+    p = sub.add_parser(
+        "lab", add_help=False,
+        help="the fault lab (python -m pytest_sabot.lab ...); each run it records is added "
+        "to the run history ($SABOT_HISTORY, else history.sqlite beside --out)",
+    )
+    p.add_argument("lab_args", nargs=argparse.REMAINDER)
+
+
+def _cmd_lab(argv: Sequence[str]) -> int:
+    """``sabot lab ...``: the lab's own command line (its options and --help as they are),
+    with every run it records (``run``, ``mcp``) added to the run history."""
+    from pytest_sabot.commands.history import lab_runs_recorded
+    from pytest_sabot.lab.__main__ import main as lab_main
+
+    with lab_runs_recorded():
+        return lab_main(list(argv))
 
 
 def _add_compare_demo(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -113,8 +243,10 @@ def _add_compare_demo(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
         help="paired comparison of two scored runs or waves (cells matched by framework, "
         "config, operator, task and seed)",
     )
-    p.add_argument("a", type=Path, help="run directory (or results.json) A")
-    p.add_argument("b", type=Path, help="run directory (or results.json) B")
+    p.add_argument("a", help="A: run directory, results.json, or a run id (or a unique "
+                   "prefix) of the history")
+    p.add_argument("b", help="B: run directory, results.json, or a run id (or a unique "
+                   "prefix) of the history")
     p.add_argument("--json", action="store_true", help="print the comparison as JSON")
     p.add_argument(
         "--resamples",
@@ -126,6 +258,7 @@ def _add_compare_demo(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
         type=int,
         help="seed of the bootstrap (default 20260723); the same seed gives the same CI",
     )
+    _history_args(p, leaf=False)
     p = sub.add_parser(
         "demo",
         help="keyless acceptance demo: real cells under sim:vigilant and sim:credulous, "
@@ -137,6 +270,11 @@ def _add_compare_demo(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
         help="keep traces, results.json and RESULTS.md per persona here (default: discard)",
     )
     p.add_argument("--json", action="store_true", help="print the demo report as JSON")
+    p.add_argument(
+        "--history",
+        help="with --out: the run history each persona's results are recorded in "
+        "(default: $SABOT_HISTORY, else history.sqlite in --out; 'none': not recorded)",
+    )
 
 
 def _command(module: str, name: str) -> Callable[[argparse.Namespace], int]:
@@ -152,7 +290,10 @@ def _command(module: str, name: str) -> Callable[[argparse.Namespace], int]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    given = list(sys.argv[1:] if argv is None else argv)
+    if given[:1] == ["lab"]:  # everything after it is the lab's
+        return _cmd_lab(given[1:])
+    args = _parser().parse_args(given)
     try:
         handler = {
             "rescore": cmd_rescore,
@@ -162,8 +303,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             "schema": _command("schema", "cmd_schema"),
             "compare": _command("compare", "cmd_compare"),
             "demo": _command("demo", "cmd_demo"),
-            "lab": _lab,
             "mcp": _command("mcp", "cmd_mcp"),
+            "history": _command("history", "cmd_history"),
+            "regress": _command("history", "cmd_regress"),
+            "replay": _command("replay", "cmd_replay"),
+            "inspect": _command("inspect", "cmd_inspect"),
+            "export": _command("export", "cmd_export"),
         }[args.command]
         return handler(args)
     except (SabotDataError, KeyError, OSError) as exc:
@@ -173,13 +318,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         print(f"sabot: a file does not have the expected format: {first}", file=sys.stderr)
         return EXIT_ERROR
-
-
-def _lab(args: argparse.Namespace) -> int:
-    """``sabot lab ...``: the lab's own commands (pytest_sabot/lab/commands.py)."""
-    from pytest_sabot.lab.commands import dispatch
-
-    return dispatch(args)
 
 
 def read_results_of(path: Path) -> object:
@@ -285,19 +423,26 @@ def side_by_side(a: object, b: object) -> str:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
+    from rich.text import Text
+
     from pytest_sabot.core.trace_io import write_text_atomic
-    from pytest_sabot.report.render import markdown, summary_lines
+    from pytest_sabot.report.render import markdown
+    from pytest_sabot.report.terminal import console, print_summary
     from pytest_sabot.results import ResultsFile
 
     results = read_results_of(args.dir)
     assert isinstance(results, ResultsFile)
     write_text_atomic(args.dir / "RESULTS.md", markdown(results))
-    for line in summary_lines(results):
-        print(line)
+    print_summary(console(), results)
     from pytest_sabot.report.html import write_results_html
 
-    print(f"report: {write_results_html(args.dir)}")
+    out = console()
+    out.print(Text(f"report: {write_results_html(args.dir)}"))
     return EXIT_INCONCLUSIVE if results.status_line else EXIT_PASS
 
 
 __all__ = ["OPTIONS", "main"]
+
+
+if __name__ == "__main__":
+    sys.exit(main())

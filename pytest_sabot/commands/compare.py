@@ -1,19 +1,26 @@
 """``sabot compare A B [--json]``: the paired comparison of two scored runs or waves
-(standard S10.5.3) as text; the comparison itself is ``pytest_sabot.results.compare``."""
+(standard S10.5.3) on the terminal, every table fitted to its width; the comparison itself
+is ``pytest_sabot.results.compare``. A and B are run directories, results.json files, or
+run ids (or unique prefixes) of the run history."""
 
 from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
+from rich.console import Console
+from rich.text import Text
+
+from pytest_sabot.report.terminal import Column, console, print_lines, print_table
 from pytest_sabot.results.compare import (
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
     Comparison,
+    OneSidedCell,
     RowComparison,
     RunInfo,
     compare,
-    load_side,
 )
 from pytest_sabot.scoring.aggregate import Rate
 
@@ -45,9 +52,31 @@ def _describe(name: str, info: RunInfo) -> list[str]:
     ]
 
 
-def render_text(c: Comparison) -> list[str]:
-    """The comparison as terminal lines."""
-    lines = ["Sabot paired comparison (hard tier, B - A; cells paired by framework, config,",
+def _row_line(c: Comparison) -> RowComparison:
+    """The 'all rows' line under the table: paired and flipped cells over every row."""
+    return RowComparison.model_construct(
+        row="all rows", a=None, b=None, paired=c.paired, difference=None, ci_low=None,
+        ci_high=None, detected_a_only=c.detected_a_only, detected_b_only=c.detected_b_only,
+        one_sided=len(c.one_sided), a_clean_fire=None, b_clean_fire=None,
+    )
+
+
+# The paired table: the row, its difference and interval first; the flips last.
+ROW_COLUMNS: tuple[Column[RowComparison], ...] = (
+    Column("row", lambda r: r.row, 1),
+    Column("A score", lambda r: "" if r.row == "all rows" else _score(r.a), 3, "right"),
+    Column("B score", lambda r: "" if r.row == "all rows" else _score(r.b), 3, "right"),
+    Column("paired", lambda r: str(r.paired), 2, "right"),
+    Column("B - A", lambda r: "" if r.row == "all rows" else _pp(r.difference), 1, "right"),
+    Column("95% CI", lambda r: "" if r.row == "all rows" else _ci(r), 1, "right"),
+    Column("A-only", lambda r: str(r.detected_a_only), 4, "right"),
+    Column("B-only", lambda r: str(r.detected_b_only), 4, "right"),
+    Column("unpaired", lambda r: str(r.one_sided), 5, "right"),
+)
+
+
+def _header(c: Comparison) -> list[str]:
+    lines = ["Sabot paired comparison (hard tier, B - A; cells paired by framework, config, "
              "operator, task and seed)"]
     lines += _describe("A", c.a) + _describe("B", c.b)
     if c.a.fixture or c.b.fixture:
@@ -60,42 +89,40 @@ def render_text(c: Comparison) -> list[str]:
     for m in c.mismatches:
         a, b = (m.a[:16], m.b[:16]) if m.field == "registration_hash" else (m.a, m.b)
         lines.append(f"warning: A and B differ in {m.field} ({m.meaning}): A {a}, B {b}")
-    lines.append("")
-    header = (
-        f"{'row':<20}{'A score':>16}{'B score':>16}{'paired':>8}{'B - A':>11}"
-        f"{'95% CI':>18}{'A-only':>8}{'B-only':>8}{'unpaired':>10}"
-    )
-    lines.append(header)
-    for r in c.rows:
-        lines.append(
-            f"{r.row:<20}{_score(r.a):>16}{_score(r.b):>16}{r.paired:>8}"
-            f"{_pp(r.difference):>11}{_ci(r):>18}{r.detected_a_only:>8}{r.detected_b_only:>8}"
-            f"{r.one_sided:>10}"
-        )
-    lines.append(
-        f"{'all rows':<20}{'':>16}{'':>16}{c.paired:>8}{'':>11}{'':>18}"
-        f"{c.detected_a_only:>8}{c.detected_b_only:>8}{len(c.one_sided):>10}"
-    )
-    lines.append("")
-    lines.append(
-        "A/B score: each file's published Sabot Score (its own valid cells); B - A and its "
-        "CI: over the paired cells only"
-    )
-    lines.append(
-        "A-only / B-only: paired cells DETECTED_HARD in that run only (flips); unpaired: "
-        "cells valid in one run only"
-    )
-    lines.append(f"interval: {c.interval}")
-    lines += _clean_fire_lines(c)
-    lines += _prediction_lines(c)
-    if c.one_sided:
-        lines.append("")
-        lines.append(f"cells valid in one run only ({len(c.one_sided)}):")
-        for cell in c.one_sided:
-            lines.append(f"  {cell.cell_id:<36} valid in {cell.valid_in}; other run: {cell.other}")
-    else:
-        lines.append("cells valid in one run only: none")
     return lines
+
+
+def print_comparison(out: Console, c: Comparison) -> None:
+    """The comparison on the console, every table fitted to its width."""
+    print_lines(out, _header(c))
+    out.print(Text(""))
+    print_table(out, ROW_COLUMNS, [*c.rows, _row_line(c)], "--json prints every figure")
+    print_lines(out, [
+        "",
+        "A/B score: each file's published Sabot Score (its own valid cells); B - A and its "
+        "CI: over the paired cells only",
+        "A-only / B-only: paired cells DETECTED_HARD in that run only (flips); unpaired: "
+        "cells valid in one run only",
+        f"interval: {c.interval}",
+    ])
+    _print_clean_fire(out, c)
+    print_lines(out, _prediction_lines(c))
+    if c.one_sided:
+        out.print(Text(""))
+        out.print(Text(f"cells valid in one run only ({len(c.one_sided)}):"))
+        print_table(out, ONE_SIDED_COLUMNS, c.one_sided)
+    else:
+        out.print(Text("cells valid in one run only: none"))
+    out.print(Text("a gate on a drop between two runs of one registration: sabot regress A B "
+                   "(exit 1 when a row dropped beyond its interval)"))
+
+
+def render_text(c: Comparison, width: int = 200) -> list[str]:
+    """The comparison as the terminal shows it at ``width`` columns."""
+    out = console(width)
+    with out.capture() as captured:
+        print_comparison(out, c)
+    return [line.rstrip() for line in captured.get().splitlines()]
 
 
 def _clean(r: Rate | None) -> str:
@@ -106,20 +133,28 @@ def _clean(r: Rate | None) -> str:
     return f"{100 * r.value:.1f}% ({r.k}/{r.n})"
 
 
-def _clean_fire_lines(c: Comparison) -> list[str]:
+CLEAN_COLUMNS: tuple[Column[RowComparison], ...] = (
+    Column("row", lambda r: r.row, 1),
+    Column("A score", lambda r: _score(r.a), 2, "right"),
+    Column("A clean-run", lambda r: _clean(r.a_clean_fire), 1, "right"),
+    Column("B score", lambda r: _score(r.b), 2, "right"),
+    Column("B clean-run", lambda r: _clean(r.b_clean_fire), 1, "right"),
+)
+ONE_SIDED_COLUMNS: tuple[Column[OneSidedCell], ...] = (
+    Column("cell", lambda c: c.cell_id, 1),
+    Column("valid in", lambda c: c.valid_in, 1),
+    Column("the other run", lambda c: c.other, 1),
+)
+
+
+def _print_clean_fire(out: Console, c: Comparison) -> None:
     fixture = " (fixture numbers of the embedded model)" if c.a.fixture or c.b.fixture else ""
-    lines = [
+    print_lines(out, [
         "",
         "clean-run firing: no-fault baselines with >= 1 hard-tier act, beside each Sabot "
         f"Score (SPEC I27){fixture}",
-        f"{'row':<20}{'A score':>16}{'A clean-run':>20}{'B score':>16}{'B clean-run':>20}",
-    ]
-    for r in c.rows:
-        lines.append(
-            f"{r.row:<20}{_score(r.a):>16}{_clean(r.a_clean_fire):>20}"
-            f"{_score(r.b):>16}{_clean(r.b_clean_fire):>20}"
-        )
-    return lines
+    ])
+    print_table(out, CLEAN_COLUMNS, c.rows)
 
 
 def _prediction_lines(c: Comparison) -> list[str]:
@@ -137,22 +172,46 @@ def _prediction_lines(c: Comparison) -> list[str]:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    """``sabot compare``: exits 0 whatever the difference (2 on bad input)."""
-    from pytest_sabot.commands import EXIT_ERROR, EXIT_PASS
+    """``sabot compare A B``: a report, not a gate. Exits 0 when the runs were compared, 3
+    when either did not record its whole selection (its numbers cover its recorded cells
+    only), 2 on bad input; ``sabot regress`` is the gate on a regression."""
+    from pytest_sabot.commands import EXIT_ERROR, EXIT_INCONCLUSIVE, EXIT_PASS
+    from pytest_sabot.history import chosen_history
+    from pytest_sabot.history.commands import load_compare_input
+    from pytest_sabot.history.store import DEFAULT_TIMEOUT_S
 
     resamples = DEFAULT_RESAMPLES if args.resamples is None else args.resamples
     seed = DEFAULT_SEED if args.seed is None else args.seed
     if resamples < 1:
         print("sabot compare: --resamples must be at least 1", file=sys.stderr)
         return EXIT_ERROR
-    a, b = load_side(args.a), load_side(args.b)
-    report = compare(a, b, a_path=str(args.a), b_path=str(args.b), resamples=resamples, seed=seed)
+    history = chosen_history(getattr(args, "history", None))
+    wait = getattr(args, "wait", None)
+    timeout = DEFAULT_TIMEOUT_S if wait is None else float(wait)
+    (a, source_a), (b, source_b) = (
+        load_compare_input(args.a, history, timeout=timeout),
+        load_compare_input(args.b, history, timeout=timeout),
+    )
+    report = compare(a, b, a_path=_named(args.a, source_a), b_path=_named(args.b, source_b),
+                     resamples=resamples, seed=seed)
     if args.json:
         print(report.model_dump_json(indent=2))
     else:
-        for line in render_text(report):
-            print(line)
+        print_comparison(console(), report)
+    incomplete = [name for name, r in (("A", a), ("B", b)) if not r.selection.complete]
+    if incomplete:
+        whose = "its" if len(incomplete) == 1 else "their"
+        print(f"sabot compare: {' and '.join(incomplete)} did not record {whose} whole "
+              "selection: the comparison covers the recorded cells only (inconclusive, "
+              "exit 3)", file=sys.stderr)
+        return EXIT_INCONCLUSIVE
     return EXIT_PASS
 
 
-__all__ = ["cmd_compare", "render_text"]
+def _named(arg: str, source: str) -> str:
+    """How an input is named in the report: the path given, or the run id and the file
+    its results were read from."""
+    return arg if Path(arg).exists() else f"{arg} ({source})"
+
+
+__all__ = ["cmd_compare", "print_comparison", "render_text"]

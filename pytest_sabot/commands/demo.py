@@ -399,4 +399,20 @@ def cmd_demo(args: argparse.Namespace) -> int:
     else:
         for line in render_text(report):
             print(line)
+    if args.out is not None:
+        _record_history(args.out, getattr(args, "history", None))
     return EXIT_PASS if report.ok else EXIT_GATE
+
+
+def _record_history(out: Path, history: str | None) -> None:
+    """Each persona's results, kept under ``out``, recorded in the run history (said on
+    stderr; a history that cannot be written costs the demo nothing)."""
+    from pytest_sabot.commands.history import record_results
+    from pytest_sabot.results import RESULTS_FILE, read_results
+
+    for persona in sorted({d.persona for d in DECLARED}):
+        folder = out / persona_dir(persona)
+        if (folder / RESULTS_FILE).is_file():
+            line = record_results(folder, read_results(folder), history)
+            if line:
+                print(line, file=sys.stderr)

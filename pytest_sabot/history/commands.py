@@ -7,8 +7,7 @@ regression, 2 configuration, corruption or a locked history, 3 inconclusive):
     history resolve RUN              the output directory of a run
     regress A B                      did B regress from A (run ids, prefixes or directories)
 
-They are reachable today as ``python -m pytest_sabot.history ...`` and are what the
-``sabot`` command line calls.
+They are what the ``sabot`` command line calls (and ``python -m pytest_sabot.history``).
 """
 
 from __future__ import annotations

@@ -53,6 +53,6 @@ def rebuild_remedy(path: str | Path) -> str:
     return (
         f"The history is only an index of the records on disk: move it aside (mv {p} "
         f"{p}.broken, with its -wal and -shm files if present) and rebuild it with "
-        f"`python -m pytest_sabot.history --history {p} index {p.parent}`; no run's own "
+        f"`sabot history --history {p} index {p.parent}`; no run's own "
         "files were touched"
     )

@@ -203,7 +203,7 @@ def find_run(db: History, ref: str) -> str:
         raise RunNotFound(
             db.path,
             f"no run id starts with {ref!r} ({total} run(s) in this history{hint})",
-            "List them with `sabot history` (python -m pytest_sabot.history list)",
+            "List them with `sabot history`",
         )
     shown = ", ".join(found[:6]) + (", ..." if len(found) > 6 else "")
     raise RunNotFound(

@@ -50,6 +50,7 @@ from pytest_sabot.history.sources import (
 from pytest_sabot.history.store import (
     DEFAULT_TIMEOUT_S,
     History,
+    default_history_path,
     history_for_tree,
     is_run_dir,
     open_history,
@@ -59,7 +60,8 @@ Action = Literal["added", "updated", "unchanged", "copy"]
 
 # Directories of an output tree that hold no session records of their own.
 SKIP_DIRS = frozenset(
-    {"cells", "superseded", "locks", "judge-cache", "recordings", "sessions", "workspace"}
+    {"cells", "superseded", "locks", "judge-cache", "recordings", "sessions", "workspace",
+     "report-cells"}
 )
 
 RUN_COLUMNS = frozenset({
@@ -261,6 +263,38 @@ def record_session(
         return apply_entry(db, entry)
 
 
+def record_session_end(
+    chosen: str | None,
+    out_dir: Path,
+    results: ResultsFile,
+    manifest: SessionRecord | None,
+    *,
+    timeout: float = DEFAULT_TIMEOUT_S,
+) -> tuple[str, bool] | None:
+    """Record a pytest session as it ends (SPEC I76), called by the controller once its
+    results.json and manifest (``manifest``; None when it could not be written) are on
+    disk. ``chosen`` is ``--sabot-history``: a file, ``none`` (nothing recorded: returns
+    None), or unset (the output root's history). Returns the line to print and whether it
+    is a problem. A history that is locked, damaged or cannot be written costs the session
+    nothing: the line names the file, what is wrong and how to add the run later."""
+    if chosen is not None and chosen.strip().lower() == "none":
+        return None
+    path = Path(chosen) if chosen else default_history_path(out_dir)
+    run_id = manifest.run_id if manifest is not None else (
+        results.session.run_id if results.session is not None else str(out_dir))
+    later = (f"its records in {out_dir} are intact; add it later with `sabot history "
+             f"--history {path} index {out_dir}`")
+    try:
+        done = record_session(path, out_dir, results, manifest, timeout=timeout)
+    except SabotDataError as exc:
+        return (f"pytest-sabot: session {run_id} is not in the run history: {exc}; {later}",
+                True)
+    except Exception as exc:  # the history must never cost the session its results
+        return (f"pytest-sabot: session {run_id} is not in the run history "
+                f"({type(exc).__name__}: {exc}); {later}", True)
+    return f"history: session {done.run_id} {done.action} in {path}", False
+
+
 def run_dirs(top: Path) -> list[Path]:
     """Every output directory under ``top`` (itself included): those holding sessions/,
     results.json or lab run records. Cell records and set-aside records are not entered."""
@@ -352,5 +386,6 @@ __all__ = [
     "apply_entry",
     "index_output",
     "record_session",
+    "record_session_end",
     "run_dirs",
 ]

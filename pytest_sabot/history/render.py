@@ -6,17 +6,23 @@ shown.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Generic, TypeVar
+from collections.abc import Sequence
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from pytest_sabot.history.queries import RunDetail, RunSummary
+from pytest_sabot.history.queries import CellInfo, RunDetail, RunSummary, ScoreRowInfo
 from pytest_sabot.history.record import IndexReport
 from pytest_sabot.history.regress import RegressionReport, RowCheck
+from pytest_sabot.report.terminal import (
+    Column,
+    console,
+    dropped_note,
+    fit_columns,
+    fitted_table,
+    print_table,
+)
 from pytest_sabot.scoring.aggregate import Rate
 
 FIXTURE_NOTE = (
@@ -33,54 +39,6 @@ LEGEND = (
     "U unjudged, R run error, I injection unverified, z structural zero, - not run, "
     "u unpaired; a lab run shows its gate"
 )
-
-
-def console(width: int | None = None) -> Console:
-    """A console for the history's output: the terminal's width (or ``width``; $COLUMNS
-    when not a terminal), no colour guessing from the content."""
-    return Console(width=width, highlight=False, soft_wrap=False)
-
-
-T = TypeVar("T")
-
-
-@dataclass(frozen=True)
-class Column(Generic[T]):
-    header: str
-    value: Callable[[T], str]
-    priority: int  # 1 is always kept; higher numbers are dropped first
-    justify: str = "left"
-
-
-def _fit(columns: Sequence[Column[T]], items: Sequence[T], width: int) -> list[Column[T]]:
-    """Drop the lowest-priority columns (the last of them first) until the widest values
-    fit in ``width``; rich then shrinks what is left, with an ellipsis, if it must."""
-    kept = list(columns)
-
-    def needed(cols: Sequence[Column[T]]) -> int:
-        return sum(max([len(c.header)] + [len(c.value(i)) for i in items]) + 2 for c in cols)
-
-    while needed(kept) > width and any(c.priority > 1 for c in kept):
-        worst = max(c.priority for c in kept)
-        kept.remove([c for c in kept if c.priority == worst][-1])
-    return kept
-
-
-def _table(columns: Sequence[Column[T]], items: Sequence[T]) -> Table:
-    table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
-    for c in columns:
-        widest = max([len(c.header)] + [len(c.value(i)) for i in items])
-        table.add_column(c.header, no_wrap=True, overflow="ellipsis",
-                         justify="right" if c.justify == "right" else "left",
-                         min_width=min(widest, 27) if c.priority == 1 else None)
-    for i in items:
-        table.add_row(*[c.value(i) for c in columns])
-    return table
-
-
-def _dropped(columns: Sequence[Column[T]], kept: Sequence[Column[T]]) -> str:
-    gone = [c.header for c in columns if c not in kept]
-    return f"(narrow terminal: {', '.join(gone)} not shown)" if gone else ""
 
 
 def _when(s: RunSummary) -> str:
@@ -133,9 +91,9 @@ def render_list(out: Console, summaries: Sequence[RunSummary], history: str) -> 
     if not summaries:
         out.print(Text("no runs recorded yet"))
         return
-    columns = _fit(LIST_COLUMNS, summaries, out.width)
-    out.print(_table(columns, summaries))
-    dropped = _dropped(LIST_COLUMNS, columns)
+    columns = fit_columns(LIST_COLUMNS, summaries, out.width)
+    out.print(fitted_table(columns, summaries))
+    dropped = dropped_note(LIST_COLUMNS, columns)
     if dropped:
         out.print(Text(dropped[:-1] + "; history show RUN prints everything)"))
     out.print(Text(LEGEND, style="dim"))
@@ -150,6 +108,44 @@ def _rate(value: float | None, low: float | None = None, high: float | None = No
     if low is not None and high is not None:
         text += f" [{100 * low:.1f}, {100 * high:.1f}]"
     return text
+
+
+def _share(value: float | None) -> str:
+    return "n/a" if value is None else f"{100 * value:.1f}%"
+
+
+def _gap(value: float | None) -> str:
+    return "n/a" if value is None else f"{100 * value:+.1f}"
+
+
+# A run's scoreboard rows in ``history show``: the headline and its interval first.
+ROW_COLUMNS: tuple[Column[ScoreRowInfo], ...] = (
+    Column("row", lambda r: r.row, 1),
+    Column("valid/runs", lambda r: f"{r.valid}/{r.runs}", 2, "right"),
+    Column("Sabot Score [95% CI]",
+           lambda r: f"{_rate(r.score, r.score_low, r.score_high)} ({r.score_k}/{r.score_n})",
+           1, "right"),
+    Column("clean-run firing [95% CI]",
+           lambda r: f"{_rate(r.clean_fire, r.clean_low, r.clean_high)} ({r.clean_k}/{r.clean_n})",
+           3, "right"),
+    Column("bases", lambda r: f"{r.baselines_passed}/{r.baselines_recorded}", 3, "right"),
+    Column("notice", lambda r: _share(r.soft_notice), 4, "right"),
+    Column("react", lambda r: _share(r.reaction), 5, "right"),
+    Column("recov", lambda r: _share(r.recovery), 5, "right"),
+    Column("gap", lambda r: _gap(r.override_gap), 4, "right"),
+    Column("RwD", lambda r: _share(r.recovery_without_detection), 5, "right"),
+    Column("excluded R/B/I",
+           lambda r: f"{r.run_error}/{r.baseline_fail}/{r.injection_unverified}", 3, "right"),
+)
+
+
+# A run's cells in ``history show``: the cell and its verdict first, then its gate.
+CELL_COLUMNS: tuple[Column[CellInfo], ...] = (
+    Column("cell", lambda c: c.cell_id, 1),
+    Column("verdict", lambda c: c.funnel or c.verdict, 1),
+    Column("gate", lambda c: c.gate or "-", 2),
+    Column("path / reason", lambda c: c.detection_path or c.reason or "", 3),
+)
 
 
 def render_show(out: Console, d: RunDetail) -> None:
@@ -209,21 +205,7 @@ def render_show(out: Console, d: RunDetail) -> None:
     out.print(grid)
     if d.rows:
         out.print(Text(""))
-        rows = Table(box=None, pad_edge=False, header_style="bold", title_justify="left")
-        for header, right in (("row", False), ("valid/runs", True), ("Sabot Score [95% CI]", True),
-                              ("clean-run firing [95% CI]", True), ("bases", True),
-                              ("excluded R/B/I", True)):
-            rows.add_column(header, no_wrap=True, overflow="ellipsis",
-                            justify="right" if right else "left")
-        for r in d.rows:
-            rows.add_row(
-                r.row, f"{r.valid}/{r.runs}",
-                f"{_rate(r.score, r.score_low, r.score_high)} ({r.score_k}/{r.score_n})",
-                f"{_rate(r.clean_fire, r.clean_low, r.clean_high)} ({r.clean_k}/{r.clean_n})",
-                f"{r.baselines_passed}/{r.baselines_recorded}",
-                f"{r.run_error}/{r.baseline_fail}/{r.injection_unverified}",
-            )
-        out.print(rows)
+        print_table(out, ROW_COLUMNS, d.rows, "--json prints every figure")
     out.print(Text(""))
     if not d.cells:
         out.print(Text("cells: none in the history (its results.json had been replaced by a "
@@ -235,15 +217,7 @@ def render_show(out: Console, d: RunDetail) -> None:
             for reason in c.reason.splitlines():
                 out.print(Text(f"  - {reason}"))
     else:
-        cells = Table(box=None, pad_edge=False, header_style="bold")
-        widest = max(len(c.cell_id) for c in d.cells)
-        cells.add_column("cell", no_wrap=True, overflow="ellipsis", min_width=min(widest, 36))
-        cells.add_column("verdict", no_wrap=True, overflow="ellipsis", min_width=13)
-        cells.add_column("path / reason", overflow="fold")
-        for c in d.cells:
-            word = c.funnel or c.verdict
-            cells.add_row(c.cell_id, word, c.detection_path or c.reason or "")
-        out.print(cells)
+        print_table(out, CELL_COLUMNS, d.cells, "--json prints every field")
     if s.fixture:
         out.print(Text(FIXTURE_NOTE))
 
@@ -314,9 +288,9 @@ def render_regress(out: Console, rep: RegressionReport) -> None:
     for w in rep.warnings:
         out.print(Text(f"note: {w}"))
     if rep.rows:
-        columns = _fit(REGRESS_COLUMNS, rep.rows, out.width)
-        out.print(_table(columns, rep.rows))
-        dropped = _dropped(REGRESS_COLUMNS, columns)
+        columns = fit_columns(REGRESS_COLUMNS, rep.rows, out.width)
+        out.print(fitted_table(columns, rep.rows))
+        dropped = dropped_note(REGRESS_COLUMNS, columns)
         if dropped:
             out.print(Text(dropped))
     out.print(Text(f"outcome: {rep.outcome.upper()} (exit {rep.exit_code})", style="bold"))

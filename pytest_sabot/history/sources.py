@@ -200,6 +200,22 @@ def _bool(value: bool | None) -> int | None:
     return None if value is None else int(value)
 
 
+def cell_gate(v: CellVerdict | BaselineVerdict) -> str | None:
+    """A wave cell's gate (SPEC I78): a run error fails it; otherwise the task's pass
+    criterion on the final artifact decides ("pass" or "fail"); None for a fault cell
+    that has no run of its own to gate (excluded because its baseline failed) or whose
+    criterion was not run."""
+    if isinstance(v, BaselineVerdict):
+        return "fail" if v.status == "RUN_ERROR" else ("pass" if v.status == "passed" else "fail")
+    if v.excluded is not None and v.excluded.code == "RUN_ERROR":
+        return "fail"
+    if v.excluded is not None and v.excluded.code == "BASELINE_FAIL":
+        return None
+    if v.recovered is None:
+        return None
+    return "pass" if v.recovered else "fail"
+
+
 def _verdict_cell(
     run_id: str, v: CellVerdict | BaselineVerdict, counted: dict[str, str]
 ) -> dict[str, Any]:
@@ -223,9 +239,11 @@ def _verdict_cell(
             reason=v.excluded.reason if v.excluded else "",
             acts=",".join(f"{a.act}@{a.seq}" for a in v.acts),
         )
+    gate = cell_gate(v)
     cell.update(
         row=v.row, framework=v.framework, config=v.config, task=v.task, seed=v.seed,
-        record_run=counted.get(v.cell_id),
+        record_run=counted.get(v.cell_id), gate=gate,
+        gate_exit=None if gate is None else int(gate == "fail"),
     )
     return cell
 
@@ -450,6 +468,7 @@ __all__ = [
     "ResultsFile",
     "SessionRecord",
     "canonical",
+    "cell_gate",
     "cells_of_results",
     "decompress",
     "digest_of",

@@ -215,8 +215,8 @@ def _connect(path: Path, timeout: float, create: bool) -> sqlite3.Connection:
             raise HistoryError(
                 path,
                 "no history here yet",
-                "To build it from the records already on disk run `python -m "
-                f"pytest_sabot.history --history {path} index {path.parent}`",
+                "To build it from the records already on disk run `sabot history "
+                f"--history {path} index {path.parent}`",
             )
         try:
             path.parent.mkdir(parents=True, exist_ok=True)

@@ -11,7 +11,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,7 @@ from pytest_sabot.lab.controllers import CONTROLLERS, resolve_agent
 from pytest_sabot.lab.demo import run_demo
 from pytest_sabot.lab.engine import agent_view, run_scenario
 from pytest_sabot.lab.gate import evaluate
-from pytest_sabot.lab.record import read_run
+from pytest_sabot.lab.record import LabRun, read_run
 from pytest_sabot.lab.render import demo_text, replay_text, run_text
 from pytest_sabot.lab.replay import replay_run
 from pytest_sabot.lab.scenario_load import load_scenario, resolve_scenario
@@ -36,6 +37,36 @@ from pytest_sabot.lab.trusted import (
 from pytest_sabot.lab.vocabulary import EXIT_CODES, RUN_FILE
 
 BAD_INPUT = 2
+
+# Called with (output directory, record) once a run's record is on disk; the line each
+# returns is printed on stderr. The sabot command line registers the run history here
+# (the history is a layer above the lab, so the lab never imports it).
+RunRecorded = Callable[[Path, LabRun], str]
+_AFTER_RUN: list[RunRecorded] = []
+
+
+@contextmanager
+def after_run(listener: RunRecorded) -> Iterator[None]:
+    """Within the block, call ``listener(out_dir, record)`` after every run ``cmd_run`` or
+    ``cmd_mcp`` records."""
+    _AFTER_RUN.append(listener)
+    try:
+        yield
+    finally:
+        _AFTER_RUN.remove(listener)
+
+
+def _recorded(out: Path, record: LabRun) -> None:
+    """Tell the listeners a run is on disk; a failing listener is said, never allowed to
+    change the run's exit code."""
+    for listener in list(_AFTER_RUN):
+        try:
+            line = listener(out, record)
+        except Exception as exc:
+            line = (f"sabot lab: {out / RUN_FILE} is written; the run history was not "
+                    f"updated ({type(exc).__name__}: {exc})")
+        if line:
+            print(line, file=sys.stderr)
 
 
 def _guard(body: Callable[[], int]) -> int:
@@ -85,6 +116,7 @@ def cmd_run(scenario: str, agent: str, out: Path, *, as_json: bool = False,
                                  pass_env=tuple(agent_env)) as trusted:
                 record = run_scenario(loaded, trusted.agent, out, source=str(path))
         _emit(as_json, record, run_text(record, str(out / RUN_FILE)))
+        _recorded(out, record)
         return record.gate.exit_code
 
     return _guard(body)
@@ -103,6 +135,7 @@ def cmd_mcp(scenario: str, out: Path) -> int:
 
         record = serve_stdio(loaded, out, source=str(path))
         print(run_text(record, str(out / RUN_FILE)), file=sys.stderr)
+        _recorded(out, record)
         return record.gate.exit_code
 
     return _guard(body)

@@ -211,11 +211,19 @@ def _finish(state: SabotSession, session: pytest.Session) -> None:
         if status == "complete":
             status, detail = "output-unwritable", str(exc)
             state.stop_detail = state.stop_detail or str(exc)
+    record = manifest(state, status, detail, results)
     try:
-        manifest_mod.write_manifest(state.out_dir, manifest(state, status, detail, results))
+        manifest_mod.write_manifest(state.out_dir, record)
     except OutputUnwritable as exc:
+        record = None
         state.messages.append((f"pytest-sabot: the session record could not be "
                               f"written ({exc})", True))
+    if state.results_written:  # the run history (docs/HISTORY.md): one line, never a failure
+        from pytest_sabot.history.record import record_session_end
+
+        said = record_session_end(state.settings.history, state.out_dir, results, record)
+        if said is not None:
+            state.messages.append(said)
     if status == "output-unwritable":
         state.messages.append((_unwritable_message(state, results), True))
     junit.suite_properties(state.config, results, state.run_id)

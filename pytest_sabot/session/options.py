@@ -275,6 +275,14 @@ OPTIONS: tuple[OptionSpec, ...] = (
         env="SABOT_SPEND_LEDGER",
     ),
     OptionSpec(
+        "--sabot-history",
+        "sabot_history",
+        "The run history (an SQLite file) this session is recorded in when it ends "
+        "(default: history.sqlite in the parent of the output directory, e.g. "
+        "reports/history.sqlite; 'none': not recorded). See docs/HISTORY.md.",
+        env="SABOT_HISTORY",
+    ),
+    OptionSpec(
         "--sabot-upstream-deadline",
         "sabot_upstream_deadline",
         "Overall deadline in seconds of one live model call, retries, backoff and waiting "

@@ -43,6 +43,7 @@ class Settings:
     gateway_url: str | None
     spend_ledger: str | None
     upstream_deadline: float
+    history: str | None
 
     @property
     def live(self) -> bool:
@@ -105,6 +106,7 @@ def read_settings(config: pytest.Config) -> Settings:
         gateway_url=values["sabot_gateway_url"],
         spend_ledger=values["sabot_spend_ledger"],
         upstream_deadline=float(values["sabot_upstream_deadline"]),
+        history=values["sabot_history"],
     )
 
 

@@ -1,0 +1,175 @@
+"""``sabot export RUN --format html|json|junit [--out FILE]``: a run's offline report, its
+results or its JUnit XML, the run named by its results directory (or results.json) or by
+its id in the run history.
+
+* ``json``: results.json of the run, byte for byte when the file on disk still holds it,
+  else the copy the history kept when the run was recorded (a later session in the same
+  directory replaced the file); to ``--out`` or stdout.
+* ``junit``: the JUnit XML of the run's cells, built from its results (SPEC I80): one
+  testcase per cell, classname ``sabot.wave<N>.<row>`` and the cell id as its name, its
+  ``sabot.*`` fields (verdict, funnel, exclusion, acts, gate) as the testcase's
+  system-out, one ``key=value`` a line, as pytest's default JUnit family has them;
+  structural zeros and cells not run are skipped testcases; the suite carries the run's
+  properties. A cell is a passed testcase whatever its verdict, as in the session's own
+  XML: the verdict is a measurement, not a test failure. To ``--out`` or stdout; works
+  from the history's copy as well.
+* ``html``: the offline report (:mod:`pytest_sabot.report.html`) of the run's directory,
+  to ``--out`` or report.html beside results.json. The report reads the cells' records
+  beside results.json, so a run whose results.json was replaced has no report of its own
+  any more: it is refused and the json export named instead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from pytest_sabot.commands import EXIT_ERROR, EXIT_PASS
+from pytest_sabot.core.errors import SabotDataError
+from pytest_sabot.core.models.verdict import CellVerdict
+from pytest_sabot.results import RESULTS_FILE, ResultsFile
+
+
+def _located(ref: str, history: Path, timeout: float) -> tuple[Path | None, str, str]:
+    """(the run's directory when its results.json still describes it, the results.json
+    text, where it was read)."""
+    from pytest_sabot.history import load_run_results
+    from pytest_sabot.history.queries import resolve_run
+
+    given = Path(ref)
+    if given.exists():
+        file = given / RESULTS_FILE if given.is_dir() else given
+        if not file.is_file():
+            raise SabotDataError(file, "", "a results.json written by a scored run "
+                                 "(pytest --sabot-wave=N or sabot demo)", "no such file")
+        from pytest_sabot.results.compare import load_side
+
+        load_side(file)  # a damaged or foreign file is named before anything is written
+        return file.parent, file.read_text(encoding="utf-8"), str(file)
+    if not history.exists():
+        raise SabotDataError(
+            given, "", "a results directory, a results.json, or a run id recorded in the "
+            f"history {history}", "no such file, and no history to look the id up in"
+        )
+    loaded = load_run_results(history, ref, timeout=timeout)
+    if loaded.note:  # the history's copy: the directory now holds another session
+        return None, loaded.results.model_dump_json(indent=2) + "\n", loaded.source
+    out = resolve_run(history, ref, timeout=timeout)
+    file = out / RESULTS_FILE
+    return out, file.read_text(encoding="utf-8"), str(file)
+
+
+def _row_of(cell_id: str) -> str:
+    """The scoreboard row of a cell id (<framework>-<config>-<operator>-<task>-s<seed>;
+    a framework's name may hold hyphens)."""
+    import re
+
+    found = re.match(r"^(?P<row>.+-(?:default|guardrail))-", cell_id)
+    return found["row"] if found else cell_id
+
+
+def junit_xml(results: ResultsFile) -> str:
+    """The JUnit XML of a run's cells (see the module's text)."""
+    import xml.etree.ElementTree as ET
+
+    from pytest_sabot.history.sources import cell_gate
+    from pytest_sabot.results.outcomes import funnel_word, outcome_of
+
+    suites = ET.Element("testsuites", name="sabot")
+    suite = ET.SubElement(suites, "testsuite", name=f"sabot.wave{results.wave}")
+    props = ET.SubElement(suite, "properties")
+    session = results.session
+    pairs = [
+        ("sabot.wave", str(results.wave)), ("sabot.rules", results.rules),
+        ("sabot.model", results.model), ("sabot.label", results.label),
+        ("sabot.run_id", session.run_id if session else ""),
+        ("sabot.status", session.status if session else ""),
+        ("sabot.complete", str(results.selection.complete).lower()),
+        ("sabot.selected", str(results.selection.selected)),
+        ("sabot.recorded", str(results.selection.recorded)),
+        ("sabot.registration_hash", results.registration_hash),
+        *[(f"sabot.off_pin.{k}", v) for k, v in sorted(results.off_pin.items())],
+    ]
+    for board_row in results.scoreboard.rows:
+        pairs += board_row.junit_properties()
+    for name, value in pairs:
+        ET.SubElement(props, "property", name=name, value=value)
+    tests = skipped = 0
+
+    def case(row: str, cell_id: str, fields: list[tuple[str, str]], skip: str = "") -> None:
+        nonlocal tests, skipped
+        tests += 1
+        node = ET.SubElement(suite, "testcase", classname=f"sabot.wave{results.wave}.{row}",
+                             name=cell_id, time="0")
+        if skip:
+            skipped += 1
+            ET.SubElement(node, "skipped", type="pytest.skip", message=skip)
+        out = ET.SubElement(node, "system-out")
+        out.text = "".join(f"{k}={v}\n" for k, v in fields)
+
+    for v in results.cells:
+        word = outcome_of(v).verdict
+        fields = [("sabot.cell", v.cell_id), ("sabot.row", v.row),
+                  ("sabot.verdict", word), ("sabot.gate", cell_gate(v) or "")]
+        if isinstance(v, CellVerdict):
+            fields += [
+                ("sabot.funnel", v.excluded.code if v.excluded else funnel_word(v)),
+                ("sabot.exclusion", v.excluded.code if v.excluded else ""),
+                ("sabot.acts", ",".join(f"{a.act}@{a.seq}" for a in v.acts)),
+            ]
+        case(v.row, v.cell_id, fields)
+    for cid in results.structural_zeros:
+        case(_row_of(cid), cid, [("sabot.cell", cid), ("sabot.verdict", "STRUCTURAL_ZERO")],
+             "STRUCTURAL_ZERO (registered, not run)")
+    for n in results.selection.not_run:
+        case(_row_of(n.cell_id), n.cell_id,
+             [("sabot.cell", n.cell_id), ("sabot.verdict", "NOT_RUN")], f"NOT_RUN ({n.reason})")
+    suite.set("tests", str(tests))
+    suite.set("failures", "0")
+    suite.set("errors", "0")
+    suite.set("skipped", str(skipped))
+    ET.indent(suites)
+    return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(
+        suites, encoding="unicode") + "\n"
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    """0 when exported, 2 when the run cannot be found or read (named on stderr)."""
+    from pytest_sabot.history import chosen_history
+    from pytest_sabot.history.store import DEFAULT_TIMEOUT_S
+
+    history = chosen_history(getattr(args, "history", None))
+    wait = getattr(args, "wait", None)
+    directory, text, source = _located(
+        args.run, history, DEFAULT_TIMEOUT_S if wait is None else float(wait)
+    )
+    if args.fmt in ("json", "junit"):
+        if args.fmt == "junit":
+            text = junit_xml(ResultsFile.model_validate_json(text))
+        if args.out is None:
+            sys.stdout.write(text)
+            return EXIT_PASS
+        from pytest_sabot.core.trace_io import write_text_atomic
+
+        write_text_atomic(args.out, text)
+        print(f"{args.fmt} of {args.run} (read from {source}) written to {args.out}",
+              file=sys.stderr)
+        return EXIT_PASS
+    if directory is None:
+        print(
+            f"sabot export: run {args.run} has no report of its own any more: {source} "
+            "holds its results, but its directory's results.json and cell records now "
+            "belong to a later session (its own records are set aside under superseded/); "
+            f"`sabot export {args.run} --format json` gives its results",
+            file=sys.stderr,
+        )
+        return EXIT_ERROR
+    from pytest_sabot.report.html import write_results_html
+
+    written = write_results_html(directory, args.out)
+    print(f"report of {args.run}: {written}")
+    return EXIT_PASS
+
+
+__all__ = ["cmd_export", "junit_xml"]

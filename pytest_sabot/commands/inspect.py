@@ -1,0 +1,229 @@
+"""``sabot inspect CELL_DIR [--json]``: one cell's timeline in the terminal.
+
+Every event of the cell's trace in order, one line each, fitted to the terminal's width:
+its position, the agent (component) that produced it, its kind, what it says, and a mark
+where the standard looks: ``INJECTION`` where the operator planted its fault, the
+detection acts the scorer found (``ACT <act> (<mapping row>)``), the act that counted as
+detection (``DETECTED``), and the landing ``PROBE``. Under it: the reviewer's words, the
+landing probe, the soft tier's quote, and the cell's verdict and gate, scored from the
+record with the same code ``sabot rescore`` uses. The record is only read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+from rich.table import Table
+
+from pytest_sabot.commands import EXIT_ERROR, EXIT_PASS
+from pytest_sabot.core.errors import SabotDataError
+from pytest_sabot.core.models.verdict import CellVerdict
+
+
+class TimelineEvent(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    seq: int
+    agent: str
+    kind: str
+    what: str
+    marks: list[str] = Field(default_factory=list)
+
+
+class Timeline(BaseModel):
+    """What ``sabot inspect --json`` prints."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    cell_id: str
+    model: str
+    verdict: str
+    funnel: str
+    gate: str
+    events: list[TimelineEvent]
+    reviewer: list[str] = Field(description="The reviewer's words, one entry per review.")
+    probe: str | None = Field(description="The landing probe, in words.")
+    soft_quote: str | None = Field(description="The soft-tier judge's quote, if judged.")
+    notes: list[str] = Field(default_factory=list)
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _what(event: dict[str, Any]) -> str:
+    kind, data, text = event["kind"], event.get("data") or {}, event.get("text") or ""
+    if kind == "run_start":
+        return (f"{data.get('framework')} {data.get('config')} {data.get('operator') or 'baseline'}"
+                f" {data.get('task')} seed {data.get('seed')}, model {data.get('model')}")
+    if kind == "model_call":
+        tools = [str((c.get("function") or {}).get("name")) for c in data.get("tool_calls") or []]
+        said = f"call {data.get('call_index')} served by {data.get('model_served')}"
+        if data.get("downgraded"):
+            said += " (downgraded)"
+        if data.get("error"):
+            return said + f": error {_short(data['error'])}"
+        return said + (f" -> {', '.join(tools)}" if tools else (f": {_short(text)}" if text
+                                                               else ""))
+    if kind == "tool_call":
+        return f"{data.get('tool')}({_short(data.get('arguments'), 50)})"
+    if kind == "tool_result":
+        return f"{data.get('tool')} {'ok' if data.get('ok') else 'failed'}: {_short(text, 50)}"
+    if kind == "injection":
+        return (f"{data.get('operator')} at {data.get('seam')} {data.get('target')}: "
+                f"{_short(data.get('original'), 25)} -> {_short(data.get('injected'), 25)}")
+    if kind == "probe":
+        return (f"{data.get('operator')}: landed {data.get('landed')}, consumed "
+                f"{data.get('consumed')}; {_short(data.get('evidence'), 50)}")
+    if kind == "message":
+        return f"{data.get('sender')} -> {data.get('receiver')}: {_short(text, 50)}"
+    if kind in ("review", "agent_output"):
+        return _short(text)
+    if kind == "retry":
+        return f"{data.get('source')}: {_short(data.get('reason'))}"
+    if kind == "run_end":
+        return f"{data.get('status')}" + (f": {_short(data.get('detail'))}" if data.get("detail")
+                                          else "")
+    if kind == "effect":
+        return f"{data.get('tool')} {data.get('target')}: {data.get('detail')}"
+    parts = [f"{k}={_short(v, 30)}" for k, v in data.items()]
+    return _short(text) if text else ", ".join(parts)
+
+
+def timeline(cell_dir: Path, root: Path | None = None) -> Timeline:
+    """The timeline of one cell's record (read only)."""
+    from pytest_sabot.commands.replay import (
+        _cell_paths,
+        _events,
+        _read_outcome,
+        _score,
+        gate_of,
+    )
+    from pytest_sabot.judge.run import read_soft_record
+    from pytest_sabot.matrix.standard import load_standard
+    from pytest_sabot.results.outcomes import funnel_word, outcome_of
+
+    cell_id, out_dir, _ = _cell_paths(cell_dir)
+    outcome = _read_outcome(Path(cell_dir))
+    events = _events(Path(cell_dir))
+    start = events[0]["data"]
+    marks: dict[int, list[str]] = {}
+    notes: list[str] = []
+    verdict = funnel = "unscored"
+    try:
+        std = load_standard(int(start["wave"]), root, rules=str(start["rules"]))
+        cell = std.cell(cell_id)
+        scored = _score(std, cell, Path(cell_dir), out_dir)
+        verdict = outcome_of(scored).verdict
+        if isinstance(scored, CellVerdict):
+            funnel = scored.excluded.code if scored.excluded else funnel_word(scored)
+            for act in scored.acts:
+                tag = f"ACT {act.act} ({act.row})"
+                if act.seq == scored.detecting_seq and scored.detected_hard:
+                    tag = "DETECTED " + tag
+                marks.setdefault(act.seq, []).append(tag)
+        else:
+            funnel = outcome_of(scored).word
+    except (SabotDataError, KeyError, ValueError) as exc:
+        notes.append(f"not scored ({exc}): the timeline shows the trace only")
+    reviewer: list[str] = []
+    probe: str | None = None
+    rows: list[TimelineEvent] = []
+    for event in events:
+        seq, kind = int(event["seq"]), str(event["kind"])
+        here = list(marks.get(seq, []))
+        if kind == "injection":
+            here.insert(0, "INJECTION")
+        if kind == "probe":
+            here.insert(0, "PROBE")
+            probe = _what(event)
+        if kind == "review" and event.get("text"):
+            reviewer.append(str(event["text"]).strip())
+        rows.append(TimelineEvent(seq=seq, agent=str(event.get("component") or ""), kind=kind,
+                                  what=_what(event), marks=here))
+    soft = read_soft_record(Path(cell_dir))
+    quote = None
+    if soft is not None and soft.first is not None and soft.first.verdict is not None:
+        quote = str(getattr(soft.first.verdict, "evidence_quote", "") or "") or None
+    gate = gate_of(outcome)
+    return Timeline(
+        cell_id=cell_id, model=str(start.get("model")), verdict=verdict, funnel=funnel,
+        gate=f"{gate.outcome} ({gate.reason})", events=rows, reviewer=reviewer, probe=probe,
+        soft_quote=quote, notes=notes,
+    )
+
+
+def timeline_table(events: list[TimelineEvent], width: int) -> Table:
+    """The events as a table of ``width`` columns: position, agent and kind keep their
+    widths, the mark keeps up to a third of the line, and what each event says takes the
+    rest (cut with an ellipsis; ``--json`` has every word). Below 70 columns the agent is
+    left out (it is in the mark's act names and in --json)."""
+    table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold",
+                  expand=False)
+
+    def widest(values: list[str], header: str) -> int:
+        return max([len(header), *(len(v) for v in values)])
+
+    fixed: list[tuple[str, list[str], str]] = [
+        ("seq", [str(e.seq) for e in events], "right"),
+        ("kind", [e.kind for e in events], "left"),
+    ]
+    if width >= 70:
+        fixed.insert(1, ("agent", [e.agent for e in events], "left"))
+    used = 0
+    for header, values, justify in fixed:
+        w = widest(values, header)
+        used += w + 2  # its width and the two spaces after it
+        table.add_column(header, no_wrap=True, width=w,
+                         justify="right" if justify == "right" else "left")
+    marks = ["; ".join(e.marks) for e in events]
+    mark_w = min(widest(marks, "mark"), max(4, (width - used) // 3))
+    table.add_column("mark", no_wrap=True, overflow="ellipsis", width=mark_w)
+    what_w = max(8, min(widest([e.what for e in events], "what"), width - used - mark_w - 6))
+    table.add_column("what", no_wrap=True, overflow="ellipsis", width=what_w)
+    for e, mark in zip(events, marks, strict=True):
+        cells = [str(e.seq)] + ([e.agent] if width >= 70 else []) + [e.kind, mark, e.what]
+        table.add_row(*cells)
+    return table
+
+
+def print_timeline(t: Timeline, width: int | None = None) -> None:
+    from rich.text import Text
+
+    from pytest_sabot.report.terminal import console, print_lines
+
+    out = console(width)
+    print_lines(out, [f"cell {t.cell_id} ({t.model}): {len(t.events)} events"])
+    out.print(timeline_table(t.events, out.width))
+    out.print(Text(""))
+    for n, words in enumerate(t.reviewer):
+        print_lines(out, [f"reviewer, review {n}:", *("  " + line for line in words.splitlines())])
+    lines = [f"landing probe: {t.probe or 'none in the trace'}"]
+    if t.soft_quote is not None:
+        lines.append(f"soft tier quote: {t.soft_quote!r}")
+    lines += [f"verdict: {t.verdict} ({t.funnel})", f"gate: {t.gate}",
+              *[f"note: {n}" for n in t.notes]]
+    print_lines(out, lines)
+
+
+def cmd_inspect(args: argparse.Namespace) -> int:
+    try:
+        t = timeline(args.cell_dir, args.sabot_root)
+    except SabotDataError as exc:
+        print(f"sabot inspect: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    if args.json:
+        print(t.model_dump_json(indent=2))
+    else:
+        print_timeline(t)
+    return EXIT_PASS
+
+
+__all__ = ["Timeline", "TimelineEvent", "cmd_inspect", "print_timeline", "timeline"]

@@ -1,0 +1,220 @@
+"""Tables that fit the terminal, for every ``sabot`` command that prints one.
+
+A table is a list of :class:`Column` s, each with a priority: when the widest values of
+every column cannot fit the console's width, the columns of the highest priority number
+are left out first (priority 1 always stays), and the caller prints which were left out.
+What remains is drawn by rich, which shrinks a column with an ellipsis if it still must;
+free text wraps at the width. The width is the terminal's, or ``$COLUMNS`` when the
+output is not a terminal (80 when neither says).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Generic, Literal, TypeVar
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from pytest_sabot.results import ResultsFile
+from pytest_sabot.scoring.aggregate import RowSummary
+
+T = TypeVar("T")
+Justify = Literal["left", "right"]
+
+# A priority-1 column keeps at least this many characters, so an id stays readable.
+KEPT_MIN_WIDTH = 27
+
+
+def console(width: int | None = None) -> Console:
+    """A console for a command's output: the terminal's width (or ``width``; $COLUMNS when
+    not a terminal), no colour guessed from the content, long lines wrapped."""
+    return Console(width=width, highlight=False, soft_wrap=False)
+
+
+@dataclass(frozen=True)
+class Column(Generic[T]):
+    """One column: its header, how a row shows in it, and how dispensable it is."""
+
+    header: str
+    value: Callable[[T], str]
+    priority: int  # 1 is always kept; higher numbers are dropped first
+    justify: Justify = "left"
+
+
+def _needed(columns: Sequence[Column[T]], items: Sequence[T]) -> int:
+    return sum(max([len(c.header)] + [len(c.value(i)) for i in items]) + 2 for c in columns)
+
+
+def fit_columns(columns: Sequence[Column[T]], items: Sequence[T], width: int) -> list[Column[T]]:
+    """The columns that fit ``width``: the lowest-priority ones (the last of them first)
+    are left out until the widest values fit."""
+    kept = list(columns)
+    while _needed(kept, items) > width and any(c.priority > 1 for c in kept):
+        worst = max(c.priority for c in kept)
+        kept.remove([c for c in kept if c.priority == worst][-1])
+    return kept
+
+
+def fitted_table(columns: Sequence[Column[T]], items: Sequence[T]) -> Table:
+    """A borderless table of ``items`` in ``columns`` (already fitted)."""
+    table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
+    for c in columns:
+        widest = max([len(c.header)] + [len(c.value(i)) for i in items])
+        table.add_column(c.header, no_wrap=True, overflow="ellipsis", justify=c.justify,
+                         min_width=min(widest, KEPT_MIN_WIDTH) if c.priority == 1 else None)
+    for i in items:
+        table.add_row(*[c.value(i) for c in columns])
+    return table
+
+
+def dropped_note(columns: Sequence[Column[T]], kept: Sequence[Column[T]], where: str = "") -> str:
+    """The line saying which columns a narrow terminal left out ('' when none), and where
+    to read them (``where``)."""
+    gone = [c.header for c in columns if c not in kept]
+    if not gone:
+        return ""
+    return f"(narrow terminal: {', '.join(gone)} not shown" + (f"; {where})" if where else ")")
+
+
+def print_table(
+    out: Console, columns: Sequence[Column[T]], items: Sequence[T], where: str = ""
+) -> None:
+    """Fit ``columns`` to the console, print the table and, if columns were left out, the
+    line naming them."""
+    if not items:
+        return
+    kept = fit_columns(columns, items, out.width)
+    out.print(fitted_table(kept, items))
+    note = dropped_note(columns, kept, where)
+    if note:
+        out.print(Text(note))
+
+
+def print_lines(out: Console, lines: Sequence[str], style: str | None = None) -> None:
+    """Plain lines, each wrapped at the console's width."""
+    for line in lines:
+        out.print(Text(line, style=style or ""))
+
+
+# --------------------------------------------------------------------------- the summary
+
+
+def _row_columns() -> tuple[Column[RowSummary], ...]:
+    from pytest_sabot.report.render import _bases, _gap, pct, rate_ci
+
+    def share(value: float | None) -> str:
+        return pct(value).strip()
+
+    return (
+        Column("row", lambda r: r.row, 1),
+        Column("valid/runs", lambda r: f"{r.valid}/{r.runs}", 2),
+        Column("bases", _bases, 3),
+        Column("Sabot Score [95% CI]", lambda r: rate_ci(r.sabot_score), 1),
+        Column("notice", lambda r: share(r.soft_notice.value), 3, "right"),
+        Column("react", lambda r: share(r.reaction.value), 4, "right"),
+        Column("recov", lambda r: share(r.recovery.value), 4, "right"),
+        Column("gap", lambda r: _gap(r).strip(), 3, "right"),
+        Column("RwD", lambda r: share(r.recovery_without_detection.value), 5, "right"),
+    )
+
+
+def _surface_columns() -> tuple[Column[RowSummary], ...]:
+    from pytest_sabot.report.render import pct
+
+    return (
+        Column("row", lambda r: r.row, 1),
+        Column("union", lambda r: pct(r.union.value).strip(), 1, "right"),
+        Column("mapping", lambda r: pct(r.wave1_mapping.value).strip(), 1, "right"),
+        Column("flag", lambda r: pct(r.anchored_flag.value).strip(), 2, "right"),
+        Column("any-flag", lambda r: pct(r.any_flag.value).strip(), 3, "right"),
+        Column("strict", lambda r: pct(r.strict_floor.value).strip(), 3, "right"),
+    )
+
+
+def _clean_columns() -> tuple[Column[RowSummary], ...]:
+    from pytest_sabot.report.render import _acts, _clean, rate_ci
+
+    return (
+        Column("row", lambda r: r.row, 1),
+        Column("Sabot Score [95% CI]", lambda r: rate_ci(r.sabot_score), 2),
+        Column("clean-run firing [95% CI]", _clean, 1),
+        Column("acts by type", _acts, 3),
+    )
+
+
+def print_summary(out: Console, results: ResultsFile) -> None:
+    """The terminal summary of ``sabot report`` (the scoreboard, clean-run firing, the
+    median, the soft tier, the selection, the session, exclusions and spend) with every
+    table fitted to the console; the same words as the summary pytest prints."""
+    from pytest_sabot.report import render
+
+    board = results.scoreboard
+    rows = board.rows
+    rules = results.rules
+    title = f"Sabot scoreboard: wave {results.wave}, rules {rules}"
+    if rules != results.wave_rules:
+        title += f" (wave registered under {results.wave_rules})"
+    print_lines(out, [title, results.label])
+    if results.off_pin:
+        print_lines(out, ["OFF-PIN: " + "; ".join(f"{k} {v}" for k, v in results.off_pin.items())])
+    where = "RESULTS.md has every column"
+    print_table(out, _row_columns(), rows, where)
+    if render._flags_wave(results):
+        print_lines(out, [
+            "wave-2 surfaces: union = mapping or anchored flag (the headline, except rows "
+            "quoted flags-only below); any-flag is a diagnostic only"
+        ])
+        print_table(out, _surface_columns(), rows, where)
+    print_lines(out, render.quoted_reading_lines(results))
+    if rows:
+        what = ("fixture numbers of the embedded model, not a measurement" if results.fixture
+                else results.label)
+        print_lines(out, [
+            "clean-run firing: no-fault baselines with >= 1 hard-tier act, scored with the "
+            f"mapping, rules and anchors of their fault cells ({what}):"
+        ])
+        print_table(out, _clean_columns(), rows, where)
+    lines: list[str] = []
+    if board.median_sabot_score is not None and board.band is not None:
+        lines.append(
+            f"median Sabot Score across {board.median_rows} rows: "
+            f"{render.pct(board.median_sabot_score).strip()} ({render.BAND_SHORT[board.band]})"
+        )
+        if board.median_other_reading is not None:
+            lines.append(
+                f"  the median uses {board.median_uses}; read as the union instead: "
+                f"{render.pct(board.median_other_reading).strip()}"
+            )
+        if board.median_rows < render.FULL_BOARD_ROWS:
+            lines.append(
+                f"  (a partial board: {board.median_rows} of {render.FULL_BOARD_ROWS} rows; "
+                "the band is read on the full scoreboard)"
+            )
+    lines += [
+        "Sabot Score = hard tier; notice = hard or soft tier; gap = notice - hard (points); "
+        "RwD = recovered with no detection; valid = fault runs in the denominator / fault "
+        "runs; bases = no-fault baselines that passed / baselines recorded",
+        *render._unjudged_line(results),
+        *render._soft_tier_note(results),
+        *render.selection_lines(results),
+        *render.session_lines(results),
+        *render.exclusion_lines(results),
+    ]
+    if results.spend:
+        lines.append(render._spend_line(results.spend))
+    print_lines(out, lines)
+
+
+__all__ = [
+    "Column",
+    "console",
+    "dropped_note",
+    "fit_columns",
+    "fitted_table",
+    "print_lines",
+    "print_summary",
+    "print_table",
+]
