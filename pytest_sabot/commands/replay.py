@@ -63,8 +63,8 @@ NOT_REPRODUCIBLE: dict[str, tuple[str, ...]] = {
 }
 NOT_REPRODUCIBLE_TEXT = (
     "left out of the comparison: each event's time, model-call latency and price, and the "
-    "run's configured model name and attempt number (a replay is served by replay:<dir>, "
-    "spends nothing and runs once)"
+    "run's configured model name and attempt number (a replay is served by its recording or "
+    "the embedded model, spends nothing and runs once)"
 )
 
 
@@ -285,12 +285,21 @@ def replay_cell(
     original = _read_outcome(Path(cell_dir))
     recorded = _events(Path(cell_dir))
     start = recorded[0]["data"]
-    if not recording.is_file():
+    # A keyless cell records no exchanges: the embedded model answers again (it is a pure
+    # function of the seed and the request), so the replay still calls no provider (I77).
+    keyless = not recording.is_file() and (original.model or "").startswith("sim")
+    if not recording.is_file() and not keyless:
         raise FileNotFoundError(
             f"{cell_dir}: no recorded exchanges to replay ({recording} does not exist): only "
             f"live runs record their exchanges; this cell ran under {original.model or '?'}"
         )
-    calls = len(read_recording(out_dir / RECORDINGS_DIR, cell_id))
+    calls = 0 if keyless else len(read_recording(out_dir / RECORDINGS_DIR, cell_id))
+    answered_by = (
+        f"the embedded model {original.model} (keyless runs record no exchanges; it answers "
+        "the same requests the same way)"
+        if keyless
+        else str(recording)
+    )
     std = load_standard(int(start["wave"]), root, rules=str(start["rules"]))
     cell = next((c for c in std.cells if c.id == cell_id), None)
     if cell is None:
@@ -314,7 +323,10 @@ def replay_cell(
         try:
             settings = RunSettings(
                 root=std.root, out_dir=work, gateway_url=gateway.url,
-                model=parse_model(f"replay:{out_dir / RECORDINGS_DIR}"), timeout_s=timeout,
+                model=parse_model(
+                    str(original.model) if keyless else f"replay:{out_dir / RECORDINGS_DIR}"
+                ),
+                timeout_s=timeout,
                 downgrade_model=original.downgrade_model, attempts=1,
                 session=f"replay-of-{original.session or 'unknown'}",
                 registration_hash=registration, rules=std.rules.version,
@@ -347,7 +359,7 @@ def replay_cell(
         else:
             code = EXIT_PASS if gate.outcome == "pass" else EXIT_GATE
         return ReplayReport(
-            cell_id=cell_id, cell_dir=str(cell_dir), recording=str(recording),
+            cell_id=cell_id, cell_dir=str(cell_dir), recording=answered_by,
             reproduction=reproduction, difference=difference,
             original_verdict=word.verdict, original_funnel=funnel,
             replayed_verdict=outcome_of(replayed_verdict).verdict, gate=gate, exit_code=code,
@@ -358,8 +370,12 @@ def replay_cell(
 
 def report_lines(r: ReplayReport) -> list[str]:
     lines = [
-        f"cell {r.cell_id}: replayed from {r.recording} ({r.calls} recorded model calls; no "
-        "model was called)",
+        (
+            f"cell {r.cell_id}: replayed by {r.recording}; no provider was called"
+            if r.recording.startswith("the embedded model")
+            else f"cell {r.cell_id}: replayed from {r.recording} ({r.calls} recorded model "
+            "calls; no model was called)"
+        ),
         f"reproduction: {r.reproduction}",
     ]
     if r.difference is not None:

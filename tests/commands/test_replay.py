@@ -9,7 +9,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from evidence_sessions import BASELINE, FAULT, tree_digest
+from evidence_sessions import BASELINE, FAULT, keyless, tree_digest
 from live_sessions import Session
 
 from pytest_sabot.commands.cli import main
@@ -160,3 +160,33 @@ def test_I78_sabot_replay_of_a_lab_run_keeps_its_original_gate(
     report = json.loads(capsys.readouterr().out)
     assert report["reproduction"] == "diverged" and report["first_difference"] is not None
     assert tree_digest(out).keys() == before.keys()
+
+
+def test_I77_a_keyless_cell_replays_by_the_embedded_model_and_a_changed_trace_diverges(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A keyless run records no exchanges; the embedded model answers its requests again
+    (no provider is involved), so the replay still verifies the trace, and a trace changed
+    after the run is named as the first difference."""
+    code, output, out = keyless(tmp_path, [])
+    assert code == 0, output
+    assert not (out / "recordings").exists()
+    before = tree_digest(out)
+    assert main(["replay", str(out / "cells" / FAULT)]) == 1  # its gate failed: never a pass
+    text = " ".join(capsys.readouterr().out.split())
+    assert "replayed by the embedded model sim:realistic" in text
+    assert "no provider was called" in text and "reproduction: verified" in text
+    cell = out / "cells" / BASELINE
+    assert main(["replay", str(cell)]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "reproduction: verified" in text and "original gate: pass" in text
+    assert tree_digest(out) == before
+    events = cell / "events.jsonl"
+    rows = [json.loads(line) for line in events.read_text("utf-8").splitlines()]
+    calls = [r for r in rows if r["kind"] == "model_call" and r["component"] == "reviewer"]
+    assert calls, "the slice's reviewer made no model call"
+    calls[0]["data"]["completion_tokens"] += 1000
+    events.write_text("".join(json.dumps(r) + "\n" for r in rows), "utf-8")
+    assert main(["replay", str(cell)]) == 1
+    text = " ".join(capsys.readouterr().out.split())
+    assert "reproduction: diverged" in text and "agent reviewer" in text
