@@ -32,15 +32,17 @@ from pytest_sabot.core.context import (
     TraceSink,
 )
 from pytest_sabot.core.frameworks import (
-    ADAPTER_EVENT_KINDS,
     ENTRY_POINT_GROUP,
-    REPORTED_EVENT_KINDS,
     STANDARD_FRAMEWORKS,
     AdapterRun,
     FrameworkAdapter,
     FrameworkNotInstalled,
 )
-from pytest_sabot.core.models.trace import EVENT_KINDS
+from pytest_sabot.core.models.trace import (
+    ADAPTER_EVENT_KINDS,
+    EVENT_KINDS,
+    REPORTED_EVENT_KINDS,
+)
 from pytest_sabot.core.verdict_token import (
     VERDICT_PATTERN,
     Verdict,

@@ -44,9 +44,7 @@ if TYPE_CHECKING:
     from pytest_sabot.core.context import RunContext
 
 __all__ = [
-    "ADAPTER_EVENT_KINDS",
     "ENTRY_POINT_GROUP",
-    "REPORTED_EVENT_KINDS",
     "STANDARD_FRAMEWORKS",
     "AdapterRun",
     "FrameworkAdapter",
@@ -70,42 +68,6 @@ ALSO_REPORTED = ("openai",)
 SDK)."""
 
 CHECKOUT_ORIGIN = "pyproject.toml of the source checkout"
-
-ADAPTER_EVENT_KINDS: tuple[str, ...] = (
-    "agent_output",
-    "review",
-    "guardrail",
-    "route",
-    "retry",
-    "interrupt",
-    "escalation",
-    "replan",
-    "ledger",
-    "stop_reason",
-    "cap",
-    "surface_check",
-    "run_end",
-)
-"""The trace event kinds an adapter records itself with ``ctx.trace.emit`` (the canonical
-kinds of its own surfaces, docs/TRACE.md). Every other kind is the harness's: ``run_start``,
-``model_call``, ``tool_call``, ``tool_result``, ``effect``, ``message``, ``injection``,
-``probe``, ``artifact`` and ``run_error`` are written by the run context's seams and by the
-harness, never by a pipeline."""
-REPORTED_EVENT_KINDS: tuple[str, ...] = (
-    "agent_output",
-    "review",
-    "guardrail",
-    "route",
-    "retry",
-    "interrupt",
-    "escalation",
-    "replan",
-    "stop_reason",
-)
-"""The kinds a pipeline outside the harness's process reports through the trace API (a
-trusted local agent, an MCP client): its drafts and its own checks. Fewer than an adapter
-may record: how the run ends (``run_end``) and the records of a component's configuration
-(``cap``, ``surface_check``, ``ledger``) stay with the harness."""
 
 AdapterRun = Callable[["RunContext"], None]
 CostPerRun = tuple[float, float, float]

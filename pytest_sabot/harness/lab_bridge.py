@@ -42,6 +42,7 @@ from pytest_sabot.core.verdict_token import strip_flags_head
 from pytest_sabot.gateway import loopback
 from pytest_sabot.gateway.client import GatewayClient
 from pytest_sabot.harness import lab_prompts, prompts
+from pytest_sabot.harness.pipeline_context import emit_model_call
 from pytest_sabot.lab.agent import AgentStopped, LimitReached
 from pytest_sabot.lab.catalog import ToolContract, build_catalog
 from pytest_sabot.lab.engine import LabSession
@@ -245,14 +246,14 @@ class LabPipelineContext:
 
     def sync_model_calls(self) -> None:
         for record in self.gateway.drain(self.run_key):
-            _model_call(self.trace, record)
+            emit_model_call(self.trace, record)
 
     def close_gateway_run(self) -> None:
         if self._closed:
             return
         self._closed = True
         for record in self.gateway.close_run(self.run_key):
-            _model_call(self.trace, record)
+            emit_model_call(self.trace, record)
 
     def emit(self, text: str) -> None:
         flags_line: str | None = None
@@ -262,29 +263,6 @@ class LabPipelineContext:
         self.artifact = artifact
         self.trace.emit("artifact", "harness", artifact, name=self.view.artifact,
                         flags_line=flags_line, effects={})
-
-
-def _model_call(trace: TraceWriter, record: Any) -> None:
-    trace.emit(
-        "model_call",
-        record.agent,
-        record.response_text,
-        call_index=record.call_index,
-        model_requested=record.model_requested,
-        model_served=record.model_served,
-        prompt_tokens=record.prompt_tokens,
-        completion_tokens=record.completion_tokens,
-        cached_tokens=record.cached_tokens,
-        reasoning_tokens=record.reasoning_tokens,
-        latency_ms=record.latency_ms,
-        cost_usd=record.cost_usd,
-        stream=record.stream,
-        downgraded=record.downgraded,
-        fixture=record.fixture,
-        error=record.error,
-        tool_calls=record.tool_calls,
-        request_hash=record.request_hash,
-    )
 
 
 def lab_scenario(cell: Cell, view: PublicView, private: PrivateSpec) -> Scenario:

@@ -183,26 +183,31 @@ class HarnessSeams:
                 injected=record.model_served,
             )
             op.injection_seq = event.seq
-        self.trace.emit(
-            "model_call",
-            record.agent,
-            record.response_text,
-            call_index=record.call_index,
-            model_requested=record.model_requested,
-            model_served=record.model_served,
-            prompt_tokens=record.prompt_tokens,
-            completion_tokens=record.completion_tokens,
-            cached_tokens=record.cached_tokens,
-            reasoning_tokens=record.reasoning_tokens,
-            latency_ms=record.latency_ms,
-            cost_usd=record.cost_usd,
-            stream=record.stream,
-            downgraded=record.downgraded,
-            fixture=record.fixture,
-            error=record.error,
-            tool_calls=record.tool_calls,
-            request_hash=record.request_hash,
-        )
+        emit_model_call(self.trace, record)
+
+
+def emit_model_call(trace: TraceWriter, record: Any) -> None:
+    """One ``model_call`` event from the gateway's record of the call (docs/TRACE.md)."""
+    trace.emit(
+        "model_call",
+        record.agent,
+        record.response_text,
+        call_index=record.call_index,
+        model_requested=record.model_requested,
+        model_served=record.model_served,
+        prompt_tokens=record.prompt_tokens,
+        completion_tokens=record.completion_tokens,
+        cached_tokens=record.cached_tokens,
+        reasoning_tokens=record.reasoning_tokens,
+        latency_ms=record.latency_ms,
+        cost_usd=record.cost_usd,
+        stream=record.stream,
+        downgraded=record.downgraded,
+        fixture=record.fixture,
+        error=record.error,
+        tool_calls=record.tool_calls,
+        request_hash=record.request_hash,
+    )
 
 
 @dataclass

@@ -35,11 +35,11 @@ from urllib.parse import urlsplit
 from pytest_sabot.core.context import WORKER_MODEL_CALL_CAP, RunContext, ToolHandle
 from pytest_sabot.core.frameworks import (
     ADAPTERS,
-    REPORTED_EVENT_KINDS,
     FrameworkAdapter,
 )
 from pytest_sabot.core.models.cells import WaveSpec, expand
 from pytest_sabot.core.models.mapping import load_mapping
+from pytest_sabot.core.models.trace import REPORTED_EVENT_KINDS
 from pytest_sabot.core.registry import importable
 from pytest_sabot.trusted.channel import Refusal
 from pytest_sabot.trusted.protocol import ModelEndpoint, Start, ToolSpec

@@ -11,8 +11,12 @@ import textwrap
 from pathlib import Path
 
 import pytest_sabot.api as api
-from pytest_sabot.core.frameworks import ADAPTER_EVENT_KINDS, REPORTED_EVENT_KINDS
-from pytest_sabot.core.models.trace import EVENT_KINDS, RECORD_ONLY_KINDS
+from pytest_sabot.core.models.trace import (
+    ADAPTER_EVENT_KINDS,
+    EVENT_KINDS,
+    RECORD_ONLY_KINDS,
+    REPORTED_EVENT_KINDS,
+)
 
 ADAPTERS = Path(__file__).resolve().parents[2] / "pytest_sabot" / "adapters"
 HOMES = {

@@ -82,6 +82,26 @@ EventKind = Literal[
 """Every kind of trace event, in the order docs/TRACE.md lists them: the one list (each
 event model below carries one of these as its ``kind``)."""
 EVENT_KINDS: tuple[str, ...] = get_args(EventKind)
+HARNESS_EVENT_KINDS: tuple[str, ...] = (
+    "run_start", "model_call", "tool_call", "tool_result", "effect", "message", "injection",
+    "probe", "artifact", "run_error",
+)
+"""The kinds only the run context's seams and the harness write, never a pipeline."""
+ADAPTER_EVENT_KINDS: tuple[str, ...] = tuple(
+    k for k in EVENT_KINDS if k not in HARNESS_EVENT_KINDS
+)
+"""The trace event kinds an adapter records itself with ``ctx.trace.emit`` (the canonical
+kinds of its own surfaces, docs/TRACE.md). Every other kind is the harness's: ``run_start``,
+``model_call``, ``tool_call``, ``tool_result``, ``effect``, ``message``, ``injection``,
+``probe``, ``artifact`` and ``run_error`` are written by the run context's seams and by the
+harness, never by a pipeline."""
+REPORTED_EVENT_KINDS: tuple[str, ...] = tuple(
+    k for k in ADAPTER_EVENT_KINDS if k not in ("ledger", "cap", "surface_check", "run_end")
+)
+"""The kinds a pipeline outside the harness's process reports through the trace API (a
+trusted local agent, an MCP client): its drafts and its own checks. Fewer than an adapter
+may record: how the run ends (``run_end``) and the records of a component's configuration
+(``cap``, ``surface_check``, ``ledger``) stay with the harness."""
 RECORD_ONLY_KINDS: tuple[str, ...] = ("cap", "surface_check")
 """Kinds that record how a component ended or what the harness checked, never something a
 component did about the run: no mapping may make an act of them (SPEC S8.12, I33)."""
