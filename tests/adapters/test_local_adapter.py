@@ -120,7 +120,7 @@ revisions:
 """
 
 MATRIX = """
-wave: 102
+wave: 120
 name: mine
 candidate: true
 title: "My own pipeline"
@@ -143,7 +143,7 @@ def _project(path: Path) -> Path:
         shutil.copytree(standard_root() / folder, root / folder)
     (root / "cells" / "mine.yaml").write_text(textwrap.dedent(MATRIX))
     (root / "cells" / "seeds" / "mine.json").write_text(
-        json.dumps({"wave": 102, "registered": "2026-12-01", "seeds": [11]})
+        json.dumps({"wave": 120, "registered": "2026-12-01", "seeds": [11]})
     )
     (path / "mine_adapter.py").write_text(ADAPTER)
     (path / "mine-mapping.yaml").write_text(textwrap.dedent(MAPPING))
