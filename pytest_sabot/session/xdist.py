@@ -17,9 +17,25 @@ class XdistHooks:
 
     @pytest.hookimpl
     def pytest_configure_node(self, node: Any) -> None:
-        """Hand every worker the controller's gateway address and run id."""
-        node.workerinput["sabot_gateway_url"] = self.session.gateway_url
-        node.workerinput["sabot_run_id"] = self.session.run_id
+        """Hand every worker the session's run id and its paths, resolved here (a worker
+        may start in another directory). Nothing else: each worker starts its own gateway
+        (a gateway given by --sabot-gateway-url travels with the options)."""
+        from pytest_sabot.session.core import controller_paths
+        from pytest_sabot.session.gateway import invocation_dir
+
+        session = self.session
+        node.workerinput["sabot_run_id"] = session.run_id
+        if session.wave_given:
+            node.workerinput["sabot_paths"] = controller_paths(session.settings, session.out_dir)
+            node.workerinput["sabot_invocation_dir"] = invocation_dir()
+
+    @pytest.hookimpl
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        """A worker is done: keep what its gateway spent (a crashed one sends nothing; its
+        spend is in the project's ledger all the same)."""
+        workeroutput = getattr(node, "workeroutput", None)
+        if isinstance(workeroutput, dict):
+            self.session.worker_down(str(node.gateway.id), workeroutput)
 
     @pytest.hookimpl
     def pytest_xdist_node_collection_finished(self, node: Any, ids: Sequence[str]) -> None:
