@@ -95,6 +95,7 @@ class SabotSession:
         self.gateway: Any = None  # this process's own gateway, when it runs cells
         self.gateway_url: str | None = None
         self.worker_spend: dict[str, dict[str, Any]] = {}  # controller: by worker id
+        self.shard: Any = None  # --sabot-shard, when given
         self.selection: Selection | None = None
         self.output_started = False
         self.runner: Any = None
@@ -174,6 +175,7 @@ class SabotSession:
             raise pytest.UsageError(f"pytest-sabot: {exc}") from None
         self.filtered = preflight.select(self.std, self.settings.filters)
         preflight.check_frameworks(self.filtered)
+        self._configure_shard()
         rewrite_pasted_ids(config)
         collect_cell_module(config)
         if self.is_worker:
@@ -192,6 +194,28 @@ class SabotSession:
             self._start_gateway()
         self._check_judge()
         self._restore_signals = signals.install()
+
+    def _configure_shard(self) -> None:
+        """--sabot-shard K/N: this process keeps its shard of the selection (SPEC I72)."""
+        from pytest_sabot.session import shard as shard_mod
+        from pytest_sabot.session.options import BY_DEST, OptionValueError, resolve
+        from pytest_sabot.session.settings import _ini
+
+        spec = BY_DEST["sabot_shard"]
+        try:
+            given = resolve(
+                spec, self.config.getoption(spec.dest, None), _ini(self.config, spec.dest)
+            )
+        except OptionValueError as exc:
+            raise pytest.UsageError(f"pytest-sabot: {exc}") from None
+        if not given:
+            return
+        self.shard = shard_mod.Shard.parse(given)
+        if not self.is_worker:
+            shard_mod.check(self.shard, self.filtered)
+        self.config.pluginmanager.register(
+            shard_mod.ShardHooks(self.shard, self.std), "sabot-shard"
+        )
 
     def _start_gateway(self) -> None:
         """This process runs cells: start its own gateway (a gateway given by URL is used
@@ -306,7 +330,10 @@ class SabotSession:
         output directory, before any cell runs. No cell selected: nothing on disk."""
         if self.selection is not None or self.std is None:
             return
-        selection = fix(self.std, ids, self.config, self.settings.filters)
+        filters = dict(self.settings.filters)
+        if self.shard is not None:
+            filters["shard"] = [str(self.shard)]
+        selection = fix(self.std, ids, self.config, filters)
         self.selection = selection
         if not selection.cells or self.collect_only:
             return
