@@ -7,6 +7,7 @@
     sabot schema [OUT_DIR]                write the JSON Schemas of every file format
     sabot compare A B [--json]            paired comparison of two scored runs or waves
     sabot demo [--out DIR] [--json]       keyless demo: declared outcomes gate the exit code
+    sabot merge DIR... --out OUT          combine the shards of a wave into one scored directory
 
 Running a wave is pytest's job: ``pytest --sabot-wave=N``. Exit codes, the same four for
 every command:
@@ -85,6 +86,10 @@ def _parser() -> argparse.ArgumentParser:
         type=Path,
         help="a recorded run directory to take calls and tokens per run from",
     )
+    p = sub.add_parser("merge", help="combine shard directories (--sabot-shard) into one")
+    p.add_argument("dirs", nargs="+", type=Path, help="the shards' output directories")
+    p.add_argument("--out", type=Path, required=True, help="a new directory for the merge")
+    _add_shared(p, "sabot_root")
     p = sub.add_parser("schema", help="write JSON Schemas of every file format")
     p.add_argument("out", nargs="?", type=Path, default=Path("schemas"))
     _add_compare_demo(sub)
@@ -146,6 +151,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "schema": _command("schema", "cmd_schema"),
             "compare": _command("compare", "cmd_compare"),
             "demo": _command("demo", "cmd_demo"),
+            "merge": _command("merge", "cmd_merge"),
         }[args.command]
         return handler(args)
     except (SabotDataError, KeyError, OSError) as exc:
