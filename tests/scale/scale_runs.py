@@ -56,7 +56,8 @@ def run(
     env: dict[str, str] | None = None,
     timeout: float = TIMEOUT_S,
 ) -> Run:
-    """``python -m pytest ARGS`` in ``cwd`` (created), its records under ``out``."""
+    """``python -m pytest ARGS`` in ``cwd`` (created), its records under ``out`` (a
+    relative ``out`` is given as it is, so the session resolves it from ``cwd``)."""
     cwd.mkdir(parents=True, exist_ok=True)
     out = out or cwd / "out"
     command = [
@@ -67,7 +68,7 @@ def run(
         command, cwd=cwd, env=clean_env(env), capture_output=True, text=True,
         timeout=timeout, check=False,
     )
-    return Run(cwd, out, proc.returncode, proc.stdout, proc.stderr)
+    return Run(cwd, cwd / out, proc.returncode, proc.stdout, proc.stderr)
 
 
 def verdicts(results: ResultsFile) -> dict[str, dict[str, object]]:
