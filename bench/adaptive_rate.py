@@ -152,6 +152,9 @@ def main() -> int:
     parser.add_argument("--clients", type=int, default=24, help="concurrent callers")
     parser.add_argument("--max-connections", type=int, default=16, help="gateway ceiling")
     parser.add_argument("--budget-usd", type=float, default=1.0, help="the spend cap")
+    parser.add_argument("--recover-after", type=int, default=None,
+                        help="successes before the limit grows by one (default: the "
+                        "gateway's)")
     parser.add_argument("--seed", type=int, default=11)
     args = parser.parse_args()
 
@@ -171,6 +174,7 @@ def main() -> int:
             allow_live=True, base_url=provider.url, prices_path=prices,
             budget_usd=args.budget_usd, max_connections=args.max_connections,
             spend_ledger_dir=Path(tmp),
+            **({"recover_after": args.recover_after} if args.recover_after else {}),
         )
         stop_at = time.monotonic() + args.seconds
         statuses: list[int] = []
@@ -178,9 +182,12 @@ def main() -> int:
         with start_gateway(settings) as gateway:
             client = GatewayClient(gateway.url)
 
+            for index in range(args.clients):  # registered before the load starts
+                client.register_run(f"bench-{index}~a1", f"bench-{index}", 11,
+                                    "openai:bucketed")
+
             def caller(index: int) -> None:
                 label = f"bench-{index}~a1"
-                client.register_run(label, f"bench-{index}", 11, "openai:bucketed")
                 endpoint = client.base_url(label, "worker") + "/chat/completions"
                 with httpx.Client(trust_env=False, timeout=120) as http:
                     i = 0
@@ -219,7 +226,7 @@ def main() -> int:
         "provider_429s": provider.limited, "final_limit": limit,
         "gateway_statuses": {str(s): statuses.count(s) for s in sorted(set(statuses))},
         "ledger_spent_usd": round(ledger.spent_usd, 6), "provider_bill_usd": round(bill, 6),
-        "budget_usd": args.budget_usd,
+        "budget_usd": args.budget_usd, "recover_after": settings.recover_after,
     }
     print(f"answered {achieved:.2f} calls/s of the provider's {args.rate:g}/s "
           f"-> {utilisation:.0%}; target >= {TARGET_UTILISATION:.0%} -> ratio "

@@ -41,7 +41,14 @@ class GatewaySettings(BaseModel):
     prices_path: Path | None = Field(None, description="Price table YAML overriding the default.")
     record_dir: Path | None = Field(None, description="Where live exchanges are recorded per cell.")
     max_connections: int = Field(8, ge=1, description="Upstream concurrency limit (ceiling).")
-    recover_after: int = Field(8, ge=1, description="Successes before the limit grows by one.")
+    recover_after: int = Field(
+        3,
+        ge=1,
+        description=(
+            "Successes before the limit grows by one (3: about 95% of a token-bucket rate "
+            "limit in bench/adaptive_rate.py, where 8 reached 86%)."
+        ),
+    )
     max_retries: int = Field(6, ge=0, description="Upstream retries after the first attempt.")
     backoff_base_s: float = Field(0.5, ge=0, description="First backoff; doubles per retry.")
     backoff_max_s: float = Field(30.0, ge=0, description="Longest wait between retries.")
