@@ -3,7 +3,6 @@ xdist worker, and everything the plugin's hooks do."""
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -29,6 +28,7 @@ from pytest_sabot.session.selection import (
     rewrite_pasted_ids,
 )
 from pytest_sabot.session.settings import Settings, read_settings
+from pytest_sabot.session.xdist import worker_settings
 
 if TYPE_CHECKING:
     from pytest_sabot.results import ResultsFile
@@ -50,30 +50,6 @@ TIMEOUT_GRACE_S = 120.0
 
 def _nothing() -> None:
     return None
-
-
-def worker_settings(settings: Settings, workerinput: dict[str, Any]) -> Settings:
-    """A worker's settings: the paths of the session as the controller resolved them, so
-    a worker started in another directory (``--tx`` with ``chdir``, a socket gateway)
-    writes to and reads from the same places."""
-    paths = workerinput.get("sabot_paths")
-    if not isinstance(paths, dict):
-        return settings
-    return dataclasses.replace(settings, **{k: v for k, v in paths.items() if v is not None})
-
-
-def controller_paths(settings: Settings, out_dir: Path) -> dict[str, str | None]:
-    """The session's paths, absolute, for its workers (see ``worker_settings``)."""
-
-    def absolute(value: str | None) -> str | None:
-        return None if value is None else str(Path(value).resolve())
-
-    return {
-        "out": str(out_dir.resolve()),
-        "root": absolute(settings.root),
-        "prices": absolute(settings.prices),
-        "spend_ledger": absolute(settings.spend_ledger) or str(out_dir.resolve().parent),
-    }
 
 
 def session_of(config: pytest.Config) -> SabotSession:
@@ -175,7 +151,9 @@ class SabotSession:
             raise pytest.UsageError(f"pytest-sabot: {exc}") from None
         self.filtered = preflight.select(self.std, self.settings.filters)
         preflight.check_frameworks(self.filtered)
-        self._configure_shard()
+        from pytest_sabot.session import shard as shard_mod
+
+        self.shard = shard_mod.configure(config, self.std, self.filtered, not self.is_worker)
         rewrite_pasted_ids(config)
         collect_cell_module(config)
         if self.is_worker:
@@ -194,28 +172,6 @@ class SabotSession:
             self._start_gateway()
         self._check_judge()
         self._restore_signals = signals.install()
-
-    def _configure_shard(self) -> None:
-        """--sabot-shard K/N: this process keeps its shard of the selection (SPEC I72)."""
-        from pytest_sabot.session import shard as shard_mod
-        from pytest_sabot.session.options import BY_DEST, OptionValueError, resolve
-        from pytest_sabot.session.settings import _ini
-
-        spec = BY_DEST["sabot_shard"]
-        try:
-            given = resolve(
-                spec, self.config.getoption(spec.dest, None), _ini(self.config, spec.dest)
-            )
-        except OptionValueError as exc:
-            raise pytest.UsageError(f"pytest-sabot: {exc}") from None
-        if not given:
-            return
-        self.shard = shard_mod.Shard.parse(given)
-        if not self.is_worker:
-            shard_mod.check(self.shard, self.filtered)
-        self.config.pluginmanager.register(
-            shard_mod.ShardHooks(self.shard, self.std), "sabot-shard"
-        )
 
     def _start_gateway(self) -> None:
         """This process runs cells: start its own gateway (a gateway given by URL is used

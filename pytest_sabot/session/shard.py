@@ -107,3 +107,26 @@ class ShardHooks:
         if dropped:
             config.hook.pytest_deselected(items=dropped)
             items[:] = keep
+
+
+def configure(
+    config: pytest.Config, std: Any, cells: Sequence[Cell], controller: bool
+) -> Shard | None:
+    """--sabot-shard K/N (the command line, SABOT_SHARD or the ini key), None when not
+    given. The controller refuses a split that leaves a shard empty; every process that
+    collects deselects the cells of the other shards."""
+    from pytest_sabot.session.options import BY_DEST, OptionValueError, resolve
+    from pytest_sabot.session.settings import _ini
+
+    spec = BY_DEST["sabot_shard"]
+    try:
+        given = resolve(spec, config.getoption(spec.dest, None), _ini(config, spec.dest))
+    except OptionValueError as exc:
+        raise pytest.UsageError(f"pytest-sabot: {exc}") from None
+    if not given:
+        return None
+    shard = Shard.parse(given)
+    if controller:
+        check(shard, cells)
+    config.pluginmanager.register(ShardHooks(shard, std), "sabot-shard")
+    return shard

@@ -1,14 +1,42 @@
-"""Hooks that exist only with pytest-xdist, registered only when it is loaded."""
+"""Hooks that exist only with pytest-xdist (registered only when it is loaded), and what
+a worker is handed: the session's paths as the controller resolved them."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
 if TYPE_CHECKING:
     from pytest_sabot.session.core import SabotSession
+    from pytest_sabot.session.settings import Settings
+
+
+def worker_settings(settings: Settings, workerinput: dict[str, Any]) -> Settings:
+    """A worker's settings: the paths of the session as the controller resolved them, so
+    a worker started in another directory (``--tx`` with ``chdir``, a socket gateway)
+    writes to and reads from the same places."""
+    paths = workerinput.get("sabot_paths")
+    if not isinstance(paths, dict):
+        return settings
+    return dataclasses.replace(settings, **{k: v for k, v in paths.items() if v is not None})
+
+
+def controller_paths(settings: Settings, out_dir: Path) -> dict[str, str | None]:
+    """The session's paths, absolute, for its workers (see ``worker_settings``)."""
+
+    def absolute(value: str | None) -> str | None:
+        return None if value is None else str(Path(value).resolve())
+
+    return {
+        "out": str(out_dir.resolve()),
+        "root": absolute(settings.root),
+        "prices": absolute(settings.prices),
+        "spend_ledger": absolute(settings.spend_ledger) or str(out_dir.resolve().parent),
+    }
 
 
 class XdistHooks:
@@ -20,7 +48,6 @@ class XdistHooks:
         """Hand every worker the session's run id and its paths, resolved here (a worker
         may start in another directory). Nothing else: each worker starts its own gateway
         (a gateway given by --sabot-gateway-url travels with the options)."""
-        from pytest_sabot.session.core import controller_paths
         from pytest_sabot.session.gateway import invocation_dir
 
         session = self.session
