@@ -18,6 +18,7 @@
     sabot lab init DIR | validate FILE...        a starter scenario; check scenario files
     sabot lab mcp|replay|demo|...         the rest of the fault lab; each run joins the history
     sabot mcp CELL_ID --out DIR           serve one cell (or a lab scenario) over MCP stdio
+    sabot merge DIR... --out OUT          combine the shards of a wave into one scored directory
 
 Running a wave is pytest's job: ``pytest --sabot-wave=N``. Exit codes, the same four for
 every command:
@@ -105,6 +106,10 @@ def _parser() -> argparse.ArgumentParser:
         type=Path,
         help="a recorded run directory to take calls and tokens per run from",
     )
+    p = sub.add_parser("merge", help="combine shard directories (--sabot-shard) into one")
+    p.add_argument("dirs", nargs="+", type=Path, help="the shards' output directories")
+    p.add_argument("--out", type=Path, required=True, help="a new directory for the merge")
+    _add_shared(p, "sabot_root")
     p = sub.add_parser("schema", help="write JSON Schemas of every file format")
     p.add_argument("out", nargs="?", type=Path, default=Path("schemas"))
     _add_compare_demo(sub)
@@ -309,6 +314,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "replay": _command("replay", "cmd_replay"),
             "inspect": _command("inspect", "cmd_inspect"),
             "export": _command("export", "cmd_export"),
+            "merge": _command("merge", "cmd_merge"),
         }[args.command]
         return handler(args)
     except (SabotDataError, KeyError, OSError) as exc:

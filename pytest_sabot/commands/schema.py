@@ -17,6 +17,7 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
+from pytest_sabot.commands.merge import MergeRecord
 from pytest_sabot.core.manifest import SessionRecord
 from pytest_sabot.core.models.anchors import AnchorRegistry
 from pytest_sabot.core.models.cells import SeedRegistry, WaveSpec
@@ -117,6 +118,7 @@ FORMATS: tuple[FileFormat, ...] = (
     FileFormat("session", "<out dir>/sessions/<run id>.json", SessionRecord),
     FileFormat("set-aside", "<out dir>/superseded/<cell id>~<n>/set-aside.json", SetAside),
     FileFormat("crashed", "<run dir>/crashed.json (a crashed worker's attempt)", CrashNote),
+    FileFormat("merge", "<merged out dir>/merge.json (sabot merge)", MergeRecord),
 )
 
 

@@ -1,8 +1,8 @@
 """The project's spend ledger: one file per output root that every gateway charges.
 
 The standard's cap ($500) is for the project, not for one session: a wave that is resumed,
-a second wave, and every gateway of a session (one per xdist worker, later) all spend from
-the same account. ``<root>/spend-ledger.json`` holds that account: what was spent from
+a second wave, and every gateway of a session (one in each xdist worker) all spend from the
+same account. ``<root>/spend-ledger.json`` holds that account: what was spent from
 reported usage, what is held for calls in flight, and what is held for calls whose cost
 stayed unknown. Every change happens under a file lock (``filelock``) with read, check and
 an atomic replace, so gateways in several processes never pass the cap between them.
@@ -54,6 +54,16 @@ class LedgerGateway(_Strict):
     """What one gateway (one session, or one worker of a session) spent."""
 
     started: str = Field(description="ISO time of the gateway's first charge.")
+    session: str = Field(
+        "", description="Run id of the pytest session the gateway served ('' when none)."
+    )
+    stopped: str | None = Field(
+        None,
+        description=(
+            "ISO time the cap first refused one of its calls (its breaker opened); every "
+            "process of its session reads this to stop before the next cell."
+        ),
+    )
     spent_usd: float = Field(0.0, ge=0, description="Its spend from reported usage.")
     calls: int = Field(0, ge=0, description="Its upstream calls settled with a known cost.")
     unknown_calls: int = Field(0, ge=0, description="Its calls whose cost stayed unknown.")
@@ -103,6 +113,10 @@ def _alive(host: str, pid: int) -> bool:
     return True
 
 
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
 def read_ledger(directory: Path) -> SpendLedger:
     """The ledger of an output root (an empty one when none was written yet)."""
     path = directory / LEDGER_FILE
@@ -118,12 +132,23 @@ def read_ledger(directory: Path) -> SpendLedger:
         raise from_validation_error(path, exc) from exc
 
 
+def session_stopped(directory: Path, session: str) -> bool:
+    """Whether the cap has refused a call of any gateway of ``session`` (in any process:
+    every xdist worker of a session has its own gateway, and they all charge this file).
+    Read without the lock: the file is only ever replaced whole."""
+    if not session:
+        return False
+    ledger = read_ledger(directory)
+    return any(g.session == session and g.stopped for g in ledger.gateways.values())
+
+
 class Ledger:
     """The spend ledger of one output root, as one gateway charges it."""
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, session: str = "") -> None:
         self.directory = directory
         self.path = directory / LEDGER_FILE
+        self.session = session
         self.gateway = uuid.uuid4().hex[:16]
         self._host = socket.gethostname()
         self._file_lock = FileLock(str(self.path) + ".lock", thread_local=False)
@@ -145,7 +170,7 @@ class Ledger:
     def _mine(self, ledger: SpendLedger) -> LedgerGateway:
         entry = ledger.gateways.get(self.gateway)
         if entry is None:
-            entry = LedgerGateway(started=datetime.now(UTC).isoformat(timespec="seconds"))
+            entry = LedgerGateway(started=_now(), session=self.session)
             ledger.gateways[self.gateway] = entry
         return entry
 
@@ -160,7 +185,8 @@ class Ledger:
             ledger = self._load()
             settled = ledger.spent_usd + ledger.unknown_usd
             if cap is not None and settled + amount > cap:
-                self._mine(ledger)  # listed with what it spent, even if that is nothing
+                mine = self._mine(ledger)  # listed with what it spent, even if nothing
+                mine.stopped = mine.stopped or _now()
                 self._save(ledger)
                 raise BudgetExhausted(
                     f"project spend cap of ${cap:.4f} reached: ${settled:.4f} spent in "

@@ -18,7 +18,7 @@ class SlotTimeout(Exception):
 
 
 class AdaptiveLimit:
-    def __init__(self, maximum: int, recover_after: int = 8) -> None:
+    def __init__(self, maximum: int, recover_after: int = 3) -> None:
         self.maximum = max(1, maximum)
         self.recover_after = max(1, recover_after)
         self._limit = self.maximum

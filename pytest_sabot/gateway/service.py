@@ -1,6 +1,7 @@
 """The gateway's state and decisions, without HTTP: runs, call counters, the O4 swap,
-backends, spend and recordings. All of it lives in the one process that owns the gateway,
-so every xdist worker sees the same counters; spend is also kept in the project's ledger.
+backends, spend and recordings. All of it lives in the one process that owns the gateway
+(each xdist worker owns its own); spend is also kept in the project's ledger, which every
+gateway of every process charges.
 
 A run is known by two names: the caller's label (e.g. ``<cell id>~a1``, recorded with each
 exchange) and the run key the gateway draws at registration (unguessable, returned only to
@@ -116,7 +117,11 @@ class GatewayService:
         self.settings = settings
         self.prices: PriceTable = load_prices(settings.prices_path)
         self.scrubber = Scrubber([secret] if secret else None)
-        ledger = Ledger(settings.spend_ledger_dir) if settings.spend_ledger_dir else None
+        ledger = (
+            Ledger(settings.spend_ledger_dir, settings.session)
+            if settings.spend_ledger_dir
+            else None
+        )
         self.budget = Budget(settings.budget_usd, ledger)
         self.limit = AdaptiveLimit(settings.max_connections, settings.recover_after)
         # Backends given here serve their scheme as they are; every other scheme is made

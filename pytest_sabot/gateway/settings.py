@@ -41,7 +41,14 @@ class GatewaySettings(BaseModel):
     prices_path: Path | None = Field(None, description="Price table YAML overriding the default.")
     record_dir: Path | None = Field(None, description="Where live exchanges are recorded per cell.")
     max_connections: int = Field(8, ge=1, description="Upstream concurrency limit (ceiling).")
-    recover_after: int = Field(8, ge=1, description="Successes before the limit grows by one.")
+    recover_after: int = Field(
+        3,
+        ge=1,
+        description=(
+            "Successes before the limit grows by one (3: about 95% of a token-bucket rate "
+            "limit in bench/adaptive_rate.py, where 8 reached 86%)."
+        ),
+    )
     max_retries: int = Field(6, ge=0, description="Upstream retries after the first attempt.")
     backoff_base_s: float = Field(0.5, ge=0, description="First backoff; doubles per retry.")
     backoff_max_s: float = Field(30.0, ge=0, description="Longest wait between retries.")
@@ -72,23 +79,54 @@ class GatewaySettings(BaseModel):
             "holds across sessions, waves, resumes and gateways (None: this gateway only)."
         ),
     )
+    session: str = Field(
+        "",
+        description=(
+            "Run id of the pytest session the gateway serves, written beside its spend in "
+            "the ledger, so every process of the session sees when the cap stopped it."
+        ),
+    )
+    workdir: Path | None = Field(
+        None,
+        description=(
+            "Directory relative paths of model specs (replay:<dir>) are read from (None: "
+            "the process's working directory). An xdist worker that runs elsewhere is "
+            "given the directory its session was started in."
+        ),
+    )
 
     @classmethod
-    def from_options(cls, values: Mapping[str, Any], out_dir: Path) -> GatewaySettings:
+    def from_options(
+        cls,
+        values: Mapping[str, Any],
+        out_dir: Path,
+        *,
+        session: str = "",
+        workdir: Path | None = None,
+        share: int = 1,
+    ) -> GatewaySettings:
         """The settings of a pytest session's own gateway, from its resolved options
         (``values`` by option dest) and the wave's output directory. A bad value or an
         unreadable spend ledger is a ValueError (SabotDataError for the ledger file) that
-        names the option or the file."""
+        names the option or the file.
+
+        ``share``: how many gateways of the session divide ``--sabot-max-connections``
+        between them (one per xdist worker); each keeps at least one connection."""
         live = parse_model(values["sabot_model"]).is_live
         prices, ledger = values.get("sabot_prices"), values.get("sabot_spend_ledger")
+        connections = values.get("sabot_max_connections", 8)
+        if isinstance(connections, int) and share > 1:
+            connections = max(1, connections // share)
         options: dict[str, Any] = {
             "prices_path": Path(prices) if prices else None,
             "allow_live": live,
             "budget_usd": values.get("sabot_budget_usd") if live else None,
-            "max_connections": values.get("sabot_max_connections", 8),
+            "max_connections": connections,
             "record_dir": out_dir / "recordings" if live else None,
             "spend_ledger_dir": Path(ledger) if ledger else out_dir.resolve().parent,
             "upstream_deadline_s": values.get("sabot_upstream_deadline", 240.0),
+            "session": session,
+            "workdir": workdir,
         }
         if values.get("sabot_base_url"):
             options["base_url"] = values["sabot_base_url"]

@@ -28,6 +28,7 @@ from pytest_sabot.session.selection import (
     rewrite_pasted_ids,
 )
 from pytest_sabot.session.settings import Settings, read_settings
+from pytest_sabot.session.xdist import worker_settings
 
 if TYPE_CHECKING:
     from pytest_sabot.results import ResultsFile
@@ -60,15 +61,17 @@ class SabotSession:
 
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
-        self.settings: Settings = read_settings(config)
         self.is_worker = hasattr(config, "workerinput")
         workerinput: dict[str, Any] = getattr(config, "workerinput", {})
+        self.settings: Settings = worker_settings(read_settings(config), workerinput)
         self.run_id: str = workerinput.get("sabot_run_id") or manifest_mod.new_run_id()
         self.started = now_iso()
         self.std: Any = None
         self.filtered: list[Cell] = []
-        self.gateway: Any = None
-        self.gateway_url: str | None = workerinput.get("sabot_gateway_url")
+        self.gateway: Any = None  # this process's own gateway, when it runs cells
+        self.gateway_url: str | None = None
+        self.worker_spend: dict[str, dict[str, Any]] = {}  # controller: by worker id
+        self.shard: Any = None  # --sabot-shard, when given
         self.selection: Selection | None = None
         self.output_started = False
         self.runner: Any = None
@@ -157,17 +160,43 @@ class SabotSession:
                 raise pytest.UsageError(f"pytest-sabot: {exc}") from None
         self.filtered = preflight.select(self.std, self.settings.filters)
         preflight.check_frameworks(self.filtered)
+        from pytest_sabot.session import shard as shard_mod
+
+        self.shard = shard_mod.configure(config, self.std, self.filtered, not self.is_worker)
         rewrite_pasted_ids(config)
         collect_cell_module(config)
         if self.is_worker:
+            self._start_gateway()
             return
         preflight.check_model(self.settings)
         preflight.check_downgrade(self.settings, self.std, self.filtered)
         if not self.collect_only:
             preflight.check_out_dir(self.out_dir)
-        self.gateway, self.gateway_url = gateway_mod.start(config, self.settings, self.out_dir)
+        if gateway_mod.distributed(config):
+            # The workers run the cells, each on a gateway of its own: the controller
+            # only checks the settings they will use.
+            gateway_mod.external_url(self.settings)
+            gateway_mod.settings_of(self.settings, self.out_dir)
+        else:
+            self._start_gateway()
         self._check_judge()
         self._restore_signals = signals.install()
+
+    def _start_gateway(self) -> None:
+        """This process runs cells: start its own gateway (a gateway given by URL is used
+        as it is). A worker's divides --sabot-max-connections with the other workers'."""
+        self.gateway_url = gateway_mod.external_url(self.settings)
+        if self.gateway_url is not None:
+            return
+        workerinput: dict[str, Any] = getattr(self.config, "workerinput", {})
+        settings = gateway_mod.settings_of(
+            self.settings,
+            self.out_dir,
+            session=self.run_id,
+            workdir=gateway_mod.worker_workdir(workerinput),
+            share=int(workerinput.get("workercount", 1) or 1),
+        )
+        self.gateway, self.gateway_url = gateway_mod.start(self.config, settings)
 
     def unconfigure(self) -> None:
         self._restore_signals()
@@ -214,7 +243,10 @@ class SabotSession:
             backend, note = make_backend(
                 spec,
                 pipeline_model=self.settings.model,
-                gateway_url=self.gateway_url,
+                gateway_url=self.gateway_url or (
+                    gateway_mod.WORKER_GATEWAYS_URL if gateway_mod.distributed(self.config)
+                    else None
+                ),
                 allow_same_lineage=self.settings.judge_same_lineage,
             )
             backend.assert_sandboxed()
@@ -275,7 +307,10 @@ class SabotSession:
         output directory, before any cell runs. No cell selected: nothing on disk."""
         if self.selection is not None or self.std is None:
             return
-        selection = fix(self.std, ids, self.config, self.settings.filters)
+        filters = dict(self.settings.filters)
+        if self.shard is not None:
+            filters["shard"] = [str(self.shard)]
+        selection = fix(self.std, ids, self.config, filters)
         self.selection = selection
         if not selection.cells or self.collect_only:
             return
@@ -330,7 +365,9 @@ class SabotSession:
         cell = self.std.cell(cell_id)
         if self.stop_reason is not None:
             pytest.skip(f"not run: the session is stopping ({self.stop_reason})")
-        if self.settings.live and gateway_mod.budget_exhausted_remote(self.gateway_url):
+        if self.settings.live and gateway_mod.budget_stopped(
+            self.gateway, self.settings, self.run_id
+        ):
             self._stop(session, "budget", "the spend cap is reached")
             pytest.skip("not run: the spend cap is reached")
         try:
@@ -384,11 +421,12 @@ class SabotSession:
     def runner_settings(self) -> Any:
         from pytest_sabot.harness.run import RunSettings
 
-        assert self.gateway_url is not None
         return RunSettings(
             root=self.std.root,
             out_dir=self.out_dir,
-            gateway_url=self.gateway_url,
+            # A distributed session's controller runs no cell (it records crashed
+            # workers' cells only): it has no gateway of its own.
+            gateway_url=self.gateway_url or "",
             model=self.settings.model,
             timeout_s=self.attempt_timeout,
             downgrade_model=self.settings.downgrade_model,
@@ -400,9 +438,24 @@ class SabotSession:
     # ------------------------------------------------------------------ finish
 
     def finish(self, session: pytest.Session) -> None:
+        if self.is_worker:
+            # The worker's gateway spend travels to the controller (xdist's workeroutput).
+            spend = gateway_mod.stats(self.gateway)
+            if spend is not None:
+                self.config.workeroutput["sabot_gateway"] = spend  # type: ignore[attr-defined]
         from pytest_sabot.session import finishing
 
         finishing.finish(self, session)
+
+    def worker_down(self, worker: str, workeroutput: dict[str, Any]) -> None:
+        """Controller: a worker finished; keep what its gateway spent."""
+        spend = workeroutput.get("sabot_gateway")
+        if isinstance(spend, dict):
+            self.worker_spend[worker] = spend
+
+    def spend(self) -> dict[str, Any] | None:
+        """The session's spend, every gateway of it together."""
+        return gateway_mod.session_spend(self.gateway, self.worker_spend)
 
     # ------------------------------------------------------------------ terminal
 

@@ -16,7 +16,6 @@ from pytest_sabot.core.records import now_iso
 from pytest_sabot.core.trace_io import OutputUnwritable
 from pytest_sabot.harness.run import wait_for_abandoned
 from pytest_sabot.results import ResultsFile, SessionInfo
-from pytest_sabot.session import gateway as gateway_mod
 from pytest_sabot.session import junit
 from pytest_sabot.session.gates import evaluate, failures
 
@@ -90,7 +89,7 @@ def common(state: SabotSession, judge: dict[str, Any] | None) -> dict[str, Any]:
         downgrade_model=state.settings.downgrade_model,
         judge_spec=state.settings.judge,
         judge=judge,
-        spend=gateway_mod.stats(state.gateway),
+        spend=state.spend(),
         provenance=Provenance(
             state.settings.model.given, std.registration_hash(), std.rules.version
         ),

@@ -1,9 +1,20 @@
-"""The session's model gateway: started once on the controller, closed by the config's
-cleanup (so it is closed however the session ends). Its URL is an opaque string handed
-to the workers and the harness."""
+"""The session's model gateways: one in every process that runs cells, closed by the
+config's cleanup (so it is closed however the session ends).
+
+With pytest-xdist every worker starts its own gateway in its own process, with its own
+session secret: the embedded model scales with the workers, and a worker needs nothing
+from the controller but the selection. The controller starts one only when it runs cells
+itself (no xdist, ``-n 0``, ``-p no:xdist``). Every gateway of a session charges the one
+spend ledger of its output root under a file lock, so the cap is shared, and a cap that
+refuses a call in one worker is seen by every other worker before its next cell (the
+ledger records which session's gateway it stopped).
+
+A gateway given with ``--sabot-gateway-url`` is used as it is, by every process.
+"""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -11,20 +22,33 @@ import pytest
 
 from pytest_sabot.session.settings import Settings
 
+# A syntactically valid gateway URL the controller of a distributed session checks the
+# judge's spec against: the judge runs in the workers, each on its own gateway.
+WORKER_GATEWAYS_URL = "http://127.0.0.1:9/workers-start-their-own-gateways"
 
-def start(config: pytest.Config, settings: Settings, out: Path) -> tuple[Any, str]:
-    """(the running gateway or None, its URL). An already running gateway given with
-    --sabot-gateway-url is used as it is."""
-    if settings.gateway_url:
-        from pytest_sabot.gateway.client import split_gateway_url
 
-        try:
-            split_gateway_url(settings.gateway_url)
-        except ValueError as exc:
-            raise pytest.UsageError(f"pytest-sabot: --sabot-gateway-url: {exc}") from None
-        return None, settings.gateway_url
+def distributed(config: pytest.Config) -> bool:
+    """Whether pytest-xdist runs the cells of this session in workers (the controller
+    then runs none). xdist's own test: a distribution mode and gateways to run it on."""
+    if hasattr(config, "workerinput") or config.getoption("collectonly", False):
+        return False
+    if not config.pluginmanager.hasplugin("xdist"):
+        return False
+    return config.getoption("dist", "no") != "no" and bool(config.getoption("tx", None))
+
+
+def settings_of(
+    settings: Settings,
+    out: Path,
+    *,
+    session: str = "",
+    workdir: Path | None = None,
+    share: int = 1,
+) -> Any:
+    """The GatewaySettings of a session's own gateway; a bad value is a usage error (so
+    the controller refuses it before any worker starts)."""
     from pytest_sabot.core.errors import SabotDataError
-    from pytest_sabot.gateway import GatewaySettings, start_gateway
+    from pytest_sabot.gateway import GatewaySettings
 
     values = {
         "sabot_model": settings.model,
@@ -36,31 +60,118 @@ def start(config: pytest.Config, settings: Settings, out: Path) -> tuple[Any, st
         "sabot_upstream_deadline": settings.upstream_deadline,
     }
     try:
-        gateway_settings = GatewaySettings.from_options(values, out)
+        return GatewaySettings.from_options(
+            values, out, session=session, workdir=workdir, share=share
+        )
     except (ValueError, SabotDataError) as exc:
         raise pytest.UsageError(f"pytest-sabot: {exc}") from None
+
+
+def external_url(settings: Settings) -> str | None:
+    """--sabot-gateway-url, checked (a usage error when it is malformed)."""
+    if not settings.gateway_url:
+        return None
+    from pytest_sabot.gateway.client import split_gateway_url
+
+    try:
+        split_gateway_url(settings.gateway_url)
+    except ValueError as exc:
+        raise pytest.UsageError(f"pytest-sabot: --sabot-gateway-url: {exc}") from None
+    return settings.gateway_url
+
+
+def start(config: pytest.Config, gateway_settings: Any) -> tuple[Any, str]:
+    """Start this process's gateway; (the gateway, its URL)."""
+    from pytest_sabot.gateway import start_gateway
+
     gateway = start_gateway(gateway_settings)
     config.add_cleanup(gateway.close)
     return gateway, str(gateway.url)
 
 
+def worker_workdir(workerinput: dict[str, Any]) -> Path | None:
+    """The directory the session was started in, when it exists here (a worker on the
+    controller's machine); relative paths of the session's options are read from it."""
+    given = workerinput.get("sabot_invocation_dir")
+    if not given:
+        return None
+    path = Path(given)
+    return path if path.is_dir() else None
+
+
+def invocation_dir() -> str:
+    return os.getcwd()
+
+
 def stats(gateway: Any) -> dict[str, Any] | None:
-    """The gateway's spend and call counts, JSON-able (None without an own gateway)."""
+    """One gateway's spend and call counts, JSON-able (None without an own gateway)."""
     if gateway is None:
         return None
     data: dict[str, Any] = gateway.service.stats().model_dump(mode="json")
     return data
 
 
-def budget_exhausted(gateway: Any) -> bool:
-    if gateway is None:
-        return False
-    return bool(gateway.service.stats().budget.exhausted)
+_SUMMED = ("calls", "upstream_calls", "upstream_retries", "fixture_calls", "errors", "runs_open",
+           "concurrency_limit")
+_SUMMED_BUDGET = ("spent_usd", "reserved_usd", "unknown_cost_calls")
+
+
+def combine(parts: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The spend of a session from the stats of each of its gateways: counts and this
+    session's spend summed (the concurrency limit too: the session's gateways together),
+    the cap exhausted when any gateway's was, the project's figures from the last read of
+    the shared ledger. ``gateways`` says how many were combined."""
+    if not parts:
+        return None
+    if len(parts) == 1:
+        return {**parts[0], "gateways": 1}
+    out: dict[str, Any] = {key: sum(int(p.get(key, 0)) for p in parts) for key in _SUMMED}
+    budgets = [p["budget"] for p in parts]
+    budget: dict[str, Any] = dict(budgets[-1])
+    for key in _SUMMED_BUDGET:
+        if key == "unknown_cost_calls":
+            budget[key] = sum(int(b.get(key) or 0) for b in budgets)
+        else:
+            budget[key] = round(sum(float(b.get(key) or 0.0) for b in budgets), 10)
+    budget["exhausted"] = any(b.get("exhausted") for b in budgets)
+    for key in ("project_spent_usd", "project_committed_usd"):
+        values = [b[key] for b in budgets if b.get(key) is not None]
+        budget[key] = max(values) if values else None
+    out["budget"] = budget
+    out["gateways"] = len(parts)
+    return out
+
+
+def session_spend(gateway: Any, workers: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
+    """The session's spend: its own gateway's (a process that ran cells) and every
+    worker's that reported (a crashed worker reports none: its spend is in the ledger)."""
+    parts = [s for s in (stats(gateway), *(workers[k] for k in sorted(workers))) if s]
+    return combine(parts)
+
+
+def budget_stopped(gateway: Any, settings: Settings, session: str) -> bool:
+    """Whether the spend cap has stopped this session: this process's gateway refused a
+    call, or the shared ledger says a gateway of this session did (another worker's). A
+    gateway given by URL is asked over HTTP. False when it cannot be told."""
+    if gateway is not None:
+        if gateway.service.stats().budget.exhausted:
+            return True
+        directory = gateway.settings.spend_ledger_dir
+        if directory is None:
+            return False
+        from pytest_sabot.core.errors import SabotDataError
+        from pytest_sabot.gateway.ledger import session_stopped
+
+        try:
+            return session_stopped(Path(directory), session)
+        except SabotDataError:
+            return False
+    return budget_exhausted_remote(settings.gateway_url)
 
 
 def budget_exhausted_remote(url: str | None) -> bool:
-    """Whether the session's gateway has refused a call for budget (asked over HTTP, so
-    every worker sees the one cap); False when it cannot be asked."""
+    """Whether a gateway given by URL has refused a call for budget (asked over HTTP);
+    False when it cannot be asked."""
     if not url:
         return False
     from pytest_sabot.gateway import GatewayClient

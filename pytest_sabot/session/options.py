@@ -89,6 +89,19 @@ def positive_int(text: str) -> int:
     return value
 
 
+def shard(text: str) -> str:
+    """K/N: shard K (1..N) of N, returned as written back ("2/4")."""
+    what = "K/N with 1 <= K <= N, such as 1/2"
+    k, sep, n = str(text).strip().partition("/")
+    try:
+        index, count = int(k), int(n)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
+    if not sep or count < 1 or not 1 <= index <= count:
+        raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}")
+    return f"{index}/{count}"
+
+
 def text_value(text: str) -> str:
     value = str(text).strip()
     if not value:
@@ -182,6 +195,15 @@ OPTIONS: tuple[OptionSpec, ...] = (
     ),
     OptionSpec("--sabot-task", "sabot_task", "Only these tasks (comma list).", kind="list"),
     OptionSpec("--sabot-seed", "sabot_seed", "Only these seeds (comma list).", kind="list"),
+    OptionSpec(
+        "--sabot-shard",
+        "sabot_shard",
+        "Run shard K of N of the selection (K/N, e.g. 1/2): whole baseline groups, split the "
+        "same way on every machine; sabot merge combines the shards' directories.",
+        kind="shard",
+        env="SABOT_SHARD",
+        parse=shard,
+    ),
     OptionSpec(
         "--sabot-fail-under",
         "sabot_fail_under",

@@ -1,14 +1,42 @@
-"""Hooks that exist only with pytest-xdist, registered only when it is loaded."""
+"""Hooks that exist only with pytest-xdist (registered only when it is loaded), and what
+a worker is handed: the session's paths as the controller resolved them."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
 if TYPE_CHECKING:
     from pytest_sabot.session.core import SabotSession
+    from pytest_sabot.session.settings import Settings
+
+
+def worker_settings(settings: Settings, workerinput: dict[str, Any]) -> Settings:
+    """A worker's settings: the paths of the session as the controller resolved them, so
+    a worker started in another directory (``--tx`` with ``chdir``, a socket gateway)
+    writes to and reads from the same places."""
+    paths = workerinput.get("sabot_paths")
+    if not isinstance(paths, dict):
+        return settings
+    return dataclasses.replace(settings, **{k: v for k, v in paths.items() if v is not None})
+
+
+def controller_paths(settings: Settings, out_dir: Path) -> dict[str, str | None]:
+    """The session's paths, absolute, for its workers (see ``worker_settings``)."""
+
+    def absolute(value: str | None) -> str | None:
+        return None if value is None else str(Path(value).resolve())
+
+    return {
+        "out": str(out_dir.resolve()),
+        "root": absolute(settings.root),
+        "prices": absolute(settings.prices),
+        "spend_ledger": absolute(settings.spend_ledger) or str(out_dir.resolve().parent),
+    }
 
 
 class XdistHooks:
@@ -17,9 +45,24 @@ class XdistHooks:
 
     @pytest.hookimpl
     def pytest_configure_node(self, node: Any) -> None:
-        """Hand every worker the controller's gateway address and run id."""
-        node.workerinput["sabot_gateway_url"] = self.session.gateway_url
-        node.workerinput["sabot_run_id"] = self.session.run_id
+        """Hand every worker the session's run id and its paths, resolved here (a worker
+        may start in another directory). Nothing else: each worker starts its own gateway
+        (a gateway given by --sabot-gateway-url travels with the options)."""
+        from pytest_sabot.session.gateway import invocation_dir
+
+        session = self.session
+        node.workerinput["sabot_run_id"] = session.run_id
+        if session.wave_given:
+            node.workerinput["sabot_paths"] = controller_paths(session.settings, session.out_dir)
+            node.workerinput["sabot_invocation_dir"] = invocation_dir()
+
+    @pytest.hookimpl
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        """A worker is done: keep what its gateway spent (a crashed one sends nothing; its
+        spend is in the project's ledger all the same)."""
+        workeroutput = getattr(node, "workeroutput", None)
+        if isinstance(workeroutput, dict):
+            self.session.worker_down(str(node.gateway.id), workeroutput)
 
     @pytest.hookimpl
     def pytest_xdist_node_collection_finished(self, node: Any, ids: Sequence[str]) -> None:

@@ -68,9 +68,9 @@ def text_difference(recorded: str, actual: str, context: int = 30) -> str:
 
 
 def replay_backend(host: BackendHost) -> ReplayBackends:
-    """The registry's factory of ``replay:<dir>``."""
-    del host  # a replay needs nothing but its recordings
-    return ReplayBackends()
+    """The registry's factory of ``replay:<dir>``: a relative directory is read from the
+    gateway's working directory (its settings' ``workdir``, else the process's)."""
+    return ReplayBackends(host.settings.workdir)
 
 
 class ReplayBackends:
@@ -79,12 +79,18 @@ class ReplayBackends:
 
     replays = True
 
-    def __init__(self) -> None:
+    def __init__(self, workdir: Path | None = None) -> None:
+        self.workdir = workdir
         self._lock = threading.Lock()
         self._roots: dict[str, ReplayBackend] = {}
 
+    def directory(self, name: str) -> Path:
+        """The recordings directory a spec names (relative ones from ``workdir``)."""
+        path = Path(name)
+        return self.workdir / path if self.workdir is not None and not path.is_absolute() else path
+
     def check(self, name: str) -> None:
-        if not Path(name).is_dir():
+        if not self.directory(name).is_dir():
             raise BackendError(
                 400, f"replay directory {name!r} does not exist", "sabot_replay_missing"
             )
@@ -92,7 +98,7 @@ class ReplayBackends:
     def complete(self, request: dict[str, Any], call: CallContext) -> BackendReply:
         with self._lock:
             if call.name not in self._roots:
-                self._roots[call.name] = ReplayBackend(Path(call.name))
+                self._roots[call.name] = ReplayBackend(self.directory(call.name))
             backend = self._roots[call.name]
         return backend.complete(request, call)
 
