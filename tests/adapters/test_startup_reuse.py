@@ -60,7 +60,8 @@ def _fresh_process_trace(cell_id: str, out_dir: Path) -> list[dict[str, Any]]:
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
     proc = subprocess.run(
         [sys.executable, "-c", _FRESH, str(ROOT), cell_id, str(out_dir), MODEL],
-        env=env, capture_output=True, text=True, check=False, timeout=300,
+        # The tree's own directory first on sys.path (``-c`` puts the working directory there).
+        cwd=ROOT, env=env, capture_output=True, text=True, check=False, timeout=300,
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     return _trace(out_dir, cell_id)
