@@ -1,7 +1,8 @@
 """The LangGraph pipeline (langgraph 1.2.9, langchain-openai 1.4.0), standard sections 5 and 8.
 
-One ``StateGraph`` per config, compiled once per process and invoked by every run of that
-config with the run's own nodes' state (``compiled_graph``)::
+One ``StateGraph`` per config, compiled once per process (``compiled_graph``) and invoked by
+every run of that config; the run's own parts (context, tools, model clients) reach the
+nodes through the invoke's ``configurable``, never through the graph::
 
     load -> worker -> review -> revise -> review -> ...      (one revise pass at most)
                         |
@@ -159,7 +160,8 @@ def _reply_text(message: BaseMessage) -> str:
 
 
 class _Pipeline:
-    """The nodes of one run's graph, closed over the run context and the two clients."""
+    """What the graph's nodes do for one run, closed over the run context and the two
+    clients; handed to the shared compiled graph in each invoke's ``configurable``."""
 
     def __init__(self, ctx: RunContext, async_http: httpx.AsyncClient) -> None:
         self.ctx = ctx
