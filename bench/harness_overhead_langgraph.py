@@ -8,7 +8,7 @@ Measures, in one process against one local gateway serving the embedded model:
                      both paths are warm): task view, trace file with an fsync, gateway
                      drain after every model call and node, operator seams, probe, pass
                      criterion, outcome.json;
-* ``bare_run_s``     the same compiled graph (``build_graph``) with the same prompts, the
+* ``bare_run_s``     the same compiled graph (``compiled_graph``) with the same prompts, the
                      same task tools and the same gateway and model, but a context that
                      records nothing: no trace, no drains, no operator, no outcome;
 * ``ratio``          harness_run_s / bare_run_s.

@@ -77,6 +77,7 @@ cap (worker_model_calls)  worker       a worker execution used max_iter and answ
 from __future__ import annotations
 
 import functools
+import json
 import re
 import threading
 from collections.abc import Callable
@@ -216,7 +217,10 @@ _JSON_TYPES: dict[str, Any] = {
 
 def args_model(handle: ToolHandle) -> type[BaseModel]:
     """A pydantic model for a tool's JSON Schema ``parameters`` (top-level properties)."""
-    schema = handle.parameters
+    return _build_args_model(handle.name, handle.parameters)
+
+
+def _build_args_model(tool_name: str, schema: dict[str, Any]) -> type[BaseModel]:
     properties: dict[str, Any] = schema.get("properties", {}) or {}
     required = set(schema.get("required", []) or [])
     fields: dict[str, Any] = {}
@@ -228,7 +232,7 @@ def args_model(handle: ToolHandle) -> type[BaseModel]:
             fields[name] = (py_type, Field(description=description))
         else:
             fields[name] = (py_type | None, Field(None, description=description))
-    model_name = "".join(part.title() for part in re.split(r"[^A-Za-z0-9]+", handle.name))
+    model_name = "".join(part.title() for part in re.split(r"[^A-Za-z0-9]+", tool_name))
     return create_model(f"{model_name or 'Tool'}Args", **fields)
 
 
@@ -382,21 +386,54 @@ def _native_llm(ctx: RunContext, agent: str) -> BaseLLM:
     return llm
 
 
-def _crewai_tool(handle: ToolHandle, before_call: Callable[[], None]) -> BaseTool:
+@functools.cache
+def _harness_tool_class() -> type[BaseTool]:
+    """The one ``BaseTool`` subclass every run's tools are instances of, built once per
+    process: a class statement on a pydantic model costs milliseconds, per tool and per run
+    when it stood inside the run. What a run owns (its ``ToolHandle``, the recorder's
+    checkpoint) is handed to each instance, never kept on the class."""
     from crewai.tools import BaseTool
-
-    schema = args_model(handle)
-    required = set(handle.parameters.get("required", []) or [])
+    from pydantic import PrivateAttr
 
     class HarnessTool(BaseTool):
-        def _run(self, *args: Any, **kwargs: Any) -> str:
-            before_call()
-            arguments = {k: v for k, v in kwargs.items() if k in required or v is not None}
-            return handle.invoke(arguments)
+        _handle: Any = PrivateAttr(default=None)
+        _before_call: Any = PrivateAttr(default=None)
+        _required: frozenset[str] = PrivateAttr(default=frozenset())
 
-    tool: BaseTool = HarnessTool(
-        name=handle.name, description=handle.description, args_schema=schema
+        def _run(self, *args: Any, **kwargs: Any) -> str:
+            self._before_call()
+            required = self._required
+            arguments = {k: v for k, v in kwargs.items() if k in required or v is not None}
+            result: str = self._handle.invoke(arguments)
+            return result
+
+    return HarnessTool
+
+
+@functools.lru_cache(maxsize=256)
+def _args_model_for(name: str, parameters_json: str) -> type[BaseModel]:
+    """``args_model`` once per tool name and schema: the model is a class, immutable once
+    built, so runs of the same task share it. The key keeps the schema's own key order (the
+    fields, and so the ``required`` list the model is shown, follow it)."""
+    return _build_args_model(name, json.loads(parameters_json))
+
+
+def _cached_args_model(handle: ToolHandle) -> type[BaseModel]:
+    try:
+        key = json.dumps(handle.parameters)
+    except (TypeError, ValueError):
+        return args_model(handle)
+    return _args_model_for(handle.name, key)
+
+
+def _crewai_tool(handle: ToolHandle, before_call: Callable[[], None]) -> BaseTool:
+    tool: BaseTool = _harness_tool_class()(
+        name=handle.name, description=handle.description, args_schema=_cached_args_model(handle)
     )
+    # The run's own parts, on this instance only (pydantic private attributes).
+    tool._handle = handle  # type: ignore[attr-defined]
+    tool._before_call = before_call  # type: ignore[attr-defined]
+    tool._required = frozenset(handle.parameters.get("required", []) or [])  # type: ignore[attr-defined]
     return tool
 
 

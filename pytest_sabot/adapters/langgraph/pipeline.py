@@ -1,6 +1,8 @@
 """The LangGraph pipeline (langgraph 1.2.9, langchain-openai 1.4.0), standard sections 5 and 8.
 
-One ``StateGraph`` per run::
+One ``StateGraph`` per config, compiled once per process (``compiled_graph``) and invoked by
+every run of that config; the run's own parts (context, tools, model clients) reach the
+nodes through the invoke's ``configurable``, never through the graph::
 
     load -> worker -> review -> revise -> review -> ...      (one revise pass at most)
                         |
@@ -52,7 +54,9 @@ run_end (task_failed)     pipeline     the run ends on that interrupt
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TypedDict
+import itertools
+import threading
+from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 from pytest_sabot.core.context import (
     WORKER_MODEL_CALL_CAP,
@@ -65,6 +69,7 @@ from pytest_sabot.core.verdict_token import VERDICT_PATTERN, Verdict, routing_ve
 if TYPE_CHECKING:
     import httpx
     from langchain_core.messages import BaseMessage
+    from langchain_core.runnables import RunnableConfig
     from langchain_core.tools import BaseTool
     from langchain_openai import ChatOpenAI
 
@@ -74,7 +79,7 @@ __all__ = [
     "RECURSION_LIMIT",
     "VERDICT_PATTERN",
     "Verdict",
-    "build_graph",
+    "compiled_graph",
     "parse_verdict",
     "run",
 ]
@@ -155,7 +160,8 @@ def _reply_text(message: BaseMessage) -> str:
 
 
 class _Pipeline:
-    """The nodes of one run's graph, closed over the run context and the two clients."""
+    """What the graph's nodes do for one run, closed over the run context and the two
+    clients; handed to the shared compiled graph in each invoke's ``configurable``."""
 
     def __init__(self, ctx: RunContext, async_http: httpx.AsyncClient) -> None:
         self.ctx = ctx
@@ -319,64 +325,89 @@ def _after_review(state: PipelineState) -> Route:
     return state.get("next", "emit")
 
 
-class _Node(Protocol):
-    def __call__(self, state: PipelineState) -> Any: ...
+# The key of the run's ``_Pipeline`` in the ``configurable`` of each invoke: the compiled
+# graph is shared by every run of a config in the process, so what a run owns (its context,
+# tools, model clients) reaches the nodes through the invoke, never through the graph.
+_PIPELINE_KEY = "sabot_pipeline"
 
 
-def _synced(ctx: RunContext, node: _Node) -> _Node:
-    """Run a node, then pull any model exchanges it caused into the trace."""
+def _run_node(name: str) -> Any:
+    """A graph node calling ``name`` on the invoke's pipeline, then pulling any model
+    exchanges it caused into that run's trace."""
 
-    def run_node(state: PipelineState) -> Any:
+    def run_node(state: PipelineState, config: RunnableConfig) -> Any:
+        pipeline: _Pipeline = config["configurable"][_PIPELINE_KEY]
         try:
-            return node(state)
+            return getattr(pipeline, name)(state)
         finally:
-            ctx.sync_model_calls()
+            pipeline.ctx.sync_model_calls()
 
-    run_node.__name__ = getattr(node, "__name__", "node")
+    run_node.__name__ = name
     return run_node
 
 
-def build_graph(ctx: RunContext, async_http: httpx.AsyncClient | None = None) -> Any:
-    """Compile the run's graph (with an in-memory checkpointer, which interrupts need).
-    ``async_http`` is the async HTTP client of its models (one of the context's if none)."""
+_compiled: dict[bool, tuple[Any, Any]] = {}
+_compiled_lock = threading.Lock()
+
+
+def compiled_graph(config: str) -> tuple[Any, Any]:
+    """The compiled graph of a config and its in-memory checkpointer (interrupts need one),
+    built on the first run of that config in this process and reused by every later run.
+    Each run invokes it on a thread of its own and removes that thread afterwards."""
+    guarded = config == "guardrail"
+    with _compiled_lock:
+        built = _compiled.get(guarded)
+        if built is None:
+            built = _compile(guarded)
+            _compiled[guarded] = built
+        return built
+
+
+def _compile(guarded: bool) -> tuple[Any, Any]:
     from langgraph.checkpoint.memory import InMemorySaver
     from langgraph.graph import END, START, StateGraph
 
-    pipeline = _Pipeline(ctx, async_http or ctx.http_async_client())
-    guarded = ctx.cell.config == "guardrail"
     graph = StateGraph(PipelineState)
-    graph.add_node("load", _synced(ctx, pipeline.load))
-    graph.add_node("worker", _synced(ctx, pipeline.worker))
-    graph.add_node("review", _synced(ctx, pipeline.review))
-    graph.add_node("revise", _synced(ctx, pipeline.revise))
-    graph.add_node("emit", _synced(ctx, pipeline.emit))
+    graph.add_node("load", _run_node("load"))
+    graph.add_node("worker", _run_node("worker"))
+    graph.add_node("review", _run_node("review"))
+    graph.add_node("revise", _run_node("revise"))
+    graph.add_node("emit", _run_node("emit"))
     graph.add_edge(START, "load")
     graph.add_edge("load", "worker")
     graph.add_edge("worker", "review")
     graph.add_edge("revise", "review")
     graph.add_edge("emit", END)
     if guarded:
-        graph.add_node("validate", _synced(ctx, pipeline.validate), destinations=("emit", "revise"))
+        graph.add_node("validate", _run_node("validate"), destinations=("emit", "revise"))
         graph.add_conditional_edges("review", _after_review, ["revise", "validate"])
     else:
         graph.add_conditional_edges("review", _after_review, ["revise", "emit"])
-    return graph.compile(checkpointer=InMemorySaver())
+    saver = InMemorySaver()
+    return graph.compile(checkpointer=saver), saver
+
+
+_run_numbers = itertools.count(1)
 
 
 def run(ctx: RunContext) -> None:
     """Run one cell's LangGraph pipeline to its end, recording its surfaces in the trace."""
+    graph, saver = compiled_graph(ctx.cell.config)
+    # A thread id of this run alone: the checkpointer is shared by the process's runs.
+    thread_id = f"{ctx.cell.id}#{next(_run_numbers)}"
     async_http = ctx.http_async_client()
     try:
-        graph = build_graph(ctx, async_http)
+        pipeline = _Pipeline(ctx, async_http)
         result = graph.invoke(
             {"round": 0},
             config={
-                "configurable": {"thread_id": ctx.cell.id},
+                "configurable": {"thread_id": thread_id, _PIPELINE_KEY: pipeline},
                 "recursion_limit": RECURSION_LIMIT,
             },
             version=INVOKE_VERSION,
         )
     finally:
+        saver.delete_thread(thread_id)
         asyncio.run(async_http.aclose())  # unused: the graph is invoked synchronously
     if not isinstance(result, dict):
         raise TypeError(
