@@ -389,6 +389,9 @@ def cmd_rescore(args: argparse.Namespace) -> int:
     fresh = rebuild(original, args.dir, rules, args.sabot_root)
     assert isinstance(fresh, ResultsFile)
     same_rules = rules == original.rules
+    if original.scoreboard.registered_rows is None:  # written before the field existed
+        fresh = fresh.model_copy(update={
+            "scoreboard": fresh.scoreboard.model_copy(update={"registered_rows": None})})
     if same_rules:
         identical = fresh.model_dump(mode="json") == original.model_dump(mode="json")
         print(

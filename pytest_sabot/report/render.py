@@ -125,9 +125,10 @@ def scoreboard_lines(results: ResultsFile) -> list[str]:
                 f"  the median uses {board.median_uses}; read as the union instead: "
                 f"{pct(board.median_other_reading).strip()}"
             )
-        if board.median_rows < FULL_BOARD_ROWS:
+        full_rows = board.registered_rows or FULL_BOARD_ROWS
+        if board.median_rows < full_rows:
             lines.append(
-                f"  (a partial board: {board.median_rows} of {FULL_BOARD_ROWS} rows; "
+                f"  (a partial board: {board.median_rows} of {full_rows} rows; "
                 "the band is read on the full scoreboard)"
             )
     lines.append(

@@ -188,9 +188,10 @@ def print_summary(out: Console, results: ResultsFile) -> None:
                 f"  the median uses {board.median_uses}; read as the union instead: "
                 f"{render.pct(board.median_other_reading).strip()}"
             )
-        if board.median_rows < render.FULL_BOARD_ROWS:
+        full_rows = board.registered_rows or render.FULL_BOARD_ROWS
+        if board.median_rows < full_rows:
             lines.append(
-                f"  (a partial board: {board.median_rows} of {render.FULL_BOARD_ROWS} rows; "
+                f"  (a partial board: {board.median_rows} of {full_rows} rows; "
                 "the band is read on the full scoreboard)"
             )
     lines += [

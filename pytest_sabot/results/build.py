@@ -381,7 +381,11 @@ def build_results(
             ],
             complete=not scored.missing,
         ),
-        scoreboard=scoreboard(scored.verdicts, carve_outs=carved),
+        scoreboard=scoreboard(
+            scored.verdicts,
+            carve_outs=carved,
+            registered_rows=len({(c.framework, c.config) for c in std.cells}),
+        ),
         cells=scored.verdicts,
         structural_zeros=[c.id for c in carved],
         counted=dict(sorted(used.items())),

@@ -173,6 +173,11 @@ class Scoreboard(_Out):
     )
     median_sabot_score: float | None
     median_rows: int = Field(description="How many rows entered the median.")
+    registered_rows: int | None = Field(
+        None,
+        description="How many rows (framework x config) the matrix registers: a board with "
+        "fewer rows than this is partial (None in files written before this field).",
+    )
     band: Band | None
     median_reading: str = Field(description="How 'median across frameworks' is read.")
     median_uses: str = Field(
@@ -377,8 +382,10 @@ def scoreboard(
     verdicts: Iterable[CellVerdict | BaselineVerdict],
     *,
     carve_outs: Iterable[Cell] = (),
+    registered_rows: int | None = None,
 ) -> Scoreboard:
-    """Rows plus the section 7 median and band."""
+    """Rows plus the section 7 median and band; ``registered_rows`` is the matrix's row
+    count, which tells a partial board from a whole one."""
     verdicts = list(verdicts)
     carve_outs = list(carve_outs)
     rows = aggregate_rows(verdicts, carve_outs=carve_outs)
@@ -405,6 +412,7 @@ def scoreboard(
         by_task=slices(verdicts, by="task", carve_outs=carve_outs),
         median_sabot_score=median,
         median_rows=len(scores),
+        registered_rows=registered_rows,
         band=band_for(median) if median is not None else None,
         median_reading=MEDIAN_READING,
         median_uses=uses,

@@ -22,6 +22,7 @@ def results_of(
     rules: str = "v0.2.1",
     judge: dict[str, object] | None = None,
     model: str = "sim:realistic",
+    registered_rows: int | None = None,
 ) -> ResultsFile:
     return ResultsFile(
         tool="pytest-sabot test",
@@ -36,7 +37,7 @@ def results_of(
         off_pin={},
         selection=Selection(registered=len(verdicts), selected=len(verdicts),
                             recorded=len(verdicts), complete=True),
-        scoreboard=scoreboard(verdicts),
+        scoreboard=scoreboard(verdicts, registered_rows=registered_rows),
         cells=list(verdicts),
         structural_zeros=[],
         judge=judge,
@@ -137,3 +138,15 @@ def test_S10_8_I28_results_md_has_the_per_operator_and_per_task_tables(kit) -> N
     assert "## Per operator" in md and "## Per task" in md
     assert "| O1 | - | - | 50% (1/2) | 50.0% [9.5, 90.5] |" in md
     assert "| O3 | structural zero (1) | 0% (0/1) | - |" in md
+
+
+def test_S7_1_a_partial_board_is_counted_against_the_rows_its_matrix_registers(kit) -> None:
+    """The band is read on the whole scoreboard; a board is partial against the rows its own
+    matrix registers (six in a wave of the standard, one for a single-row candidate)."""
+    verdicts = [_cell(kit, 1, REJECT)]
+    partial = scoreboard_lines(results_of(verdicts, registered_rows=6))
+    assert any("(a partial board: 1 of 6 rows;" in line for line in partial), partial
+    whole = scoreboard_lines(results_of(verdicts, registered_rows=1))
+    assert not any("partial board" in line for line in whole), whole
+    older = scoreboard_lines(results_of(verdicts))  # a file written before the field
+    assert any("(a partial board: 1 of 6 rows;" in line for line in older), older
