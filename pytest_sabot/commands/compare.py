@@ -12,6 +12,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.text import Text
 
+from pytest_sabot.report.render import ci_text, pp_text, rate_text
 from pytest_sabot.report.terminal import Column, console, print_lines, print_table
 from pytest_sabot.results.compare import (
     DEFAULT_RESAMPLES,
@@ -23,24 +24,6 @@ from pytest_sabot.results.compare import (
     compare,
 )
 from pytest_sabot.scoring.aggregate import Rate
-
-
-def _score(r: Rate | None) -> str:
-    if r is None:
-        return "no row"
-    if r.value is None:
-        return f"n/a ({r.k}/{r.n})"
-    return f"{100 * r.value:.1f}% ({r.k}/{r.n})"
-
-
-def _pp(value: float | None) -> str:
-    return "n/a" if value is None else f"{100 * value:+.1f} pp"
-
-
-def _ci(row: RowComparison) -> str:
-    if row.ci_low is None or row.ci_high is None:
-        return "n/a"
-    return f"[{100 * row.ci_low:+.1f}, {100 * row.ci_high:+.1f}]"
 
 
 def _describe(name: str, info: RunInfo) -> list[str]:
@@ -64,11 +47,16 @@ def _row_line(c: Comparison) -> RowComparison:
 # The paired table: the row, its difference and interval first; the flips last.
 ROW_COLUMNS: tuple[Column[RowComparison], ...] = (
     Column("row", lambda r: r.row, 1),
-    Column("A score", lambda r: "" if r.row == "all rows" else _score(r.a), 3, "right"),
-    Column("B score", lambda r: "" if r.row == "all rows" else _score(r.b), 3, "right"),
+    Column("A score", lambda r: "" if r.row == "all rows" else rate_text(r.a), 3, "right"),
+    Column("B score", lambda r: "" if r.row == "all rows" else rate_text(r.b), 3, "right"),
     Column("paired", lambda r: str(r.paired), 2, "right"),
-    Column("B - A", lambda r: "" if r.row == "all rows" else _pp(r.difference), 1, "right"),
-    Column("95% CI", lambda r: "" if r.row == "all rows" else _ci(r), 1, "right"),
+    Column("B - A", lambda r: "" if r.row == "all rows" else pp_text(r.difference), 1, "right"),
+    Column(
+        "95% CI",
+        lambda r: "" if r.row == "all rows" else ci_text(r.ci_low, r.ci_high),
+        1,
+        "right",
+    ),
     Column("A-only", lambda r: str(r.detected_a_only), 4, "right"),
     Column("B-only", lambda r: str(r.detected_b_only), 4, "right"),
     Column("unpaired", lambda r: str(r.one_sided), 5, "right"),
@@ -135,9 +123,9 @@ def _clean(r: Rate | None) -> str:
 
 CLEAN_COLUMNS: tuple[Column[RowComparison], ...] = (
     Column("row", lambda r: r.row, 1),
-    Column("A score", lambda r: _score(r.a), 2, "right"),
+    Column("A score", lambda r: rate_text(r.a), 2, "right"),
     Column("A clean-run", lambda r: _clean(r.a_clean_fire), 1, "right"),
-    Column("B score", lambda r: _score(r.b), 2, "right"),
+    Column("B score", lambda r: rate_text(r.b), 2, "right"),
     Column("B clean-run", lambda r: _clean(r.b_clean_fire), 1, "right"),
 )
 ONE_SIDED_COLUMNS: tuple[Column[OneSidedCell], ...] = (

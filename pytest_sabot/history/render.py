@@ -15,6 +15,7 @@ from rich.text import Text
 from pytest_sabot.history.queries import CellInfo, RunDetail, RunSummary, ScoreRowInfo
 from pytest_sabot.history.record import IndexReport
 from pytest_sabot.history.regress import RegressionReport, RowCheck
+from pytest_sabot.report.render import ci_text, pp_text, rate_text
 from pytest_sabot.report.terminal import (
     Column,
     console,
@@ -23,7 +24,6 @@ from pytest_sabot.report.terminal import (
     fitted_table,
     print_table,
 )
-from pytest_sabot.scoring.aggregate import Rate
 
 FIXTURE_NOTE = (
     "fixture: a keyless run of the embedded model or a scripted lab controller; its numbers "
@@ -246,31 +246,19 @@ def _spend_text(d: RunDetail) -> str:
     return text
 
 
-def _score(r: Rate | None) -> str:
-    if r is None:
-        return "no row"
-    if r.value is None:
-        return f"n/a ({r.k}/{r.n})"
-    return f"{100 * r.value:.1f}% ({r.k}/{r.n})"
 
 
-def _pp(v: float | None) -> str:
-    return "n/a" if v is None else f"{100 * v:+.1f} pp"
 
 
-def _ci(r: RowCheck) -> str:
-    if r.ci_low is None or r.ci_high is None:
-        return "n/a"
-    return f"[{100 * r.ci_low:+.1f}, {100 * r.ci_high:+.1f}]"
 
 
 REGRESS_COLUMNS: tuple[Column[RowCheck], ...] = (
     Column("row", lambda r: r.row, 1),
-    Column("A score", lambda r: _score(r.a), 3, "right"),
-    Column("B score", lambda r: _score(r.b), 3, "right"),
+    Column("A score", lambda r: rate_text(r.a), 3, "right"),
+    Column("B score", lambda r: rate_text(r.b), 3, "right"),
     Column("paired", lambda r: str(r.paired), 2, "right"),
-    Column("B - A", lambda r: _pp(r.difference), 1, "right"),
-    Column("95% CI", _ci, 1, "right"),
+    Column("B - A", lambda r: pp_text(r.difference), 1, "right"),
+    Column("95% CI", lambda r: ci_text(r.ci_low, r.ci_high), 1, "right"),
     Column("A-only", lambda r: str(r.detected_a_only), 4, "right"),
     Column("B-only", lambda r: str(r.detected_b_only), 4, "right"),
     Column("reading", lambda r: r.status, 1),

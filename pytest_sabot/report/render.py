@@ -24,6 +24,27 @@ BAND_SHORT = {
 }
 
 
+def rate_text(r: Rate | None) -> str:
+    """A rate as ``47.1% (16/34)``; ``no row`` when there is none."""
+    if r is None:
+        return "no row"
+    if r.value is None:
+        return f"n/a ({r.k}/{r.n})"
+    return f"{100 * r.value:.1f}% ({r.k}/{r.n})"
+
+
+def pp_text(value: float | None) -> str:
+    """A difference of two rates in percentage points, signed."""
+    return "n/a" if value is None else f"{100 * value:+.1f} pp"
+
+
+def ci_text(low: float | None, high: float | None) -> str:
+    """An interval of a difference, in signed points."""
+    if low is None or high is None:
+        return "n/a"
+    return f"[{100 * low:+.1f}, {100 * high:+.1f}]"
+
+
 def pct(value: float | None) -> str:
     return "  n/a" if value is None else f"{100 * value:5.1f}%"
 
