@@ -9,6 +9,8 @@ splits it.
 Routes:
   POST /<S>/run/<run_key>/agent/<agent>/<any prefix>/chat/completions   chat completions
   GET  /<S>/run/<run_key>/agent/<agent>/<any prefix>/models            model list probe
+  POST /sabot/sessions              a session's own cap (SessionRegistration -> SessionRegistered)
+  GET  /sabot/sessions/<account>    that session's calls and spend (GatewayStats)
   POST /sabot/runs                  register a run (RunRegistration -> RunRegistered)
   POST /sabot/runs/<run_key>/drain  exchanges since the last drain
   POST /sabot/runs/<run_key>/close  forget the run (returns undrained exchanges)
@@ -253,6 +255,15 @@ class _Handler(BaseHTTPRequestHandler):
             "unknown_route",
         )
 
+    @staticmethod
+    def _json(body: bytes, what: str) -> Any:
+        try:
+            return json.loads(body or b"null")
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise ControlError(
+                400, f"{what} registration is not valid JSON: {exc}", "invalid_json"
+            ) from exc
+
     def _control(self, method: str, parts: list[str], body: bytes) -> None:
         service = self.server.service
         if method == "GET" and parts == ["health"]:
@@ -260,13 +271,11 @@ class _Handler(BaseHTTPRequestHandler):
         elif method == "GET" and parts == ["stats"]:
             self._send_json(200, service.stats().model_dump(mode="json"))
         elif method == "POST" and parts == ["runs"]:
-            try:
-                payload = json.loads(body or b"null")
-            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-                raise ControlError(
-                    400, f"registration is not valid JSON: {exc}", "invalid_json"
-                ) from exc
-            self._send_json(200, service.register_run(payload))
+            self._send_json(200, service.register_run(self._json(body, "run")))
+        elif method == "POST" and parts == ["sessions"]:
+            self._send_json(200, service.register_session(self._json(body, "session")))
+        elif method == "GET" and len(parts) == 2 and parts[0] == "sessions":
+            self._send_json(200, service.session_stats(parts[1]).model_dump(mode="json"))
         elif method == "POST" and len(parts) == 3 and parts[0] == "runs" and parts[2] == "drain":
             self._send_json(200, {"exchanges": service.drain(parts[1])})
         elif method == "POST" and len(parts) == 3 and parts[0] == "runs" and parts[2] == "close":

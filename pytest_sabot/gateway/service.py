@@ -20,6 +20,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from pytest_sabot.core.errors import SabotDataError
+from pytest_sabot.gateway.accounts import SessionAccount, check_ledger_dir
 from pytest_sabot.gateway.backends import (
     BACKENDS,
     Backend,
@@ -40,6 +41,8 @@ from pytest_sabot.gateway.protocol import (
     RecordedExchange,
     RunRegistered,
     RunRegistration,
+    SessionRegistered,
+    SessionRegistration,
     encode_body,
     error_body,
     request_hash,
@@ -79,6 +82,7 @@ class _Run:
     spec: ModelSpec
     swap: ModelSpec | None
     record: bool
+    account: SessionAccount | None = None
     counters: dict[str, int] = field(default_factory=dict)
     pending: list[ExchangeRecord] = field(default_factory=list)
 
@@ -131,6 +135,8 @@ class GatewayService:
         self._lock = threading.Lock()
         self._runs: dict[str, _Run] = {}  # by run key
         self._labels: dict[str, str] = {}  # label -> run key, for runs open or registering
+        self._accounts: dict[str, SessionAccount] = {}  # by account key
+        self._sessions: dict[str, str] = {}  # session run id -> account key
         self._calls = 0
         self._fixture_calls = 0
         self._errors = 0
@@ -196,6 +202,69 @@ class GatewayService:
                     field_name,
                 )
 
+    def register_session(self, raw: Any) -> dict[str, Any]:
+        """Open (or find again) the account of a session's own cap."""
+        try:
+            reg = SessionRegistration.model_validate(raw)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            param = ".".join(str(p) for p in first.get("loc", ()))
+            raise ControlError(
+                400, f"session registration: {param}: {first['msg']}",
+                "invalid_registration", param,
+            ) from exc
+        try:
+            problem = check_ledger_dir(reg)
+        except SabotDataError as exc:
+            raise ControlError(400, str(exc), "sabot_bad_ledger", "spend_ledger") from exc
+        if problem is not None:
+            raise ControlError(400, problem, "sabot_bad_ledger", "spend_ledger")
+        with self._lock:
+            known = self._sessions.get(reg.session)
+            if known is not None:
+                account = self._accounts[known]
+                if not account.matches(reg):
+                    raise ControlError(
+                        409,
+                        f"session {reg.session!r} is registered with another cap or ledger",
+                        "sabot_session_exists",
+                        "session",
+                    )
+            else:
+                account = SessionAccount(new_run_key(), reg, self.budget)
+                self._accounts[account.key] = account
+                self._sessions[reg.session] = account.key
+        return SessionRegistered(
+            account=account.key, session=reg.session, budget=account.state()
+        ).model_dump(mode="json")
+
+    def _account(self, key: str) -> SessionAccount:
+        with self._lock:
+            account = self._accounts.get(key)
+        if account is None:
+            raise ControlError(
+                404, "unknown session account: not registered at this gateway",
+                "sabot_unknown_account", "account",
+            )
+        return account
+
+    def session_stats(self, key: str) -> GatewayStats:
+        """A session account's part of the gateway's stats: its runs' calls and its cap."""
+        account = self._account(key)
+        with self._lock:
+            counts = account.counts
+            open_runs = sum(1 for run in self._runs.values() if run.account is account)
+            return GatewayStats(
+                calls=counts.calls,
+                upstream_calls=counts.upstream_calls,
+                upstream_retries=counts.upstream_retries,
+                fixture_calls=counts.fixture_calls,
+                errors=counts.errors,
+                runs_open=open_runs,
+                concurrency_limit=self.limit.limit,
+                budget=account.state(),
+            )
+
     def register_run(self, raw: Any) -> dict[str, Any]:
         """Register a run, all or nothing: a refused registration leaves no run, no label
         and no recording behind."""
@@ -212,6 +281,7 @@ class GatewayService:
         except ValueError as exc:
             raise ControlError(400, str(exc), "sabot_unknown_model", "model") from exc
         self._check_spec(spec, "model")
+        account = self._account(reg.account) if reg.account is not None else None
         backend = self.backend(spec.scheme)
         try:
             # A replay knows itself which of its calls were downgraded.
@@ -247,7 +317,7 @@ class GatewayService:
                 "sabot_recording_failed",
             ) from exc
         with self._lock:
-            self._runs[key] = _Run(key, reg, spec, swap, record)
+            self._runs[key] = _Run(key, reg, spec, swap, record, account)
         return RunRegistered(
             run_key=key,
             label=reg.label,
@@ -343,6 +413,7 @@ class GatewayService:
             call_index=index,
             model=spec.text,
             name=spec.name,
+            account=run.account,
         )
         # Backends get the request as sent; replay compares with the scrubbed form it recorded.
         backend = self.backend(spec.scheme)
@@ -372,6 +443,11 @@ class GatewayService:
                 self._errors += 1
             if self._runs.get(run_key) is run:
                 run.pending.append(saved.record)
+        if run.account is not None:
+            run.account.answered(
+                fixture=isinstance(outcome, BackendReply) and outcome.fixture,
+                error=isinstance(outcome, BackendError),
+            )
         if run.record and self.recorder is not None:
             self.recorder.append(run_key, saved)
         return served

@@ -175,7 +175,11 @@ class SabotSession:
         if gateway_mod.distributed(config):
             # The workers run the cells, each on a gateway of its own: the controller
             # only checks the settings they will use.
-            gateway_mod.external_url(self.settings)
+            url = gateway_mod.external_url(self.settings)
+            if url is not None and not self.collect_only:
+                self.gateway_url = gateway_mod.open_account(
+                    self.settings, url, self.out_dir, self.run_id
+                )
             gateway_mod.settings_of(self.settings, self.out_dir)
         else:
             self._start_gateway()
@@ -185,8 +189,12 @@ class SabotSession:
     def _start_gateway(self) -> None:
         """This process runs cells: start its own gateway (a gateway given by URL is used
         as it is). A worker's divides --sabot-max-connections with the other workers'."""
-        self.gateway_url = gateway_mod.external_url(self.settings)
-        if self.gateway_url is not None:
+        url = gateway_mod.external_url(self.settings)
+        if url is not None:
+            self.gateway_url = (
+                url if self.collect_only
+                else gateway_mod.open_account(self.settings, url, self.out_dir, self.run_id)
+            )
             return
         workerinput: dict[str, Any] = getattr(self.config, "workerinput", {})
         settings = gateway_mod.settings_of(
@@ -454,8 +462,18 @@ class SabotSession:
             self.worker_spend[worker] = spend
 
     def spend(self) -> dict[str, Any] | None:
-        """The session's spend, every gateway of it together."""
-        return gateway_mod.session_spend(self.gateway, self.worker_spend)
+        """The session's spend, every gateway of it together: its account's at a gateway
+        given by URL. A live session always reports one (from the spend ledger when no
+        gateway can tell)."""
+        if self.gateway is None and self.settings.gateway_url:
+            spent = gateway_mod.account_spend(self.gateway_url)
+        else:
+            spent = gateway_mod.session_spend(self.gateway, self.worker_spend)
+        if spent is None and self.settings.live:
+            spent = gateway_mod.ledger_spend(
+                gateway_mod.ledger_dir(self.settings, self.out_dir), self.run_id
+            )
+        return spent
 
     # ------------------------------------------------------------------ terminal
 
