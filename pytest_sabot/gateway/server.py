@@ -35,6 +35,7 @@ from __future__ import annotations
 import contextlib
 import hmac
 import json
+import re
 import threading
 from collections.abc import Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -51,6 +52,16 @@ from pytest_sabot.gateway.settings import GatewaySettings
 SECRET_HEADER = "X-Sabot-Secret"
 _BROWSER_HEADERS = ("Origin", "Sec-Fetch-Site", "Sec-Fetch-Mode", "Sec-Fetch-Dest")
 _DISCARD_LIMIT = 1024 * 1024  # a refused request's body is read (and dropped) up to this
+_HEX = re.compile(rb"[0-9A-Fa-f]{1,16}")
+_DECIMAL = re.compile(r"[0-9]{1,19}")
+_LINE_LIMIT = 1024  # a chunk size line (with its extensions) or a trailer line
+_MAX_TRAILERS = 32
+LISTEN_BACKLOG = 1024
+"""Connections the kernel holds for the gateway until it accepts them (capped by
+net.core.somaxconn). Every agent of every cell in flight connects at once: an xdist worker's
+cells in flight, their agents and the threads a framework runs tools and reviews in, and,
+for a standalone gateway, every session and worker sharing it. The stdlib's default of 5
+turns a burst into SYN retransmits (a one-second wait per dropped connect)."""
 
 
 class _BadRequest(Exception):
@@ -60,9 +71,12 @@ class _BadRequest(Exception):
         self.code = code
 
 
-class _Server(ThreadingHTTPServer):
+class GatewayServer(ThreadingHTTPServer):
+    """The listening server (its backlog sized for a wave's callers, LISTEN_BACKLOG)."""
+
     daemon_threads = True
     allow_reuse_address = True
+    request_queue_size = LISTEN_BACKLOG
     service: GatewayService
     secret: str
     host_header: str  # the only Host a request may carry, e.g. '127.0.0.1:8431'
@@ -79,7 +93,7 @@ def _media_type(content_type: str | None) -> str:
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     disable_nagle_algorithm = True  # headers and body leave in separate writes
-    server: _Server
+    server: GatewayServer
 
     def log_message(self, format: str, *args: Any) -> None:
         return  # request lines never reach a log (they carry run keys, not secrets, but
@@ -90,35 +104,52 @@ class _Handler(BaseHTTPRequestHandler):
     def _read_body(self) -> bytes:
         limit = self.server.service.settings.max_body_bytes
         if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
-            chunks: list[bytes] = []
-            total = 0
-            while True:
-                line = self.rfile.readline(1024)
-                if not line:
-                    raise _BadRequest(400, "truncated chunked body", "invalid_body")
-                size = int(line.split(b";")[0].strip() or b"0", 16)
-                if size == 0:
-                    self.rfile.readline(1024)
-                    break
-                total += size
-                if total > limit:
-                    raise _BadRequest(413, f"request body over {limit} bytes", "body_too_large")
-                chunks.append(self.rfile.read(size))
-                self.rfile.readline(1024)
-            return b"".join(chunks)
+            return self._read_chunked(limit)
         length_text = self.headers.get("Content-Length")
         if length_text is None:
             return b""
-        try:
-            length = int(length_text)
-        except ValueError as exc:
-            raise _BadRequest(400, "Content-Length is not a number", "invalid_body") from exc
-        if length < 0 or length > limit:
+        if not _DECIMAL.fullmatch(length_text.strip()):
+            raise _BadRequest(400, "Content-Length is not a whole number", "invalid_body")
+        length = int(length_text)
+        if length > limit:
             raise _BadRequest(413, f"request body over {limit} bytes", "body_too_large")
         data = self.rfile.read(length)
         if len(data) != length:
             raise _BadRequest(400, "request body shorter than Content-Length", "invalid_body")
         return data
+
+    def _read_chunked(self, limit: int) -> bytes:
+        """A chunked body (RFC 9112 7.1), strictly: a size is 1 to 16 hex digits (no sign,
+        prefix, space or underscore), each chunk's data ends in CRLF, the trailer section
+        is bounded; the limit is checked before a chunk is read."""
+        chunks: list[bytes] = []
+        total = 0
+        while True:
+            line = self.rfile.readline(_LINE_LIMIT + 1)
+            if not line.endswith(b"\n"):
+                raise _BadRequest(400, "truncated or overlong chunk size line", "invalid_body")
+            size_text = line.split(b";", 1)[0].rstrip(b"\r\n").rstrip(b" \t")
+            if not _HEX.fullmatch(size_text):
+                raise _BadRequest(
+                    400, "a chunk size must be 1 to 16 hexadecimal digits", "invalid_body"
+                )
+            size = int(size_text, 16)
+            if size == 0:
+                break
+            if total + size > limit:
+                raise _BadRequest(413, f"request body over {limit} bytes", "body_too_large")
+            data = self.rfile.read(size)
+            if len(data) != size or self.rfile.readline(3) not in (b"\r\n", b"\n"):
+                raise _BadRequest(400, "a chunk is shorter than its size", "invalid_body")
+            total += size
+            chunks.append(data)
+        for _ in range(_MAX_TRAILERS + 1):
+            trailer = self.rfile.readline(_LINE_LIMIT + 1)
+            if trailer in (b"\r\n", b"\n"):
+                return b"".join(chunks)
+            if not trailer.endswith(b"\n"):
+                raise _BadRequest(400, "truncated chunked body", "invalid_body")
+        raise _BadRequest(400, f"more than {_MAX_TRAILERS} trailer lines", "invalid_body")
 
     def _send(self, served: Served) -> None:
         self.send_response(served.status)
@@ -305,7 +336,7 @@ class Gateway:
         redact_in_logs(self.secret)
         self.service = GatewayService(settings, backends, secret=self.secret)
         handler = type("SabotGatewayHandler", (_Handler,), {"timeout": settings.client_timeout_s})
-        self._server = _Server((settings.host, settings.port), handler)
+        self._server = GatewayServer((settings.host, settings.port), handler)
         self._server.service = self.service
         self._server.secret = self.secret
         host, port = self._server.server_address[:2]
