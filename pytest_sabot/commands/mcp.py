@@ -352,7 +352,12 @@ def serve_cell(std: Standard, cell: Cell, out: Path, model: str) -> dict[str, An
     import anyio
     from mcp.server.stdio import stdio_server
 
+    from pytest_sabot.trusted.harden import harden
+
     global _RUN
+    # The client started this process: it must not find the live trace (or anything else
+    # of the run) through /proc/<this pid> (fd, environ, mem, cwd, cmdline).
+    harden()
     run = CellRun(std, cell, out, model)
     _RUN = run
     try:

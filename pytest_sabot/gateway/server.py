@@ -12,10 +12,17 @@ Routes:
   POST /sabot/sessions              a session's own cap (SessionRegistration -> SessionRegistered)
   GET  /sabot/sessions/<account>    that session's calls and spend (GatewayStats)
   POST /sabot/runs                  register a run (RunRegistration -> RunRegistered)
+  POST /sabot/runs/<run_key>/grant  a credential for one agent of the run (RunGrant -> RunGranted)
   POST /sabot/runs/<run_key>/drain  exchanges since the last drain
   POST /sabot/runs/<run_key>/close  forget the run (returns undrained exchanges)
   GET  /sabot/stats                 spend, calls, budget state
   GET  /sabot/health                liveness
+
+The scoped door, for pipelines outside the harness (a trusted agent's child, an MCP client):
+  POST /v1/chat/completions         as one agent of one run, named by the bearer credential
+  GET  /v1/models                   that run's model
+It takes a credential from ``/grant`` as its bearer token and nothing else: no other route
+answers a credential, and a credential opens no other run.
 
 Before anything else a request that looks like a browser's is refused (403 for an
 ``Origin`` or ``Sec-Fetch-*`` header or a ``Host`` other than the gateway's own address and
@@ -46,7 +53,7 @@ from pytest_sabot.gateway.backends.base import Backend
 from pytest_sabot.gateway.protocol import encode_body, error_body
 from pytest_sabot.gateway.routing import parse_agent_path
 from pytest_sabot.gateway.secrets import new_secret, redact_in_logs
-from pytest_sabot.gateway.service import ControlError, GatewayService, Served
+from pytest_sabot.gateway.service import SCOPED_PATH, ControlError, GatewayService, Served
 from pytest_sabot.gateway.settings import GatewaySettings
 
 SECRET_HEADER = "X-Sabot-Secret"
@@ -194,6 +201,8 @@ class _Handler(BaseHTTPRequestHandler):
             "application/json"
         ):
             return 415, "request bodies must be Content-Type: application/json", "sabot_not_json"
+        if path == SCOPED_PATH or path.startswith(SCOPED_PATH + "/"):
+            return self._scoped_refusal()
         if path == "/sabot" or path.startswith("/sabot/"):
             given = self.headers.get(SECRET_HEADER)
             if given is None:
@@ -207,6 +216,19 @@ class _Handler(BaseHTTPRequestHandler):
                 401,
                 "this gateway needs its session secret as the first path segment",
                 "sabot_no_secret",
+            )
+        return None
+
+    def _scoped_refusal(self) -> tuple[int, str, str] | None:
+        """The scoped door takes a run's credential as its bearer token, nothing else."""
+        auth = self.headers.get("Authorization") or ""
+        if not auth.startswith("Bearer "):
+            return 401, "this door needs a run's credential as its bearer token", (
+                "sabot_no_credential"
+            )
+        if self.server.service.granted(auth.removeprefix("Bearer ").strip()) is None:
+            return 401, "this credential opens no run here (unknown, or its run ended)", (
+                "sabot_bad_credential"
             )
         return None
 
@@ -256,8 +278,36 @@ class _Handler(BaseHTTPRequestHandler):
                     "server_error",
                 )
 
+    def _scoped(self, method: str, path: str, body: bytes) -> None:
+        """The scoped door: one run's chat completions and model list, as one agent."""
+        service = self.server.service
+        auth = self.headers.get("Authorization") or ""
+        grant = service.granted(auth.removeprefix("Bearer ").strip())
+        if grant is None:  # the run ended between the check and here
+            self._error(401, "this credential opens no run here", "sabot_bad_credential",
+                        "authentication_error")
+            return
+        run_key, agent = grant
+        rest = path[len(SCOPED_PATH):].rstrip("/")
+        if method == "POST" and rest == "/chat/completions":
+            self._send(service.chat(run_key, agent, body, auth))
+        elif method == "GET" and rest == "/models":
+            self._send_json(200, service.models(run_key))
+        elif method == "GET" and rest.startswith("/models/"):
+            self._send_json(200, service.models(run_key)["data"][0])
+        else:
+            self._error(
+                404,
+                f"no route for {method} here: this door serves POST {SCOPED_PATH}/chat/"
+                f"completions and GET {SCOPED_PATH}/models",
+                "unknown_route",
+            )
+
     def _route(self, method: str, path: str, body: bytes) -> None:
         service = self.server.service
+        if path == SCOPED_PATH or path.startswith(SCOPED_PATH + "/"):
+            self._scoped(method, path, body)
+            return
         if path == "/sabot" or path.startswith("/sabot/"):
             parts = [unquote(p) for p in path.strip("/").split("/")]
             self._control(method, parts[1:], body)
@@ -307,6 +357,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(200, service.register_session(self._json(body, "session")))
         elif method == "GET" and len(parts) == 2 and parts[0] == "sessions":
             self._send_json(200, service.session_stats(parts[1]).model_dump(mode="json"))
+        elif method == "POST" and len(parts) == 3 and parts[0] == "runs" and parts[2] == "grant":
+            self._send_json(200, service.grant(parts[1], self._json(body, "grant")))
         elif method == "POST" and len(parts) == 3 and parts[0] == "runs" and parts[2] == "drain":
             self._send_json(200, {"exchanges": service.drain(parts[1])})
         elif method == "POST" and len(parts) == 3 and parts[0] == "runs" and parts[2] == "close":

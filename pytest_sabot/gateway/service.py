@@ -39,6 +39,8 @@ from pytest_sabot.gateway.protocol import (
     ExchangeRecord,
     GatewayStats,
     RecordedExchange,
+    RunGrant,
+    RunGranted,
     RunRegistered,
     RunRegistration,
     SessionRegistered,
@@ -49,9 +51,16 @@ from pytest_sabot.gateway.protocol import (
 )
 from pytest_sabot.gateway.recording import Recorder
 from pytest_sabot.gateway.routing import ModelSpec, downgrade_spec, parse_model
-from pytest_sabot.gateway.secrets import Scrubber, new_run_key
+from pytest_sabot.gateway.secrets import Scrubber, new_run_key, redact_in_logs
 from pytest_sabot.gateway.settings import GatewaySettings
 from pytest_sabot.gateway.sse import completion_to_sse
+
+SCOPED_PATH = "/v1"
+"""The scoped door: a pipeline outside the harness calls ``<origin>/v1/chat/completions``
+with its run's credential as the bearer token; the URL names neither the session secret
+nor the run nor the cell."""
+SCOPED_PREFIX = "sabot-run-"
+"""Credentials start with this (and 32 characters): recognisable in a log, never guessable."""
 
 # Never echoes the key it was given: an error text may end up in a trace.
 _UNKNOWN_RUN = "unknown run: not registered at this gateway, or already closed"
@@ -136,6 +145,7 @@ class GatewayService:
         self._runs: dict[str, _Run] = {}  # by run key
         self._labels: dict[str, str] = {}  # label -> run key, for runs open or registering
         self._accounts: dict[str, SessionAccount] = {}  # by account key
+        self._grants: dict[str, tuple[str, str]] = {}  # credential -> (run key, agent)
         self._sessions: dict[str, str] = {}  # session run id -> account key
         self._calls = 0
         self._fixture_calls = 0
@@ -343,12 +353,43 @@ class GatewayService:
             out, run.pending = run.pending, []
         return [r.model_dump(mode="json") for r in out]
 
+    def grant(self, run_key: str, raw: Any) -> dict[str, Any]:
+        """A credential for one agent of an open run: it opens that run's chat completions
+        and model list at the scoped door (``/v1``) and nothing else; closing the run ends
+        it. Asked by the run's registrant (the control API), handed to a pipeline outside
+        the harness instead of the session secret."""
+        try:
+            wanted = RunGrant.model_validate(raw)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            param = ".".join(str(p) for p in first.get("loc", ()))
+            raise ControlError(
+                400, f"grant: {param}: {first['msg']}", "invalid_grant", param
+            ) from exc
+        token = SCOPED_PREFIX + new_run_key()
+        with self._lock:
+            if run_key not in self._runs:
+                raise ControlError(404, _UNKNOWN_RUN, "sabot_unknown_run")
+            self._grants[token] = (run_key, wanted.agent)
+        self.scrubber.add(token)
+        redact_in_logs(token)
+        return RunGranted(api_key=token, base_path=SCOPED_PATH).model_dump(mode="json")
+
+    def granted(self, token: str | None) -> tuple[str, str] | None:
+        """(run key, agent) a scoped credential opens, None for anything else."""
+        if not token:
+            return None
+        with self._lock:
+            return self._grants.get(token)
+
     def close_run(self, run_key: str) -> list[dict[str, Any]]:
-        """Forget the run; returns the exchanges not drained yet."""
+        """Forget the run (and end its credentials); returns the exchanges not drained yet."""
         with self._lock:
             run = self._runs.pop(run_key, None)
             if run is not None and self._labels.get(run.reg.label) == run_key:
                 del self._labels[run.reg.label]
+            for token in [t for t, (key, _) in self._grants.items() if key == run_key]:
+                del self._grants[token]
         if run is None:
             raise ControlError(404, _UNKNOWN_RUN, "sabot_unknown_run")
         if run.record and self.recorder is not None:

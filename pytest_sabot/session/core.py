@@ -4,6 +4,7 @@ xdist worker, and everything the plugin's hooks do."""
 from __future__ import annotations
 
 import math
+import os
 from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -158,6 +159,8 @@ class SabotSession:
                 self.std = agent_wave(self.std)
             except SabotDataError as exc:
                 raise pytest.UsageError(f"pytest-sabot: {exc}") from None
+        if self.settings.sandbox:
+            self._use_sandbox()
         self.filtered = preflight.select(self.std, self.settings.filters)
         preflight.check_frameworks(self.filtered)
         from pytest_sabot.session import shard as shard_mod
@@ -206,6 +209,30 @@ class SabotSession:
         )
         self.gateway, self.gateway_url = gateway_mod.start(self.config, settings)
 
+    def _use_sandbox(self) -> None:
+        """--sabot-sandbox: the agent's children run in bubblewrap, with the standard's
+        tasks, the output and the spend ledger's records out of their view; the controller
+        starts one first and refuses the session where the machine cannot provide it."""
+        if not self.settings.agent:
+            raise pytest.UsageError(
+                "pytest-sabot: --sabot-sandbox sandboxes the child of --sabot-agent; give "
+                "one (the shipped frameworks run inside the harness, not in a child)"
+            )
+        from pytest_sabot.trusted.sabot import use_sandbox
+        from pytest_sabot.trusted.sandbox import evidence
+        from pytest_sabot.trusted.supervisor import child_environment
+
+        code = child_environment(extra_path=(os.getcwd(),)).get("PYTHONPATH", "")
+        hidden = evidence(
+            self.out_dir.absolute(),
+            gateway_mod.ledger_dir(self.settings, self.out_dir),
+            [Path(self.std.root) / "tasks"],
+            [Path(p) for p in code.split(os.pathsep) if p],
+        )
+        problem = use_sandbox(hidden, check=not self.is_worker)
+        if problem is not None:
+            raise pytest.UsageError(f"pytest-sabot: {problem}")
+
     def unconfigure(self) -> None:
         self._restore_signals()
         from pytest_sabot.core.frameworks import forget_local
@@ -228,6 +255,11 @@ class SabotSession:
             if problem is not None:
                 raise pytest.UsageError(f"pytest-sabot: {problem}")
             register(self.settings.agent, self.attempt_timeout)
+            # Every process of the session that could be the agent's parent (or show the
+            # session's arguments) hides its /proc details from it (trusted/harden.py).
+            from pytest_sabot.trusted.harden import harden
+
+            harden()
         if not self.settings.adapters:
             return
         from pytest_sabot.core.frameworks import register_local

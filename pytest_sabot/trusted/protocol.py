@@ -84,6 +84,13 @@ class ModelEndpoint(Message):
     api_key: str = Field(
         description="A per-run token the parent's endpoint accepts; never a provider key."
     )
+    via_pipe: bool = Field(
+        False,
+        description=(
+            "The child cannot reach base_url (a sandbox without network): it serves the "
+            "endpoint on its own loopback and carries each request over the pipe."
+        ),
+    )
 
 
 class Load(Message):
