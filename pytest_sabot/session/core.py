@@ -228,6 +228,7 @@ class SabotSession:
             gateway_mod.ledger_dir(self.settings, self.out_dir),
             [Path(self.std.root) / "tasks"],
             [Path(p) for p in code.split(os.pathsep) if p],
+            [Path("reports").absolute(), Path(self.std.root) / "reports"],
         )
         problem = use_sandbox(hidden, check=not self.is_worker)
         if problem is not None:

@@ -97,5 +97,8 @@ def hide_command_line(text: str = HIDDEN_COMMAND_LINE) -> bool:
 
 
 def harden() -> dict[str, bool]:
-    """Both steps; what each achieved (for the record and the docs' claims)."""
-    return {"undumpable": make_undumpable(), "command_line_hidden": hide_command_line()}
+    """Both steps; what each achieved (for the record and the docs' claims). The command
+    line goes first: once undumpable, a process that is not root may no longer open its
+    own ``/proc/self/mem``."""
+    hidden = hide_command_line()
+    return {"undumpable": make_undumpable(), "command_line_hidden": hidden}

@@ -14,12 +14,14 @@ child in namespaces of its own, so it sees only what the sandbox mounts:
 * **no view of the evidence**: the directories given as ``hidden`` (the standard's
   ``tasks/``, the output directory and the spend ledger's directory) are empty tmpfs in
   the child's view, wherever they sit inside what it may read;
-* **no view of the parent**: a PID namespace with its own ``/proc``, which lists only the
-  sandbox's processes; its own IPC, UTS and cgroup namespaces; a user namespace that may
-  not create further ones (``--disable-userns``), every capability dropped; it dies with
-  its parent.
+* **no view of the parent**: a PID namespace in which the child is process 1 (it has no
+  parent there) with its own ``/proc``, which lists only the sandbox's processes; its own
+  IPC, UTS and cgroup namespaces; a user namespace that may not create further ones
+  (``--disable-userns``), every capability dropped; it dies with its parent, and whatever
+  it started dies with it.
 
-The working directory is the fresh ``/tmp``. What the child writes there is gone with it.
+The working directory is an empty tmpfs, ``/sandbox``, and ``/tmp`` another: what the
+child writes there is gone with it.
 :func:`unavailable` tells, before anything runs, why this machine cannot provide the
 sandbox (no bwrap, user namespaces refused, ...), by starting one and importing the child's
 module in it.
@@ -37,16 +39,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 BWRAP = "bwrap"
-CHILD_CWD = "/tmp"
+CHILD_CWD = "/sandbox"
+"""The child's working directory: an empty tmpfs of its own."""
 _SYSTEM = ("/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt")
 _PROBE_TIMEOUT_S = 60.0
 
 
 def find_bwrap() -> str | None:
-    """The bubblewrap executable, if installed."""
-    return shutil.which(BWRAP) or (
-        "/usr/bin/bwrap" if os.access("/usr/bin/bwrap", os.X_OK) else None
-    )
+    """The bubblewrap executable on PATH, if installed."""
+    return shutil.which(BWRAP)
 
 
 def _interpreter_dirs() -> list[Path]:
@@ -88,7 +89,7 @@ class Sandbox:
     def arguments(self, env: Mapping[str, str]) -> list[str]:
         """bwrap's arguments up to (not including) the command."""
         args = [self.bwrap, "--unshare-all", "--unshare-user", "--disable-userns",
-                "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
+                "--die-with-parent", "--new-session", "--as-pid-1", "--cap-drop", "ALL"]
         system = [Path(p) for p in _SYSTEM]
         for path in system:
             if path.is_symlink():
@@ -96,6 +97,8 @@ class Sandbox:
             elif path.is_dir():
                 args += ["--ro-bind", str(path), str(path)]
         bound = [p for p in system if p.is_dir() and not p.is_symlink()]
+        # A fresh /tmp first, so code kept under the host's /tmp is bound over it.
+        args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
         for path in sorted(self.readable(env), key=lambda p: len(p.parts)):
             if not _inside(path, bound):
                 args += ["--ro-bind", str(path), str(path)]
@@ -108,26 +111,26 @@ class Sandbox:
                     args += ["--tmpfs", str(form)]
                 elif form.exists():
                     args += ["--ro-bind", os.devnull, str(form)]
-        args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", CHILD_CWD,
-                 "--chdir", CHILD_CWD]
+        args += ["--tmpfs", CHILD_CWD, "--chdir", CHILD_CWD]
         return args
 
     def wrap(self, argv: Sequence[str], env: Mapping[str, str], cwd: Path) -> list[str]:
         """The command that runs ``argv`` in the sandbox (``cwd``, the parent's fresh
-        directory, is not shown to the child: its working directory is its own /tmp)."""
+        directory, is not shown to the child: its working directory is its own)."""
         del cwd
         return [*self.arguments(env), "--", *argv]
 
 
 def evidence(out: Path, ledger: Path, task_dirs: Iterable[Path],
-             code_dirs: Iterable[Path]) -> tuple[Path, ...]:
+             code_dirs: Iterable[Path], outputs: Iterable[Path] = ()) -> tuple[Path, ...]:
     """What a sandboxed child must not see of a session: the standard's ``tasks/``, the
-    output directory and the spend ledger's directory (the parent of the output by default,
-    where other sessions' records are). When the ledger's directory also holds the child's
-    own code (a project whose ``out/`` sits beside the agent's package), only what a session
-    writes there is hidden: the ledger and history files, and every directory holding
-    records (``cells/``, ``run.json`` or ``results.json``)."""
-    hidden = [*task_dirs, out]
+    output directory, the spend ledger's directory (the parent of the output by default,
+    where other sessions' records are) and ``outputs`` (the default output roots, e.g.
+    ``reports/`` of the working directory). When the ledger's directory also holds the
+    child's own code (a project whose ``out/`` sits beside the agent's package), only what
+    a session writes there is hidden: the ledger and history files, and every directory
+    holding records (``cells/``, ``run.json`` or ``results.json``)."""
+    hidden = [*task_dirs, out, *outputs]
     code = [Path(os.path.realpath(p)) for p in code_dirs]
     real_ledger = Path(os.path.realpath(ledger))
     if not any(p == real_ledger or real_ledger in p.parents for p in code):
