@@ -17,7 +17,9 @@ message alone. Everything the agent does to the run travels to the parent as a r
 
 The harness's requests travel as tool calls whose names begin with ``sabot:``, a prefix no
 model-facing tool name can carry. Model calls go straight to the endpoints of
-:meth:`AgentContext.model` (OpenAI-compatible, a per-run token, never a provider key).
+:meth:`AgentContext.model` (OpenAI-compatible, a credential that opens this run's model calls
+and nothing else, never a provider key; in the sandbox served on the child's own loopback
+and carried over the pipe, :mod:`pytest_sabot.trusted.proxy`).
 Nothing of the fault schedule, the task's private spec, the scenario files or the scoring
 rules reaches this process: no message carries them.
 """
