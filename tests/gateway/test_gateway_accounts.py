@@ -146,3 +146,25 @@ def test_I116_the_account_travels_in_the_url_and_nothing_else_changes(
     assert client.account == "abc" and client.url == gw.url
     assert GatewayClient(gw.url).account is None
     assert json.dumps(client.base_url("x~a1", "worker")).count("account") == 0
+
+
+def test_I116_a_live_sessions_spend_comes_from_its_ledger_when_no_gateway_can_tell(
+    live_gateway: Callable[..., Gateway], upstream: FakeUpstream, tmp_path: Path
+) -> None:
+    from pytest_sabot.session.gateway import account_spend, ledger_spend
+
+    ledger = tmp_path / "reports"
+    gw = live_gateway(prices_path=_prices(tmp_path), budget_usd=500.0)
+    answer = GatewayClient(gw.url).register_session("run-7", 5.0, str(ledger))
+    url = with_account(gw.url, answer.account)
+    client = GatewayClient(url)
+    client.register_run("g~a1", "g", 11, "openai:pricey-model")
+    assert _calls(client, "g~a1", 3) == ["ok"] * 3
+    asked = account_spend(url)
+    assert asked is not None and asked["calls"] == 3 and asked["upstream_calls"] == 3
+    gone = with_account(f"http://127.0.0.1:9/{'s' * 43}", answer.account)
+    assert account_spend(gone) is None  # a gateway that cannot be asked
+    kept = ledger_spend(ledger, "run-7")
+    assert kept is not None and kept["calls"] == 3
+    assert kept["budget"]["spent_usd"] == pytest.approx(asked["budget"]["spent_usd"])
+    assert ledger_spend(ledger, "another-session") is None

@@ -286,3 +286,29 @@ def test_I81_an_agents_records_default_to_a_directory_of_their_own(tmp_path: Pat
                          .read_text())
     assert [c["cell_id"] for c in results["cells"]] == ["local_agent-default-baseline-T1-s11"]
     assert not (tmp_path / "reports" / "wave-3").exists()  # never among the wave's records
+
+
+# Fails as if the disk were full (or as an agent does in the read-only sandbox).
+DISK_FULL = '''
+import errno
+
+
+def run(ctx):
+    raise OSError(errno.ENOSPC, "No space left on device")
+'''
+
+
+@pytest.mark.slow
+def test_I117_an_agents_own_write_error_is_its_run_error_never_the_harnesss(
+        tmp_path: Path) -> None:
+    """Before, the text of the agent's own OSError stopped the whole session as if the
+    harness could not write its records."""
+    target = _package(tmp_path, DISK_FULL)
+    done = _session(tmp_path, f"--sabot-agent={target}", "--trust-local-agent",
+                    "--sabot-operator=baseline,O3")
+    text = done.stdout + done.stderr
+    assert "the output could not be written" not in text, text
+    results = _results(tmp_path)
+    assert results["selection"]["recorded"] == 2, text
+    cell = {c["cell_id"]: c for c in results["cells"]}["local_agent-default-baseline-T1-s11"]
+    assert cell["status"] == "RUN_ERROR", cell
