@@ -11,8 +11,9 @@ model endpoints. The client acts through these tools (the official MCP Python SD
 
 * ``sabot_context`` (and the resource ``sabot://cell/context``): the public task as the
   worker's first messages, the capabilities, the tool catalog and one OpenAI-compatible
-  model endpoint per agent (a per-run token, never a provider key) - what a trusted local
-  agent is given, nothing of the operator, the seed, the private spec or the rules;
+  model endpoint per agent (the gateway's scoped door and a credential of that agent's run,
+  never a provider key or the gateway's secret) - what a trusted local agent is given,
+  nothing of the operator, the seed, the private spec or the rules;
 * one tool per task tool: recorded, the operator seams applied, the observation as text;
 * ``sabot_worker_prompt``, ``sabot_reviewer_prompt``: the messages of a pass, built by the
   harness; ``sabot_handoff``: a text from one component to another (the O3 seam), answered
@@ -25,7 +26,9 @@ A client that leaves before ``sabot_finish`` leaves a RUN_ERROR record. A fault 
 scored beside its baseline when ``--out`` already holds that baseline's record (serve the
 baseline first); otherwise its verdict says the baseline is unknown. Nothing but the
 protocol is written to stdout; the summary goes to stderr. No network transport: the client
-that started the process is the only one that can speak.
+that started the process is the only one that can speak. The process makes itself
+non-dumpable and hides its command line before it serves (``trusted/harden.py``): a client
+that is not root finds none of its descriptors (the live trace among them) through /proc.
 """
 
 from __future__ import annotations
@@ -352,7 +355,12 @@ def serve_cell(std: Standard, cell: Cell, out: Path, model: str) -> dict[str, An
     import anyio
     from mcp.server.stdio import stdio_server
 
+    from pytest_sabot.trusted.harden import harden
+
     global _RUN
+    # The client started this process: it must not find the live trace (or anything else
+    # of the run) through /proc/<this pid> (fd, environ, mem, cwd, cmdline).
+    harden()
     run = CellRun(std, cell, out, model)
     _RUN = run
     try:

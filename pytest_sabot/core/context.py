@@ -139,6 +139,13 @@ class RunContext(Protocol):
         """OpenAI-compatible base URL for one agent of this run (ends in /v1)."""
         ...
 
+    def scoped_endpoint(self, agent: str) -> tuple[str, str]:
+        """(base URL, credential) of one agent for a pipeline outside the harness (a
+        trusted agent, an MCP client): the credential opens this run's model calls as that
+        agent and nothing else, and the URL names neither the gateway's secret nor the cell
+        (``pytest_sabot.harness.endpoints``)."""
+        ...
+
     def http_client(self) -> Any:
         """An ``httpx.Client`` for the framework's synchronous model clients (shared by the
         process, never closed by the adapter): hand it to the framework instead of letting

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from pytest_sabot.gateway.server import start_gateway
 from pytest_sabot.gateway.settings import GatewaySettings
+from pytest_sabot.trusted.harden import harden
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -55,6 +56,10 @@ def main(argv: list[str] | None = None) -> int:
     }
     if args.base_url:
         options["base_url"] = args.base_url
+    # Its environment holds the provider key and its memory the session secret: closed to
+    # the other processes of this user (a pipeline under test among them), and its
+    # arguments out of ps.
+    harden()
     gateway = start_gateway(GatewaySettings.model_validate(options))
     print(gateway.url, flush=True)
     print(

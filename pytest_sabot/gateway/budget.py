@@ -19,15 +19,27 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass
+from typing import Any, Protocol
 
 from pytest_sabot.gateway.ledger import BudgetExhausted, Ledger
 from pytest_sabot.gateway.protocol import BudgetState
 
-__all__ = ["Budget", "BudgetExhausted", "Reservation"]
+__all__ = ["Budget", "BudgetExhausted", "Payer", "Reservation"]
 
 # How often a call waiting for room looks at the ledger again (other processes' holds
 # settle without telling this one).
 LEDGER_POLL_S = 0.05
+
+
+class Payer(Protocol):
+    """What a paid call is held against: a Budget, or a session account
+    (``accounts.SessionAccount``) that holds it under two caps."""
+
+    def reserve(self, ceiling: float, wait_s: float = 0.0) -> Any: ...
+
+    def settle(self, reservation: Any, cost: float | None) -> None: ...
+
+    def release(self, reservation: Any) -> None: ...
 
 
 @dataclass

@@ -12,11 +12,18 @@ from __future__ import annotations
 import functools
 import threading
 from typing import Any
-from urllib.parse import quote, urlsplit
+from urllib.parse import parse_qs, quote, urlencode, urlsplit
 
 import httpx
 
-from pytest_sabot.gateway.protocol import Downgrade, ExchangeRecord, GatewayStats, RunRegistered
+from pytest_sabot.gateway.protocol import (
+    Downgrade,
+    ExchangeRecord,
+    GatewayStats,
+    RunGranted,
+    RunRegistered,
+    SessionRegistered,
+)
 from pytest_sabot.gateway.secrets import REDACTED, redact_in_logs
 
 SECRET_HEADER = "X-Sabot-Secret"
@@ -32,21 +39,38 @@ class GatewayError(Exception):
         self.message = message
 
 
-def split_gateway_url(url: str) -> tuple[str, str]:
-    """(origin, secret) of a gateway URL; ValueError (never quoting the URL) otherwise."""
-    parts = urlsplit(url.strip().rstrip("/"))
+ACCOUNT_QUERY = "account"
+
+
+def _parts(url: str) -> tuple[str, str, str | None]:
+    parts = urlsplit(url.strip())
     secret = parts.path.strip("/")
     if parts.scheme != "http" or not parts.hostname or parts.port is None:
         raise ValueError(
             "the gateway URL must look like http://127.0.0.1:<port>/<secret>, as printed by "
             "python -m pytest_sabot.gateway"
         )
-    if not secret or "/" in secret or parts.query or parts.fragment:
+    query = parse_qs(parts.query, keep_blank_values=True) if parts.query else {}
+    account = query.pop(ACCOUNT_QUERY, [None])[-1]
+    if not secret or "/" in secret or query or parts.fragment:
         raise ValueError(
             "the gateway URL has no session secret: it must end in the one path segment "
             "python -m pytest_sabot.gateway printed (http://127.0.0.1:<port>/<secret>)"
         )
-    return f"http://{parts.netloc}", secret
+    return f"http://{parts.netloc}", secret, account or None
+
+
+def split_gateway_url(url: str) -> tuple[str, str]:
+    """(origin, secret) of a gateway URL; ValueError (never quoting the URL) otherwise."""
+    origin, secret, _account = _parts(url)
+    return origin, secret
+
+
+def with_account(url: str, account: str) -> str:
+    """The gateway URL as one session uses it: every client made from it registers its
+    runs under that session's account (its own spend cap, gateway/accounts.py)."""
+    origin, secret, _ = _parts(url)
+    return f"{origin}/{secret}?{urlencode({ACCOUNT_QUERY: account})}"
 
 
 @functools.cache
@@ -68,7 +92,7 @@ class GatewayClient:
     """Talks to a gateway at ``url`` (e.g. from an xdist worker)."""
 
     def __init__(self, url: str, timeout_s: float = 30.0) -> None:
-        self._origin, self._secret = split_gateway_url(url)
+        self._origin, self._secret, self.account = _parts(url)
         redact_in_logs(self._secret)
         self.url = f"{self._origin}/{self._secret}"
         self.timeout_s = timeout_s
@@ -125,11 +149,12 @@ class GatewayClient:
         """Announce a run before its first model call (raises GatewayError if refused).
         ``run_key`` is the caller's label for the run; the gateway's key is kept here."""
         plan = downgrade.model_dump() if isinstance(downgrade, Downgrade) else downgrade
-        payload = self._call(
-            "POST",
-            "/sabot/runs",
-            {"label": run_key, "cell_id": cell_id, "seed": seed, "model": model, "downgrade": plan},
-        )
+        body: dict[str, Any] = {
+            "label": run_key, "cell_id": cell_id, "seed": seed, "model": model, "downgrade": plan
+        }
+        if self.account is not None:
+            body["account"] = self.account
+        payload = self._call("POST", "/sabot/runs", body)
         answer = RunRegistered.model_validate(payload)
         with self._lock:
             self._keys[run_key] = answer.run_key
@@ -150,6 +175,40 @@ class GatewayClient:
             with self._lock:
                 self._keys.pop(run_key, None)
         return [ExchangeRecord.model_validate(r) for r in payload["exchanges"]]
+
+    def grant(self, run_key: str, agent: str) -> RunGranted:
+        """A credential for one agent of one of this client's runs: it opens that run's
+        model calls at the gateway's scoped door (``<origin>/v1``) and nothing else."""
+        key = quote(self._key(run_key), safe="")
+        answer = RunGranted.model_validate(
+            self._call("POST", f"/sabot/runs/{key}/grant", {"agent": agent})
+        )
+        redact_in_logs(answer.api_key)
+        return answer
+
+    @property
+    def origin(self) -> str:
+        """``http://127.0.0.1:<port>``: where the scoped door (``/v1``) is served."""
+        return self._origin
+
+    def register_session(
+        self, session: str, budget_usd: float, spend_ledger: str | None
+    ) -> SessionRegistered:
+        """Open this session's own spend cap at the gateway (idempotent)."""
+        payload = self._call(
+            "POST",
+            "/sabot/sessions",
+            {"session": session, "budget_usd": budget_usd, "spend_ledger": spend_ledger},
+        )
+        return SessionRegistered.model_validate(payload)
+
+    def account_stats(self) -> GatewayStats:
+        """The calls and spend of this client's session account (GatewayError without one)."""
+        if self.account is None:
+            raise GatewayError(0, "sabot_no_account", "this client has no session account")
+        return GatewayStats.model_validate(
+            self._call("GET", f"/sabot/sessions/{quote(self.account, safe='')}")
+        )
 
     def stats(self) -> GatewayStats:
         return GatewayStats.model_validate(self._call("GET", "/sabot/stats"))

@@ -181,6 +181,8 @@ class Ledger:
         """Hold ``amount`` for one call and return the hold's id; None when the holds of
         calls in flight leave no room for it now (there will be once they settle);
         BudgetExhausted when the project's settled spend leaves no room for it at all."""
+        # A session's own ledger, kept by a gateway it did not start, may not exist yet.
+        self.directory.mkdir(parents=True, exist_ok=True)
         with self._lock, self._file_lock:
             ledger = self._load()
             settled = ledger.spent_usd + ledger.unknown_usd

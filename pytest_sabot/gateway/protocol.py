@@ -80,6 +80,14 @@ class RunRegistration(_Strict):
     seed: int = Field(description="The cell's registered seed (drives the embedded model).")
     model: str = Field(description="'sim', 'sim:<persona>', 'openai:<model>' or 'replay:<dir>'.")
     downgrade: Downgrade | None = Field(None, description="O4 plan, None for other runs.")
+    account: str | None = Field(
+        None,
+        max_length=100,
+        description=(
+            "Key of the session account (POST /sabot/sessions) the run's calls are charged "
+            "to beside the gateway's own cap; None: the gateway's cap only."
+        ),
+    )
 
     @field_validator("cell_id")
     @classmethod
@@ -87,6 +95,29 @@ class RunRegistration(_Strict):
         if value in (".", ".."):
             raise ValueError("a cell id cannot be '.' or '..'")
         return value
+
+
+class RunGrant(_Strict):
+    """Body of POST /sabot/runs/<run key>/grant: a credential for one agent of the run."""
+
+    agent: str = Field(
+        min_length=1, max_length=100, pattern=r"^[A-Za-z0-9._-]+$",
+        description="The agent the credential calls as, e.g. 'worker'.",
+    )
+
+
+class RunGranted(_Strict):
+    """Answer to a grant: the credential and where it is accepted."""
+
+    api_key: str = Field(
+        description=(
+            "Bearer token that opens this run's chat completions and model list as this agent "
+            "and nothing else; it ends when the run is closed."
+        )
+    )
+    base_path: str = Field(
+        description="Path of the scoped door under the gateway's origin ('/v1')."
+    )
 
 
 class RunRegistered(_Strict):
@@ -207,6 +238,33 @@ class GatewayStats(_Strict):
     runs_open: int = Field(description="Registered runs not yet closed.")
     concurrency_limit: int = Field(description="Current upstream concurrency limit.")
     budget: BudgetState
+
+
+class SessionRegistration(_Strict):
+    """Body of POST /sabot/sessions: a session's own spend cap, held by this gateway for
+    every run registered under the account it answers with."""
+
+    session: str = Field(
+        min_length=1, max_length=200, description="Run id of the pytest session."
+    )
+    budget_usd: float = Field(ge=0, description="The session's cap (--sabot-budget-usd).")
+    spend_ledger: str | None = Field(
+        None,
+        description=(
+            "Absolute directory of the session's spend ledger (spend-ledger.json): the cap is "
+            "the project's there (None: this gateway's figures for the session only)."
+        ),
+    )
+
+
+class SessionRegistered(_Strict):
+    """Answer to POST /sabot/sessions."""
+
+    account: str = Field(
+        description="Unguessable key of the account; runs name it in their registration."
+    )
+    session: str = Field(description="The session's run id, as registered.")
+    budget: BudgetState = Field(description="The account's figures so far.")
 
 
 def error_body(

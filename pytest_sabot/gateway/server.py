@@ -9,11 +9,20 @@ splits it.
 Routes:
   POST /<S>/run/<run_key>/agent/<agent>/<any prefix>/chat/completions   chat completions
   GET  /<S>/run/<run_key>/agent/<agent>/<any prefix>/models            model list probe
+  POST /sabot/sessions              a session's own cap (SessionRegistration -> SessionRegistered)
+  GET  /sabot/sessions/<account>    that session's calls and spend (GatewayStats)
   POST /sabot/runs                  register a run (RunRegistration -> RunRegistered)
+  POST /sabot/runs/<run_key>/grant  a credential for one agent of the run (RunGrant -> RunGranted)
   POST /sabot/runs/<run_key>/drain  exchanges since the last drain
   POST /sabot/runs/<run_key>/close  forget the run (returns undrained exchanges)
   GET  /sabot/stats                 spend, calls, budget state
   GET  /sabot/health                liveness
+
+The scoped door, for pipelines outside the harness (a trusted agent's child, an MCP client):
+  POST /v1/chat/completions         as one agent of one run, named by the bearer credential
+  GET  /v1/models                   that run's model
+It takes a credential from ``/grant`` as its bearer token and nothing else: no other route
+answers a credential, and a credential opens no other run.
 
 Before anything else a request that looks like a browser's is refused (403 for an
 ``Origin`` or ``Sec-Fetch-*`` header or a ``Host`` other than the gateway's own address and
@@ -33,6 +42,7 @@ from __future__ import annotations
 import contextlib
 import hmac
 import json
+import re
 import threading
 from collections.abc import Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -43,12 +53,22 @@ from pytest_sabot.gateway.backends.base import Backend
 from pytest_sabot.gateway.protocol import encode_body, error_body
 from pytest_sabot.gateway.routing import parse_agent_path
 from pytest_sabot.gateway.secrets import new_secret, redact_in_logs
-from pytest_sabot.gateway.service import ControlError, GatewayService, Served
+from pytest_sabot.gateway.service import SCOPED_PATH, ControlError, GatewayService, Served
 from pytest_sabot.gateway.settings import GatewaySettings
 
 SECRET_HEADER = "X-Sabot-Secret"
 _BROWSER_HEADERS = ("Origin", "Sec-Fetch-Site", "Sec-Fetch-Mode", "Sec-Fetch-Dest")
 _DISCARD_LIMIT = 1024 * 1024  # a refused request's body is read (and dropped) up to this
+_HEX = re.compile(rb"[0-9A-Fa-f]{1,16}")
+_DECIMAL = re.compile(r"[0-9]{1,19}")
+_LINE_LIMIT = 1024  # a chunk size line (with its extensions) or a trailer line
+_MAX_TRAILERS = 32
+LISTEN_BACKLOG = 1024
+"""Connections the kernel holds for the gateway until it accepts them (capped by
+net.core.somaxconn). Every agent of every cell in flight connects at once: an xdist worker's
+cells in flight, their agents and the threads a framework runs tools and reviews in, and,
+for a standalone gateway, every session and worker sharing it. The stdlib's default of 5
+turns a burst into SYN retransmits (a one-second wait per dropped connect)."""
 
 
 class _BadRequest(Exception):
@@ -58,9 +78,12 @@ class _BadRequest(Exception):
         self.code = code
 
 
-class _Server(ThreadingHTTPServer):
+class GatewayServer(ThreadingHTTPServer):
+    """The listening server (its backlog sized for a wave's callers, LISTEN_BACKLOG)."""
+
     daemon_threads = True
     allow_reuse_address = True
+    request_queue_size = LISTEN_BACKLOG
     service: GatewayService
     secret: str
     host_header: str  # the only Host a request may carry, e.g. '127.0.0.1:8431'
@@ -77,7 +100,7 @@ def _media_type(content_type: str | None) -> str:
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     disable_nagle_algorithm = True  # headers and body leave in separate writes
-    server: _Server
+    server: GatewayServer
 
     def log_message(self, format: str, *args: Any) -> None:
         return  # request lines never reach a log (they carry run keys, not secrets, but
@@ -88,35 +111,52 @@ class _Handler(BaseHTTPRequestHandler):
     def _read_body(self) -> bytes:
         limit = self.server.service.settings.max_body_bytes
         if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
-            chunks: list[bytes] = []
-            total = 0
-            while True:
-                line = self.rfile.readline(1024)
-                if not line:
-                    raise _BadRequest(400, "truncated chunked body", "invalid_body")
-                size = int(line.split(b";")[0].strip() or b"0", 16)
-                if size == 0:
-                    self.rfile.readline(1024)
-                    break
-                total += size
-                if total > limit:
-                    raise _BadRequest(413, f"request body over {limit} bytes", "body_too_large")
-                chunks.append(self.rfile.read(size))
-                self.rfile.readline(1024)
-            return b"".join(chunks)
+            return self._read_chunked(limit)
         length_text = self.headers.get("Content-Length")
         if length_text is None:
             return b""
-        try:
-            length = int(length_text)
-        except ValueError as exc:
-            raise _BadRequest(400, "Content-Length is not a number", "invalid_body") from exc
-        if length < 0 or length > limit:
+        if not _DECIMAL.fullmatch(length_text.strip()):
+            raise _BadRequest(400, "Content-Length is not a whole number", "invalid_body")
+        length = int(length_text)
+        if length > limit:
             raise _BadRequest(413, f"request body over {limit} bytes", "body_too_large")
         data = self.rfile.read(length)
         if len(data) != length:
             raise _BadRequest(400, "request body shorter than Content-Length", "invalid_body")
         return data
+
+    def _read_chunked(self, limit: int) -> bytes:
+        """A chunked body (RFC 9112 7.1), strictly: a size is 1 to 16 hex digits (no sign,
+        prefix, space or underscore), each chunk's data ends in CRLF, the trailer section
+        is bounded; the limit is checked before a chunk is read."""
+        chunks: list[bytes] = []
+        total = 0
+        while True:
+            line = self.rfile.readline(_LINE_LIMIT + 1)
+            if not line.endswith(b"\n"):
+                raise _BadRequest(400, "truncated or overlong chunk size line", "invalid_body")
+            size_text = line.split(b";", 1)[0].rstrip(b"\r\n").rstrip(b" \t")
+            if not _HEX.fullmatch(size_text):
+                raise _BadRequest(
+                    400, "a chunk size must be 1 to 16 hexadecimal digits", "invalid_body"
+                )
+            size = int(size_text, 16)
+            if size == 0:
+                break
+            if total + size > limit:
+                raise _BadRequest(413, f"request body over {limit} bytes", "body_too_large")
+            data = self.rfile.read(size)
+            if len(data) != size or self.rfile.readline(3) not in (b"\r\n", b"\n"):
+                raise _BadRequest(400, "a chunk is shorter than its size", "invalid_body")
+            total += size
+            chunks.append(data)
+        for _ in range(_MAX_TRAILERS + 1):
+            trailer = self.rfile.readline(_LINE_LIMIT + 1)
+            if trailer in (b"\r\n", b"\n"):
+                return b"".join(chunks)
+            if not trailer.endswith(b"\n"):
+                raise _BadRequest(400, "truncated chunked body", "invalid_body")
+        raise _BadRequest(400, f"more than {_MAX_TRAILERS} trailer lines", "invalid_body")
 
     def _send(self, served: Served) -> None:
         self.send_response(served.status)
@@ -161,6 +201,8 @@ class _Handler(BaseHTTPRequestHandler):
             "application/json"
         ):
             return 415, "request bodies must be Content-Type: application/json", "sabot_not_json"
+        if path == SCOPED_PATH or path.startswith(SCOPED_PATH + "/"):
+            return self._scoped_refusal()
         if path == "/sabot" or path.startswith("/sabot/"):
             given = self.headers.get(SECRET_HEADER)
             if given is None:
@@ -174,6 +216,19 @@ class _Handler(BaseHTTPRequestHandler):
                 401,
                 "this gateway needs its session secret as the first path segment",
                 "sabot_no_secret",
+            )
+        return None
+
+    def _scoped_refusal(self) -> tuple[int, str, str] | None:
+        """The scoped door takes a run's credential as its bearer token, nothing else."""
+        auth = self.headers.get("Authorization") or ""
+        if not auth.startswith("Bearer "):
+            return 401, "this door needs a run's credential as its bearer token", (
+                "sabot_no_credential"
+            )
+        if self.server.service.granted(auth.removeprefix("Bearer ").strip()) is None:
+            return 401, "this credential opens no run here (unknown, or its run ended)", (
+                "sabot_bad_credential"
             )
         return None
 
@@ -223,8 +278,36 @@ class _Handler(BaseHTTPRequestHandler):
                     "server_error",
                 )
 
+    def _scoped(self, method: str, path: str, body: bytes) -> None:
+        """The scoped door: one run's chat completions and model list, as one agent."""
+        service = self.server.service
+        auth = self.headers.get("Authorization") or ""
+        grant = service.granted(auth.removeprefix("Bearer ").strip())
+        if grant is None:  # the run ended between the check and here
+            self._error(401, "this credential opens no run here", "sabot_bad_credential",
+                        "authentication_error")
+            return
+        run_key, agent = grant
+        rest = path[len(SCOPED_PATH):].rstrip("/")
+        if method == "POST" and rest == "/chat/completions":
+            self._send(service.chat(run_key, agent, body, auth))
+        elif method == "GET" and rest == "/models":
+            self._send_json(200, service.models(run_key))
+        elif method == "GET" and rest.startswith("/models/"):
+            self._send_json(200, service.models(run_key)["data"][0])
+        else:
+            self._error(
+                404,
+                f"no route for {method} here: this door serves POST {SCOPED_PATH}/chat/"
+                f"completions and GET {SCOPED_PATH}/models",
+                "unknown_route",
+            )
+
     def _route(self, method: str, path: str, body: bytes) -> None:
         service = self.server.service
+        if path == SCOPED_PATH or path.startswith(SCOPED_PATH + "/"):
+            self._scoped(method, path, body)
+            return
         if path == "/sabot" or path.startswith("/sabot/"):
             parts = [unquote(p) for p in path.strip("/").split("/")]
             self._control(method, parts[1:], body)
@@ -253,6 +336,15 @@ class _Handler(BaseHTTPRequestHandler):
             "unknown_route",
         )
 
+    @staticmethod
+    def _json(body: bytes, what: str) -> Any:
+        try:
+            return json.loads(body or b"null")
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise ControlError(
+                400, f"{what} registration is not valid JSON: {exc}", "invalid_json"
+            ) from exc
+
     def _control(self, method: str, parts: list[str], body: bytes) -> None:
         service = self.server.service
         if method == "GET" and parts == ["health"]:
@@ -260,13 +352,13 @@ class _Handler(BaseHTTPRequestHandler):
         elif method == "GET" and parts == ["stats"]:
             self._send_json(200, service.stats().model_dump(mode="json"))
         elif method == "POST" and parts == ["runs"]:
-            try:
-                payload = json.loads(body or b"null")
-            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-                raise ControlError(
-                    400, f"registration is not valid JSON: {exc}", "invalid_json"
-                ) from exc
-            self._send_json(200, service.register_run(payload))
+            self._send_json(200, service.register_run(self._json(body, "run")))
+        elif method == "POST" and parts == ["sessions"]:
+            self._send_json(200, service.register_session(self._json(body, "session")))
+        elif method == "GET" and len(parts) == 2 and parts[0] == "sessions":
+            self._send_json(200, service.session_stats(parts[1]).model_dump(mode="json"))
+        elif method == "POST" and len(parts) == 3 and parts[0] == "runs" and parts[2] == "grant":
+            self._send_json(200, service.grant(parts[1], self._json(body, "grant")))
         elif method == "POST" and len(parts) == 3 and parts[0] == "runs" and parts[2] == "drain":
             self._send_json(200, {"exchanges": service.drain(parts[1])})
         elif method == "POST" and len(parts) == 3 and parts[0] == "runs" and parts[2] == "close":
@@ -296,7 +388,7 @@ class Gateway:
         redact_in_logs(self.secret)
         self.service = GatewayService(settings, backends, secret=self.secret)
         handler = type("SabotGatewayHandler", (_Handler,), {"timeout": settings.client_timeout_s})
-        self._server = _Server((settings.host, settings.port), handler)
+        self._server = GatewayServer((settings.host, settings.port), handler)
         self._server.service = self.service
         self._server.secret = self.secret
         host, port = self._server.server_address[:2]

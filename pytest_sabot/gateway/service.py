@@ -20,6 +20,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from pytest_sabot.core.errors import SabotDataError
+from pytest_sabot.gateway.accounts import SessionAccount, check_ledger_dir
 from pytest_sabot.gateway.backends import (
     BACKENDS,
     Backend,
@@ -38,17 +39,28 @@ from pytest_sabot.gateway.protocol import (
     ExchangeRecord,
     GatewayStats,
     RecordedExchange,
+    RunGrant,
+    RunGranted,
     RunRegistered,
     RunRegistration,
+    SessionRegistered,
+    SessionRegistration,
     encode_body,
     error_body,
     request_hash,
 )
 from pytest_sabot.gateway.recording import Recorder
 from pytest_sabot.gateway.routing import ModelSpec, downgrade_spec, parse_model
-from pytest_sabot.gateway.secrets import Scrubber, new_run_key
+from pytest_sabot.gateway.secrets import Scrubber, new_run_key, redact_in_logs
 from pytest_sabot.gateway.settings import GatewaySettings
 from pytest_sabot.gateway.sse import completion_to_sse
+
+SCOPED_PATH = "/v1"
+"""The scoped door: a pipeline outside the harness calls ``<origin>/v1/chat/completions``
+with its run's credential as the bearer token; the URL names neither the session secret
+nor the run nor the cell."""
+SCOPED_PREFIX = "sabot-run-"
+"""Credentials start with this (and 32 characters): recognisable in a log, never guessable."""
 
 # Never echoes the key it was given: an error text may end up in a trace.
 _UNKNOWN_RUN = "unknown run: not registered at this gateway, or already closed"
@@ -79,6 +91,7 @@ class _Run:
     spec: ModelSpec
     swap: ModelSpec | None
     record: bool
+    account: SessionAccount | None = None
     counters: dict[str, int] = field(default_factory=dict)
     pending: list[ExchangeRecord] = field(default_factory=list)
 
@@ -131,6 +144,9 @@ class GatewayService:
         self._lock = threading.Lock()
         self._runs: dict[str, _Run] = {}  # by run key
         self._labels: dict[str, str] = {}  # label -> run key, for runs open or registering
+        self._accounts: dict[str, SessionAccount] = {}  # by account key
+        self._grants: dict[str, tuple[str, str]] = {}  # credential -> (run key, agent)
+        self._sessions: dict[str, str] = {}  # session run id -> account key
         self._calls = 0
         self._fixture_calls = 0
         self._errors = 0
@@ -196,6 +212,69 @@ class GatewayService:
                     field_name,
                 )
 
+    def register_session(self, raw: Any) -> dict[str, Any]:
+        """Open (or find again) the account of a session's own cap."""
+        try:
+            reg = SessionRegistration.model_validate(raw)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            param = ".".join(str(p) for p in first.get("loc", ()))
+            raise ControlError(
+                400, f"session registration: {param}: {first['msg']}",
+                "invalid_registration", param,
+            ) from exc
+        try:
+            problem = check_ledger_dir(reg)
+        except SabotDataError as exc:
+            raise ControlError(400, str(exc), "sabot_bad_ledger", "spend_ledger") from exc
+        if problem is not None:
+            raise ControlError(400, problem, "sabot_bad_ledger", "spend_ledger")
+        with self._lock:
+            known = self._sessions.get(reg.session)
+            if known is not None:
+                account = self._accounts[known]
+                if not account.matches(reg):
+                    raise ControlError(
+                        409,
+                        f"session {reg.session!r} is registered with another cap or ledger",
+                        "sabot_session_exists",
+                        "session",
+                    )
+            else:
+                account = SessionAccount(new_run_key(), reg, self.budget)
+                self._accounts[account.key] = account
+                self._sessions[reg.session] = account.key
+        return SessionRegistered(
+            account=account.key, session=reg.session, budget=account.state()
+        ).model_dump(mode="json")
+
+    def _account(self, key: str) -> SessionAccount:
+        with self._lock:
+            account = self._accounts.get(key)
+        if account is None:
+            raise ControlError(
+                404, "unknown session account: not registered at this gateway",
+                "sabot_unknown_account", "account",
+            )
+        return account
+
+    def session_stats(self, key: str) -> GatewayStats:
+        """A session account's part of the gateway's stats: its runs' calls and its cap."""
+        account = self._account(key)
+        with self._lock:
+            counts = account.counts
+            open_runs = sum(1 for run in self._runs.values() if run.account is account)
+            return GatewayStats(
+                calls=counts.calls,
+                upstream_calls=counts.upstream_calls,
+                upstream_retries=counts.upstream_retries,
+                fixture_calls=counts.fixture_calls,
+                errors=counts.errors,
+                runs_open=open_runs,
+                concurrency_limit=self.limit.limit,
+                budget=account.state(),
+            )
+
     def register_run(self, raw: Any) -> dict[str, Any]:
         """Register a run, all or nothing: a refused registration leaves no run, no label
         and no recording behind."""
@@ -212,6 +291,7 @@ class GatewayService:
         except ValueError as exc:
             raise ControlError(400, str(exc), "sabot_unknown_model", "model") from exc
         self._check_spec(spec, "model")
+        account = self._account(reg.account) if reg.account is not None else None
         backend = self.backend(spec.scheme)
         try:
             # A replay knows itself which of its calls were downgraded.
@@ -247,7 +327,7 @@ class GatewayService:
                 "sabot_recording_failed",
             ) from exc
         with self._lock:
-            self._runs[key] = _Run(key, reg, spec, swap, record)
+            self._runs[key] = _Run(key, reg, spec, swap, record, account)
         return RunRegistered(
             run_key=key,
             label=reg.label,
@@ -273,12 +353,43 @@ class GatewayService:
             out, run.pending = run.pending, []
         return [r.model_dump(mode="json") for r in out]
 
+    def grant(self, run_key: str, raw: Any) -> dict[str, Any]:
+        """A credential for one agent of an open run: it opens that run's chat completions
+        and model list at the scoped door (``/v1``) and nothing else; closing the run ends
+        it. Asked by the run's registrant (the control API), handed to a pipeline outside
+        the harness instead of the session secret."""
+        try:
+            wanted = RunGrant.model_validate(raw)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            param = ".".join(str(p) for p in first.get("loc", ()))
+            raise ControlError(
+                400, f"grant: {param}: {first['msg']}", "invalid_grant", param
+            ) from exc
+        token = SCOPED_PREFIX + new_run_key()
+        with self._lock:
+            if run_key not in self._runs:
+                raise ControlError(404, _UNKNOWN_RUN, "sabot_unknown_run")
+            self._grants[token] = (run_key, wanted.agent)
+        self.scrubber.add(token)
+        redact_in_logs(token)
+        return RunGranted(api_key=token, base_path=SCOPED_PATH).model_dump(mode="json")
+
+    def granted(self, token: str | None) -> tuple[str, str] | None:
+        """(run key, agent) a scoped credential opens, None for anything else."""
+        if not token:
+            return None
+        with self._lock:
+            return self._grants.get(token)
+
     def close_run(self, run_key: str) -> list[dict[str, Any]]:
-        """Forget the run; returns the exchanges not drained yet."""
+        """Forget the run (and end its credentials); returns the exchanges not drained yet."""
         with self._lock:
             run = self._runs.pop(run_key, None)
             if run is not None and self._labels.get(run.reg.label) == run_key:
                 del self._labels[run.reg.label]
+            for token in [t for t, (key, _) in self._grants.items() if key == run_key]:
+                del self._grants[token]
         if run is None:
             raise ControlError(404, _UNKNOWN_RUN, "sabot_unknown_run")
         if run.record and self.recorder is not None:
@@ -343,6 +454,7 @@ class GatewayService:
             call_index=index,
             model=spec.text,
             name=spec.name,
+            account=run.account,
         )
         # Backends get the request as sent; replay compares with the scrubbed form it recorded.
         backend = self.backend(spec.scheme)
@@ -372,6 +484,11 @@ class GatewayService:
                 self._errors += 1
             if self._runs.get(run_key) is run:
                 run.pending.append(saved.record)
+        if run.account is not None:
+            run.account.answered(
+                fixture=isinstance(outcome, BackendReply) and outcome.fixture,
+                error=isinstance(outcome, BackendError),
+            )
         if run.record and self.recorder is not None:
             self.recorder.append(run_key, saved)
         return served

@@ -42,6 +42,7 @@ from pytest_sabot.core.verdict_token import strip_flags_head
 from pytest_sabot.gateway import loopback
 from pytest_sabot.gateway.client import GatewayClient
 from pytest_sabot.harness import lab_prompts, prompts
+from pytest_sabot.harness.endpoints import scoped_endpoint
 from pytest_sabot.harness.pipeline_context import emit_model_call
 from pytest_sabot.lab.agent import AgentStopped, LimitReached
 from pytest_sabot.lab.catalog import ToolContract, build_catalog
@@ -176,6 +177,7 @@ class LabPipelineContext:
     started: float = field(default_factory=time.perf_counter, init=False)
     _tools: list[ToolHandle] = field(default_factory=list, init=False)
     _closed: bool = field(default=False, init=False)
+    _grants: dict[str, tuple[str, str]] = field(default_factory=dict, init=False)
 
     def __post_init__(self) -> None:
         handles = [
@@ -209,6 +211,9 @@ class LabPipelineContext:
 
     def base_url(self, agent: str) -> str:
         return self.gateway.base_url(self.run_key, agent)
+
+    def scoped_endpoint(self, agent: str) -> tuple[str, str]:
+        return scoped_endpoint(self.gateway, self.run_key, agent, self._grants)
 
     def http_client(self) -> httpx.Client:
         return loopback.sync_client()

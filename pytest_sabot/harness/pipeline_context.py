@@ -40,6 +40,7 @@ from pytest_sabot.core.verdict_token import strip_flags_head
 from pytest_sabot.gateway import loopback
 from pytest_sabot.gateway.client import GatewayClient
 from pytest_sabot.harness import prompts
+from pytest_sabot.harness.endpoints import scoped_endpoint
 from pytest_sabot.operators import Operator, arm
 from pytest_sabot.tasks import check_contract
 from pytest_sabot.tasks.loader import PrivateSpec, PublicView
@@ -234,6 +235,7 @@ class PipelineContext:
     effects: dict[str, bool] = field(default_factory=dict, init=False)
     _tools: list[ToolHandle] = field(default_factory=list, init=False)
     _closed: bool = field(default=False, init=False)
+    _grants: dict[str, tuple[str, str]] = field(default_factory=dict, init=False)
 
     def __post_init__(self) -> None:
         self.workspace = Workspace(self.run_dir)
@@ -247,6 +249,9 @@ class PipelineContext:
 
     def base_url(self, agent: str) -> str:
         return self.gateway.base_url(self.run_key, agent)
+
+    def scoped_endpoint(self, agent: str) -> tuple[str, str]:
+        return scoped_endpoint(self.gateway, self.run_key, agent, self._grants)
 
     def http_client(self) -> httpx.Client:
         return loopback.sync_client()

@@ -334,13 +334,22 @@ def _provenance(cell: Cell, wave: WaveSpec, settings: RunSettings) -> dict[str, 
     }
 
 
+# Run errors that carry a pipeline process's own account of itself (a trusted agent's
+# exception, its exit and the tail of its log): whatever they say, never a failed write of
+# the harness (an agent in the read-only sandbox, or one that raises 'No space left on
+# device' on purpose, must not stop the session).
+_OWN_ACCOUNT = ("AgentFailed:", "AgentProcessExited:")
+
+
 def _raise_if_unwritable(trace: RunTrace, run_dir: Path, error: str | None) -> None:
     """A failed write of the trace or of the task's workspace is the machine's fault: it
     ends the attempt as OutputUnwritable, never as a run error of the cell."""
     if trace.failed is not None:
         trace.close()
         raise trace.failed
-    if error is not None and looks_like_output_error(error):
+    if error is not None and looks_like_output_error(error) and not error.startswith(
+        _OWN_ACCOUNT
+    ):
         trace.close()
         raise OutputUnwritable(run_dir, OSError(error))
 

@@ -112,6 +112,9 @@ def cmd_run(scenario: str, agent: str, out: Path, *, as_json: bool = False,
         if not local:
             record = run_scenario(loaded, resolve_agent(agent), out, source=str(path))
         else:
+            from pytest_sabot.trusted.harden import harden
+
+            harden()  # the agent must not find the run's files through /proc/<this pid>
             with TrustedLabAgent(agent, log_dir=out, timeout_s=agent_timeout_s,
                                  pass_env=tuple(agent_env)) as trusted:
                 record = run_scenario(loaded, trusted.agent, out, source=str(path))

@@ -44,6 +44,7 @@ from pytest_sabot.lab.engine import LabSession
 from pytest_sabot.lab.record import AgentInfo, LabRun, write_run
 from pytest_sabot.lab.scenario import Scenario
 from pytest_sabot.lab.vocabulary import RUN_FILE
+from pytest_sabot.trusted.harden import harden
 
 SERVER_NAME = "sabot-lab"
 CONTEXT_URI = "lab://run/context"
@@ -205,6 +206,7 @@ def serve_stdio(scenario: Scenario, out_dir: Path, *, source: str | None = None)
     A client that leaves (or a SIGTERM/SIGINT) before ``finish_run`` ends the run as
     ``cancelled``; the record is written either way.
     """
+    harden()  # the client must not find the run's files through /proc/<this pid>
     run = McpRun(scenario, out_dir, source=source)
     server = build_server(run)
 

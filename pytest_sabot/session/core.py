@@ -4,6 +4,7 @@ xdist worker, and everything the plugin's hooks do."""
 from __future__ import annotations
 
 import math
+import os
 from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -158,6 +159,8 @@ class SabotSession:
                 self.std = agent_wave(self.std)
             except SabotDataError as exc:
                 raise pytest.UsageError(f"pytest-sabot: {exc}") from None
+        if self.settings.sandbox:
+            self._use_sandbox()
         self.filtered = preflight.select(self.std, self.settings.filters)
         preflight.check_frameworks(self.filtered)
         from pytest_sabot.session import shard as shard_mod
@@ -175,7 +178,11 @@ class SabotSession:
         if gateway_mod.distributed(config):
             # The workers run the cells, each on a gateway of its own: the controller
             # only checks the settings they will use.
-            gateway_mod.external_url(self.settings)
+            url = gateway_mod.external_url(self.settings)
+            if url is not None and not self.collect_only:
+                self.gateway_url = gateway_mod.open_account(
+                    self.settings, url, self.out_dir, self.run_id
+                )
             gateway_mod.settings_of(self.settings, self.out_dir)
         else:
             self._start_gateway()
@@ -185,8 +192,12 @@ class SabotSession:
     def _start_gateway(self) -> None:
         """This process runs cells: start its own gateway (a gateway given by URL is used
         as it is). A worker's divides --sabot-max-connections with the other workers'."""
-        self.gateway_url = gateway_mod.external_url(self.settings)
-        if self.gateway_url is not None:
+        url = gateway_mod.external_url(self.settings)
+        if url is not None:
+            self.gateway_url = (
+                url if self.collect_only
+                else gateway_mod.open_account(self.settings, url, self.out_dir, self.run_id)
+            )
             return
         workerinput: dict[str, Any] = getattr(self.config, "workerinput", {})
         settings = gateway_mod.settings_of(
@@ -197,6 +208,31 @@ class SabotSession:
             share=int(workerinput.get("workercount", 1) or 1),
         )
         self.gateway, self.gateway_url = gateway_mod.start(self.config, settings)
+
+    def _use_sandbox(self) -> None:
+        """--sabot-sandbox: the agent's children run in bubblewrap, with the standard's
+        tasks, the output and the spend ledger's records out of their view; the controller
+        starts one first and refuses the session where the machine cannot provide it."""
+        if not self.settings.agent:
+            raise pytest.UsageError(
+                "pytest-sabot: --sabot-sandbox sandboxes the child of --sabot-agent; give "
+                "one (the shipped frameworks run inside the harness, not in a child)"
+            )
+        from pytest_sabot.trusted.sabot import use_sandbox
+        from pytest_sabot.trusted.sandbox import evidence
+        from pytest_sabot.trusted.supervisor import child_environment
+
+        code = child_environment(extra_path=(os.getcwd(),)).get("PYTHONPATH", "")
+        hidden = evidence(
+            self.out_dir.absolute(),
+            gateway_mod.ledger_dir(self.settings, self.out_dir),
+            [Path(self.std.root) / "tasks"],
+            [Path(p) for p in code.split(os.pathsep) if p],
+            [Path("reports").absolute(), Path(self.std.root) / "reports"],
+        )
+        problem = use_sandbox(hidden, check=not self.is_worker)
+        if problem is not None:
+            raise pytest.UsageError(f"pytest-sabot: {problem}")
 
     def unconfigure(self) -> None:
         self._restore_signals()
@@ -220,6 +256,11 @@ class SabotSession:
             if problem is not None:
                 raise pytest.UsageError(f"pytest-sabot: {problem}")
             register(self.settings.agent, self.attempt_timeout)
+            # Every process of the session that could be the agent's parent (or show the
+            # session's arguments) hides its /proc details from it (trusted/harden.py).
+            from pytest_sabot.trusted.harden import harden
+
+            harden()
         if not self.settings.adapters:
             return
         from pytest_sabot.core.frameworks import register_local
@@ -454,8 +495,18 @@ class SabotSession:
             self.worker_spend[worker] = spend
 
     def spend(self) -> dict[str, Any] | None:
-        """The session's spend, every gateway of it together."""
-        return gateway_mod.session_spend(self.gateway, self.worker_spend)
+        """The session's spend, every gateway of it together: its account's at a gateway
+        given by URL. A live session always reports one (from the spend ledger when no
+        gateway can tell)."""
+        if self.gateway is None and self.settings.gateway_url:
+            spent = gateway_mod.account_spend(self.gateway_url)
+        else:
+            spent = gateway_mod.session_spend(self.gateway, self.worker_spend)
+        if spent is None and self.settings.live:
+            spent = gateway_mod.ledger_spend(
+                gateway_mod.ledger_dir(self.settings, self.out_dir), self.run_id
+            )
+        return spent
 
     # ------------------------------------------------------------------ terminal
 

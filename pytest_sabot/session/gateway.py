@@ -9,7 +9,10 @@ spend ledger of its output root under a file lock, so the cap is shared, and a c
 refuses a call in one worker is seen by every other worker before its next cell (the
 ledger records which session's gateway it stopped).
 
-A gateway given with ``--sabot-gateway-url`` is used as it is, by every process.
+A gateway given with ``--sabot-gateway-url`` is shared, not owned: a live session
+registers its own cap and ledger there (:func:`open_account`) before anything runs, and
+every process of the session names that account in its runs, so the session's
+``--sabot-budget-usd`` holds whichever gateway serves it.
 """
 
 from __future__ import annotations
@@ -78,6 +81,43 @@ def external_url(settings: Settings) -> str | None:
     except ValueError as exc:
         raise pytest.UsageError(f"pytest-sabot: --sabot-gateway-url: {exc}") from None
     return settings.gateway_url
+
+
+def ledger_dir(settings: Settings, out: Path) -> Path:
+    """The directory of the session's spend ledger (absolute)."""
+    return Path(settings.spend_ledger).resolve() if settings.spend_ledger else (
+        out.resolve().parent
+    )
+
+
+def open_account(settings: Settings, url: str, out: Path, session: str) -> str:
+    """A live session through a gateway it did not start: register the session's own cap
+    and ledger there before anything runs (every process of the session does; the gateway
+    answers each with the same account) and return the URL its clients use, which names the
+    account. A gateway that cannot hold the cap is a usage error: nothing runs live through
+    it. A keyless session spends nothing and keeps the URL as it is."""
+    if not settings.live:
+        return url
+    from pytest_sabot.gateway.client import GatewayClient, GatewayError, with_account
+
+    try:
+        answer = GatewayClient(url).register_session(
+            session, settings.budget_usd, str(ledger_dir(settings, out))
+        )
+    except GatewayError as exc:
+        if exc.status in (404, 405) or exc.code == "unknown_route":
+            why = (
+                "it has no session accounts (a gateway older than this pytest-sabot), so it "
+                f"cannot hold this session's --sabot-budget-usd={settings.budget_usd:g}"
+            )
+        else:
+            why = f"it refused this session's spend cap: {exc.message}"
+        raise pytest.UsageError(
+            f"pytest-sabot: --sabot-gateway-url: {why}; start the gateway from this version "
+            "(python -m pytest_sabot.gateway) or run without --sabot-gateway-url; nothing "
+            "was run"
+        ) from None
+    return with_account(url, answer.account)
 
 
 def start(config: pytest.Config, gateway_settings: Any) -> tuple[Any, str]:
@@ -149,6 +189,49 @@ def session_spend(gateway: Any, workers: dict[str, dict[str, Any]]) -> dict[str,
     return combine(parts)
 
 
+def account_spend(url: str | None) -> dict[str, Any] | None:
+    """The spend of the session's account at a gateway given by URL (None when the URL
+    names no account or the gateway cannot be asked)."""
+    if not url:
+        return None
+    from pytest_sabot.gateway import GatewayClient
+
+    client = GatewayClient(url)
+    if client.account is None:
+        return None
+    try:
+        data: dict[str, Any] = client.account_stats().model_dump(mode="json")
+    except Exception:
+        return None
+    return {**data, "gateways": 1}
+
+
+def ledger_spend(directory: Path, session: str) -> dict[str, Any] | None:
+    """What the spend ledger holds for ``session`` (every gateway that charged it), when
+    no gateway can tell: calls and spend only, ``from_ledger`` set."""
+    from pytest_sabot.core.errors import SabotDataError
+    from pytest_sabot.gateway.ledger import read_ledger
+
+    try:
+        ledger = read_ledger(directory)
+    except SabotDataError:
+        return None
+    mine = [g for g in ledger.gateways.values() if g.session == session]
+    if not mine:
+        return None
+    calls = sum(g.calls + g.unknown_calls for g in mine)
+    return {
+        "calls": calls,
+        "upstream_calls": calls,
+        "from_ledger": str(directory),
+        "budget": {
+            "spent_usd": round(sum(g.spent_usd for g in mine), 10),
+            "unknown_cost_calls": sum(g.unknown_calls for g in mine),
+            "exhausted": any(g.stopped for g in mine),
+        },
+    }
+
+
 def budget_stopped(gateway: Any, settings: Settings, session: str) -> bool:
     """Whether the spend cap has stopped this session: this process's gateway refused a
     call, or the shared ledger says a gateway of this session did (another worker's). A
@@ -170,13 +253,16 @@ def budget_stopped(gateway: Any, settings: Settings, session: str) -> bool:
 
 
 def budget_exhausted_remote(url: str | None) -> bool:
-    """Whether a gateway given by URL has refused a call for budget (asked over HTTP);
-    False when it cannot be asked."""
+    """Whether a gateway given by URL has refused a call of this session for budget (its
+    account's cap or the gateway's own; asked over HTTP); False when it cannot be asked."""
     if not url:
         return False
     from pytest_sabot.gateway import GatewayClient
 
+    client = GatewayClient(url)
     try:
-        return bool(GatewayClient(url).stats().budget.exhausted)
+        if client.account is not None:
+            return bool(client.account_stats().budget.exhausted)
+        return bool(client.stats().budget.exhausted)
     except Exception:
         return False

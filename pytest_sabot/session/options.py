@@ -153,6 +153,15 @@ OPTIONS: tuple[OptionSpec, ...] = (
         kind="bool",
     ),
     OptionSpec(
+        "--sabot-sandbox",
+        "sabot_sandbox",
+        "Run --sabot-agent's child in a bubblewrap sandbox: no network (its model calls "
+        "travel over its pipe to the harness), a read-only view of its code and "
+        "environment, no view of tasks/, the output or the harness's processes. Refused "
+        "before anything runs where the machine cannot provide it.",
+        kind="bool",
+    ),
+    OptionSpec(
         "--sabot-model",
         "sabot_model",
         "Pipeline model: 'sim' / 'sim:<persona>' (keyless, default sim:realistic), "

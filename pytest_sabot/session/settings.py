@@ -23,6 +23,7 @@ class Settings:
     adapters: list[str]
     agent: str | None
     trust_local_agent: bool
+    sandbox: bool
     model: ModelSpec
     base_url: str | None
     downgrade_model: str | None
@@ -82,6 +83,7 @@ def read_settings(config: pytest.Config) -> Settings:
         adapters=list(values["sabot_adapter"] or []),
         agent=values["sabot_agent"],
         trust_local_agent=bool(values["trust_local_agent"]),
+        sandbox=bool(values["sabot_sandbox"]),
         model=_model(str(values["sabot_model"]), wave is not None),
         base_url=values["sabot_base_url"],
         downgrade_model=values["sabot_downgrade_model"],

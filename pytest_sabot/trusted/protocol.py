@@ -24,9 +24,9 @@ The exchange is strictly call-and-answer: the child asks, the parent answers wit
 ``view`` is whatever public view the binding needs (for the lab, its ``AgentView``);
 ``tools`` is the catalog the child may call (name, description, JSON Schema of the
 arguments); ``models`` hands each of the child's agents its own OpenAI-compatible model
-endpoint (a base URL and a per-run token, never a provider key). Nothing else crosses: the
-child is never given a fault schedule, a scenario or task file name, private world state
-or rules, because no message has a field for them.
+endpoint (a base URL and a credential of the run, never a provider key). Nothing else
+crosses: the child is never given a fault schedule, a scenario or task file name, private
+world state or rules, because no message has a field for them.
 
 The JSON Schema of both directions is :func:`protocol_schema`.
 """
@@ -82,7 +82,14 @@ class ModelEndpoint(Message):
     base_url: str = Field(description="Base URL ending in /v1, served by the parent.")
     model: str = Field(description="The model name to request.")
     api_key: str = Field(
-        description="A per-run token the parent's endpoint accepts; never a provider key."
+        description="A credential of the run the endpoint accepts; never a provider key."
+    )
+    via_pipe: bool = Field(
+        False,
+        description=(
+            "The child cannot reach base_url (a sandbox without network): it serves the "
+            "endpoint on its own loopback and carries each request over the pipe."
+        ),
     )
 
 

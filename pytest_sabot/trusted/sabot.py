@@ -28,9 +28,13 @@ The parent writes its own account of the child next to the trace
 from __future__ import annotations
 
 import dataclasses
+import json
+import os
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
+
+import httpx
 
 from pytest_sabot.core.context import WORKER_MODEL_CALL_CAP, RunContext, ToolHandle
 from pytest_sabot.core.frameworks import (
@@ -43,6 +47,7 @@ from pytest_sabot.core.models.trace import REPORTED_EVENT_KINDS
 from pytest_sabot.core.registry import importable
 from pytest_sabot.trusted.channel import Refusal
 from pytest_sabot.trusted.protocol import ModelEndpoint, Start, ToolSpec
+from pytest_sabot.trusted.proxy import MODEL_REQUEST, carried
 from pytest_sabot.trusted.report import ProcessReport
 from pytest_sabot.trusted.sabot_child import (
     HANDOFF,
@@ -51,7 +56,13 @@ from pytest_sabot.trusted.sabot_child import (
     REVIEWER_PROMPT,
     WORKER_PROMPT,
 )
-from pytest_sabot.trusted.supervisor import Supervisor, TargetError, Unreadable
+from pytest_sabot.trusted.sandbox import Sandbox, unavailable
+from pytest_sabot.trusted.supervisor import (
+    Supervisor,
+    TargetError,
+    Unreadable,
+    child_environment,
+)
 from pytest_sabot.trusted.target import is_target
 
 NAME = "local_agent"
@@ -70,6 +81,11 @@ MARGIN_S = 3.0
 supervisor (not the harness's thread timeout) ends an agent that runs too long."""
 
 
+def _http_error(status: int, message: str, code: str) -> dict[str, Any]:
+    body = {"error": {"message": message, "type": "sabot_error", "param": None, "code": code}}
+    return {"status": status, "content_type": "application/json", "body": json.dumps(body)}
+
+
 class AgentProcessExited(Exception):
     """The agent's process ended without returning (a crash, an exit, a protocol breach)."""
 
@@ -82,6 +98,7 @@ class AgentFailed(Exception):
 class _Configured:
     target: str
     deadline_s: float
+    sandbox: Sandbox | None = None
 
 
 _configured: _Configured | None = None
@@ -144,6 +161,22 @@ def register(target: str, attempt_timeout_s: float) -> FrameworkAdapter:
     return adapter()
 
 
+def use_sandbox(hidden: tuple[Path, ...], *, check: bool) -> str | None:
+    """Run this session's children in the sandbox (``--sabot-sandbox``), with ``hidden``
+    out of their view. ``check``: start one first and say why the machine cannot provide
+    it (the message of a usage error; nothing is changed then). None when it is set."""
+    global _configured
+    if _configured is None:
+        return f"--sabot-sandbox sandboxes the child of {AGENT_OPTION}; give one"
+    sandbox = Sandbox(hidden=hidden)
+    if check:
+        problem = unavailable(sandbox, child_environment(extra_path=(os.getcwd(),)))
+        if problem is not None:
+            return f"--sabot-sandbox: {problem}; nothing was run"
+    _configured = dataclasses.replace(_configured, sandbox=sandbox)
+    return None
+
+
 def forget() -> None:
     """Undo :func:`register` (the session has ended)."""
     global _configured
@@ -183,6 +216,7 @@ class RunHandlers:
     def __init__(self, ctx: RunContext) -> None:
         self.ctx = ctx
         self.tools: dict[str, ToolHandle] = {tool.name: tool for tool in ctx.tools}
+        self.http: httpx.Client = ctx.http_client()
 
     def call_tool(self, name: str, arguments: dict[str, Any] | Unreadable) -> Any:
         if isinstance(arguments, Unreadable):
@@ -209,9 +243,38 @@ class RunHandlers:
                 return ctx.handoff(str(args["sender"]), str(args["receiver"]), str(args["text"]))
             if name == REPORT:
                 return {"seq": self._report(args)}
+            if name == MODEL_REQUEST:
+                return self._model(args)
         except (KeyError, TypeError, ValueError) as exc:
             raise Refusal("invalid", f"{name}: {type(exc).__name__}: {exc}") from None
         raise Refusal("invalid", f"{name!r} is no request of the harness")
+
+    def _model(self, args: dict[str, Any]) -> dict[str, Any]:
+        """One model request a sandboxed child carried over the pipe: forwarded to this
+        run's scoped endpoint when it names a route of that door and one of this run's
+        credentials; answered with the gateway's status, content type and body."""
+        method, path = str(args.get("method", "")), str(args.get("path", ""))
+        token = str(args.get("authorization", "")).removeprefix("Bearer ").strip()
+        endpoints = {key: url for url, key in
+                     (self.ctx.scoped_endpoint(agent) for agent in AGENTS)}
+        if not carried(method, path):
+            return _http_error(404, f"no route for {method} {path} here", "unknown_route")
+        if token not in endpoints:
+            return _http_error(401, "this credential opens no run here",
+                               "sabot_bad_credential")
+        origin = endpoints[token].removesuffix("/v1")
+        try:
+            response = self.http.request(
+                method, origin + path.split("?", 1)[0], content=str(args.get("body", "")),
+                headers={"Authorization": f"Bearer {token}",
+                         "Content-Type": "application/json"},
+            )
+        except httpx.HTTPError as exc:
+            return _http_error(502, f"the gateway could not be reached: {type(exc).__name__}",
+                               "sabot_gateway_unreachable")
+        return {"status": response.status_code,
+                "content_type": response.headers.get("content-type", "application/json"),
+                "body": response.text}
 
     def _report(self, args: dict[str, Any]) -> int:
         kind = str(args.get("kind", ""))
@@ -230,8 +293,9 @@ class RunHandlers:
         raise Refusal("invalid", "a Sabot run keeps no clock of its own to wait on")
 
 
-def start_message(ctx: RunContext) -> Start:
-    """Everything the child is given: the public task, capabilities, catalog, endpoints."""
+def start_message(ctx: RunContext, *, via_pipe: bool = False) -> Start:
+    """Everything the child is given: the public task, capabilities, catalog, endpoints
+    (``via_pipe``: a sandboxed child carries its model calls over the pipe)."""
     first = ctx.worker_prompt(0)
     return Start(
         view={
@@ -247,10 +311,17 @@ def start_message(ctx: RunContext) -> Start:
         tools=[ToolSpec(name=t.name, description=t.description, parameters=t.parameters,
                         annotations={"role": t.role} if t.role else {})
                for t in ctx.tools],
-        models=[ModelEndpoint(agent=agent, base_url=ctx.base_url(agent),
-                              model=ctx.model_name, api_key=ctx.api_key)
-                for agent in AGENTS],
+        models=[_endpoint(ctx, agent, via_pipe) for agent in AGENTS],
     )
+
+
+def _endpoint(ctx: RunContext, agent: str, via_pipe: bool) -> ModelEndpoint:
+    """One agent's endpoint: the gateway's scoped door and a credential that opens this
+    run's calls as that agent and nothing else (never the session secret, never a name of
+    the cell)."""
+    base_url, api_key = ctx.scoped_endpoint(agent)
+    return ModelEndpoint(agent=agent, base_url=base_url, model=ctx.model_name,
+                         api_key=api_key, via_pipe=via_pipe)
 
 
 def _free(directory: Path, stem: str, suffix: str) -> Path:
@@ -264,13 +335,14 @@ REDACTED = "[REDACTED]"
 
 
 class _Scrub:
-    """The run's secrets (the gateway session's secret path segment, the run's token) out
-    of what the supervisor keeps: the child's log (an HTTP library may log its request
-    URLs), its report and the error text that reaches the trace."""
+    """The run's secrets (the gateway session's secret path segment, the agents'
+    credentials) out of what the supervisor keeps: the child's log (an HTTP library may log
+    its requests), its report and the error text that reaches the trace."""
 
     def __init__(self, ctx: RunContext) -> None:
         segment = urlsplit(ctx.base_url(AGENTS[0])).path.strip("/").split("/")[0]
-        self.secrets = sorted({s for s in (segment, ctx.api_key) if len(s) >= 6},
+        tokens = [ctx.scoped_endpoint(agent)[1] for agent in AGENTS]
+        self.secrets = sorted({s for s in (segment, ctx.api_key, *tokens) if len(s) >= 6},
                               key=len, reverse=True)
 
     def text(self, value: str) -> str:
@@ -307,15 +379,18 @@ def run(ctx: RunContext) -> None:
     target = _configured.target
     scrub = _Scrub(ctx)
     log = _free(ctx.run_dir, "agent", ".log")
+    sandbox = _configured.sandbox
     supervisor = Supervisor(target, log_path=log, binding=BINDING,
-                            timeout_s=_configured.deadline_s, grace_s=GRACE_S)
+                            timeout_s=_configured.deadline_s, grace_s=GRACE_S,
+                            sandbox=sandbox)
     report: ProcessReport | None = None
     try:
         try:
             supervisor.load()
         except TargetError as exc:
             raise AgentProcessExited(scrub.text(f"{AGENT_OPTION}={target}: {exc}")) from None
-        outcome = supervisor.run(start_message(ctx), RunHandlers(ctx))
+        outcome = supervisor.run(start_message(ctx, via_pipe=sandbox is not None),
+                                 RunHandlers(ctx))
     finally:
         supervisor.close()
         scrub.file(log)

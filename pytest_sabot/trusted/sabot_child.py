@@ -17,7 +17,9 @@ message alone. Everything the agent does to the run travels to the parent as a r
 
 The harness's requests travel as tool calls whose names begin with ``sabot:``, a prefix no
 model-facing tool name can carry. Model calls go straight to the endpoints of
-:meth:`AgentContext.model` (OpenAI-compatible, a per-run token, never a provider key).
+:meth:`AgentContext.model` (OpenAI-compatible, a credential that opens this run's model calls
+and nothing else, never a provider key; in the sandbox served on the child's own loopback
+and carried over the pipe, :mod:`pytest_sabot.trusted.proxy`).
 Nothing of the fault schedule, the task's private spec, the scenario files or the scoring
 rules reaches this process: no message carries them.
 """
@@ -27,9 +29,11 @@ from __future__ import annotations
 from typing import Any
 
 from pytest_sabot.core.context import Messages
+from pytest_sabot.gateway.secrets import redact_in_logs
 from pytest_sabot.trusted.channel import ChildChannel, Refusal
 from pytest_sabot.trusted.context import Bound, output_text
 from pytest_sabot.trusted.protocol import ModelEndpoint, Start, ToolSpec
+from pytest_sabot.trusted.proxy import PipeProxy
 
 HARNESS_PREFIX = "sabot:"
 WORKER_PROMPT = "sabot:worker_prompt"
@@ -144,5 +148,13 @@ class AgentContext:
 
 def binding(start: Start, channel: ChildChannel) -> Bound:
     """The child-side binding of a Sabot run: the callable's return value (a string, or
-    an object with an ``output`` string) is the run's final artifact."""
+    an object with an ``output`` string) is the run's final artifact. The agents'
+    credentials are kept out of every log record this process makes."""
+    for endpoint in start.models:
+        redact_in_logs(endpoint.api_key)
+    if any(endpoint.via_pipe for endpoint in start.models):
+        proxy = PipeProxy(channel)  # a sandbox: the pipe is the only door
+        start = start.model_copy(update={"models": [
+            e.model_copy(update={"base_url": proxy.url}) if e.via_pipe else e
+            for e in start.models]})
     return Bound(AgentContext(start, channel), output_text)

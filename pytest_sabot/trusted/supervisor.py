@@ -6,9 +6,10 @@ its own account of how the process ended (:class:`ProcessReport`). The child is 
 what the ``start`` message carries (see :mod:`pytest_sabot.trusted.protocol`).
 
 * The child is ``python -m pytest_sabot.trusted.child`` in a new session (its own process
-  group), with stdin from /dev/null, stdout and stderr into a log file the parent opened,
-  an environment reduced to an allow-list (no keys, nothing of the harness), and the
-  protocol on two inherited pipes.
+  group), with stdin from /dev/null, stdout and stderr on a pipe whose every byte the
+  parent copies into the log file (the child never holds a descriptor that names a file of
+  the run), a fresh empty working directory, an environment reduced to an allow-list (no
+  keys, nothing of the harness), and the protocol on two inherited pipes.
 * Loading comes first (:meth:`Supervisor.load`): the target is imported in the child, so a
   target that cannot be imported is reported before anything runs.
 * At the deadline the process group gets SIGTERM; requests that still arrive are refused
@@ -21,10 +22,11 @@ what the ``start`` message carries (see :mod:`pytest_sabot.trusted.protocol`).
 * A crash, ``sys.exit``, a signal or a non-zero exit is recorded with its status and the
   tail of the log; it is never mistaken for a return.
 
-This isolates a trusted callable from the harness's state; it is not a sandbox. The child
-runs with the user's permissions and can do anything the user can (read files, open
-connections, find its parent's command line). Run only code you trust.
-POSIX only (process groups, inherited descriptors).
+This isolates a trusted callable from the harness's state; without ``sandbox=`` it is not
+a sandbox. The child runs with the user's permissions and can do anything the user can
+(read the user's files, open connections). Run only code you trust, or give it the
+sandbox (:mod:`pytest_sabot.trusted.sandbox`). POSIX only (process groups, inherited
+descriptors).
 """
 
 from __future__ import annotations
@@ -33,16 +35,19 @@ import contextlib
 import os
 import select
 import selectors
+import shutil
 import signal
 import site
 import subprocess
 import sys
 import sysconfig
+import tempfile
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, Protocol
+from typing import IO, TYPE_CHECKING, Any, Protocol
 
 import pytest_sabot
 from pytest_sabot.trusted.channel import Refusal
@@ -68,6 +73,9 @@ from pytest_sabot.trusted.protocol import (
 )
 from pytest_sabot.trusted.report import LateRequest, ProcessEnd, ProcessReport
 from pytest_sabot.trusted.target import is_target
+
+if TYPE_CHECKING:
+    from pytest_sabot.trusted.sandbox import Sandbox
 
 CHILD_MODULE = "pytest_sabot.trusted.child"
 BASE_ENV: tuple[str, ...] = (
@@ -132,11 +140,13 @@ def _installed_dirs() -> set[str]:
 
 
 def child_environment(pass_env: Sequence[str] = (),
-                      source: Mapping[str, str] | None = None) -> dict[str, str]:
+                      source: Mapping[str, str] | None = None,
+                      extra_path: Sequence[str] = ()) -> dict[str, str]:
     """The child's environment: the allow-list, LC_*, and the variables named in pass_env.
 
     When this package was imported from a source checkout, that directory comes first on
-    PYTHONPATH, so the child runs the same protocol code as the parent.
+    PYTHONPATH, so the child runs the same protocol code as the parent; ``extra_path``
+    (the parent's working directory, where the user's package is) comes last.
     """
     env = os.environ if source is None else source
     keep = {k: v for k, v in env.items() if k in BASE_ENV or k.startswith("LC_")}
@@ -144,9 +154,11 @@ def child_environment(pass_env: Sequence[str] = (),
         if name in env:
             keep[name] = env[name]
     home = str(Path(pytest_sabot.__file__).resolve().parents[1])
+    paths = [p for p in keep.get("PYTHONPATH", "").split(os.pathsep) if p]
     if home not in _installed_dirs():  # a source checkout: the child must find the same one
-        paths = [home] + [p for p in keep.get("PYTHONPATH", "").split(os.pathsep)
-                          if p and p != home]
+        paths = [home] + [p for p in paths if p != home]
+    paths += [p for p in extra_path if p not in paths]
+    if paths:
         keep["PYTHONPATH"] = os.pathsep.join(paths)
     keep["PYTHONUNBUFFERED"] = "1"
     return keep
@@ -183,6 +195,7 @@ class Supervisor:
         pass_env: Sequence[str] = (),
         cwd: Path | None = None,
         python: str = sys.executable,
+        sandbox: Sandbox | None = None,
     ) -> None:
         if not is_target(target):
             raise TargetError(f"expected 'package.module:callable', got {target!r}")
@@ -197,6 +210,9 @@ class Supervisor:
         self.pass_env = tuple(pass_env)
         self.cwd = cwd
         self.python = python
+        self.sandbox = sandbox
+        self._own_cwd: Path | None = None  # the fresh directory made for the child
+        self._copier: threading.Thread | None = None
         self.report: ProcessReport | None = None
         self.argv: list[str] = []
         self.env: dict[str, str] = {}
@@ -269,9 +285,13 @@ class Supervisor:
         if self._selector is not None:
             self._selector.close()
             self._selector = None
+        self._drain_output(self.grace_s)
         if self._log is not None:
             self._log.close()
             self._log = None
+        if self._own_cwd is not None:
+            shutil.rmtree(self._own_cwd, ignore_errors=True)  # the child's scratch, no record
+            self._own_cwd = None
 
     # ----------------------------------------------------------------- serving
 
@@ -393,20 +413,36 @@ class Supervisor:
         self._log = self.log_path.open("xb")  # a log is never overwritten
         child_in, self._to_child = os.pipe()
         self._from_child, child_out = os.pipe()
+        output_read, output_write = os.pipe()
         self.argv = [self.python, "-m", CHILD_MODULE, "--in", str(child_in),
                      "--out", str(child_out)]
-        self.env = child_environment(self.pass_env)
+        # The user's package is imported "from the current directory": the parent's, put on
+        # the child's path, since the child itself starts in a fresh empty one.
+        self.env = child_environment(self.pass_env, extra_path=(os.getcwd(),))
+        cwd = self.cwd
+        if cwd is None:
+            self._own_cwd = cwd = Path(tempfile.mkdtemp(prefix="sabot-agent-"))
+        argv = self.argv
+        if self.sandbox is not None:
+            argv = self.sandbox.wrap(self.argv, self.env, cwd)
         try:
             self._proc = subprocess.Popen(
-                self.argv, stdin=subprocess.DEVNULL, stdout=self._log,
-                stderr=subprocess.STDOUT, env=self.env, cwd=self.cwd,
+                argv, stdin=subprocess.DEVNULL, stdout=output_write,
+                stderr=output_write, env=self.env, cwd=cwd,
                 pass_fds=(child_in, child_out), start_new_session=True, close_fds=True,
             )
         except OSError as exc:
-            raise TargetError(f"cannot start {self.python}: {exc.strerror}") from None
+            os.close(output_read)
+            raise TargetError(f"cannot start {argv[0]}: {exc.strerror}") from None
         finally:
             os.close(child_in)
             os.close(child_out)
+            os.close(output_write)
+        self._copier = threading.Thread(
+            target=_copy_output, args=(output_read, self._log), name="sabot-agent-log",
+            daemon=True,
+        )
+        self._copier.start()
         os.set_blocking(self._to_child, False)
         os.set_blocking(self._from_child, False)
         self._selector = selectors.DefaultSelector()
@@ -478,7 +514,16 @@ class Supervisor:
         assert self.report is not None
         return self.report
 
+    def _drain_output(self, timeout: float) -> None:
+        """Wait (up to ``timeout``) until the child's output is all in the log: the copier
+        ends when the last holder of the pipe (the child, what it left running) is gone."""
+        if self._copier is not None:
+            self._copier.join(timeout)
+            if not self._copier.is_alive():
+                self._copier = None
+
     def _log_tail(self) -> str:
+        self._drain_output(1.0)
         if self._log is not None:
             self._log.flush()
         try:
@@ -530,6 +575,22 @@ class Supervisor:
                 self._buffer += chunk
             else:
                 self._eof = True
+
+
+def _copy_output(fd: int, log: IO[bytes]) -> None:
+    """Copy the child's stdout and stderr into its log until the pipe's last writer is gone."""
+    try:
+        while chunk := os.read(fd, 1 << 16):
+            try:
+                log.write(chunk)
+                log.flush()
+            except (OSError, ValueError):  # the log was closed or the disk is full: keep
+                continue                   # draining, so the child never blocks on a write
+    except OSError:
+        pass
+    finally:
+        with contextlib.suppress(OSError):
+            os.close(fd)
 
 
 def _late(request: ToolCall | Sleep) -> LateRequest:

@@ -11,6 +11,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 import openai
@@ -301,3 +302,76 @@ def test_gateway_standalone_prints_its_secret_once_and_enforces_it(tmp_path: Pat
         out, err = proc.communicate(timeout=30)
     assert secret not in out and secret not in err  # the first line was the only one
     assert "--sabot-gateway-url" in err
+
+
+# --------------------------------------------------------------------------- issue 21, item 2
+
+
+def test_I117_a_run_credential_opens_its_own_runs_model_calls_and_nothing_else(
+    gateway: Gateway, client: GatewayClient, run: Callable[..., str]
+) -> None:
+    mine, other = run(cell_id="local_agent-default-O1-T1-s11"), run(cell_id="victim-cell")
+    granted = client.grant(mine, "worker")
+    token = granted.api_key
+    assert granted.base_path == "/v1" and token.startswith("sabot-run-")
+    base = f"{gateway.origin}/v1"
+    assert "local_agent" not in base and gateway.secret not in base  # names nothing
+    sdk = openai.OpenAI(base_url=base, api_key=token, max_retries=0)
+    reply = sdk.chat.completions.create(**CHAT)  # type: ignore[call-overload]
+    assert reply.choices[0].message.content
+    assert [m.id for m in sdk.models.list()] == ["terra"]
+    drained = client.drain(mine)
+    assert [(r.agent, r.cell_id) for r in drained] == [("worker", "local_agent-default-O1-T1-s11")]
+    http = httpx.Client(base_url=gateway.origin, trust_env=False, timeout=10)
+    json_body = {"Content-Type": "application/json"}
+    bearer = {"Authorization": f"Bearer {token}", **json_body}
+    registration = {"label": "x~a1", "cell_id": "victim-cell", "seed": 1, "model": "script:x"}
+    other_key = quote(client._key(other), safe="")  # the victim's key, as if it were known
+    mine_key = quote(client._key(mine), safe="")
+    attempts = {
+        "register as header": http.post("/sabot/runs", json=registration,
+                                        headers={SECRET_HEADER: token}),
+        "register as bearer": http.post("/sabot/runs", json=registration, headers=bearer),
+        "stats": http.get("/sabot/stats", headers={SECRET_HEADER: token}),
+        "drain own": http.post(f"/sabot/runs/{mine_key}/drain", json={},
+                               headers={SECRET_HEADER: token}),
+        "close other": http.post(f"/sabot/runs/{other_key}/close", json={},
+                                 headers={SECRET_HEADER: token, **bearer}),
+        "grant more": http.post(f"/sabot/runs/{mine_key}/grant", json={"agent": "reviewer"},
+                                headers={SECRET_HEADER: token}),
+        "as path secret": http.post(
+            f"/{token}/run/{other_key}/agent/worker/v1/chat/completions", json=CHAT,
+            headers=bearer),
+        "other routes": http.post("/v1/completions", json=CHAT, headers=bearer),
+        "a sabot route under v1": http.post("/v1/sabot/runs", json=registration,
+                                            headers=bearer),
+        "a made-up credential": http.post("/v1/chat/completions", json=CHAT,
+                                          headers={**json_body,
+                                                   "Authorization": "Bearer sabot-run-x"}),
+        "no credential": http.post("/v1/chat/completions", json=CHAT, headers=json_body),
+    }
+    statuses = {name: r.status_code for name, r in attempts.items()}
+    assert statuses == {
+        "register as header": 403, "register as bearer": 401, "stats": 403,
+        "drain own": 403, "close other": 403, "grant more": 403, "as path secret": 401,
+        "other routes": 404, "a sabot route under v1": 404, "a made-up credential": 401,
+        "no credential": 401,
+    }
+    assert client.stats().runs_open == 2 and client.drain(mine) == []  # nothing moved
+    # The victim's run is untouched, and closing mine ends its credential.
+    client.close_run(mine)
+    with pytest.raises(openai.AuthenticationError):
+        sdk.chat.completions.create(**CHAT)  # type: ignore[call-overload]
+    assert client.stats().runs_open == 1
+
+
+def test_I117_a_grant_names_an_open_run_of_its_registrant(
+    client: GatewayClient, run: Callable[..., str]
+) -> None:
+    with pytest.raises(GatewayError) as err:
+        client.grant("never-registered~a1", "worker")
+    assert err.value.status == 404
+    key = run()
+    with pytest.raises(GatewayError) as err:
+        client.grant(key, "../worker")
+    assert err.value.status == 400 and err.value.code == "invalid_grant"

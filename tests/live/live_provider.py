@@ -93,8 +93,10 @@ class FakeProvider:
         seed: int = 11,
         models: tuple[str, ...] = ("gpt-5.6-terra", "gpt-5.6-luna"),
         weak_models: tuple[str, ...] = ("gpt-5.6-luna",),
+        usage: dict[str, int] | None = None,
     ) -> None:
         self.api_key = api_key
+        self.usage = usage  # billed instead of the embedded model's (a pricier provider)
         self.persona = persona
         self.seed = seed
         self.models = models
@@ -268,4 +270,9 @@ class FakeProvider:
         )
         completion["model"] = model
         completion["id"] = completion["id"].replace("chatcmpl-sim-", "chatcmpl-")
+        if self.usage is not None:
+            completion["usage"] = {
+                **self.usage,
+                "total_tokens": sum(v for k, v in self.usage.items() if k.endswith("_tokens")),
+            }
         return 200, completion, {}

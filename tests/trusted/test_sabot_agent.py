@@ -38,7 +38,7 @@ def _messages(prompt):
 
 
 def run(ctx):
-    Path("seen.json").write_text(json.dumps({
+    Path("@WORKDIR@/seen.json").write_text(json.dumps({
         "task": [ctx.task.system, ctx.task.user], "capabilities": ctx.capabilities,
         "config": ctx.config, "tools": [t.model_dump() for t in ctx.tools],
         "models": [ctx.model(a).model_dump() for a in ("worker", "reviewer")],
@@ -98,8 +98,8 @@ from urllib.parse import urlsplit
 
 def run(ctx):
     endpoint = ctx.model("worker")
-    secret = urlsplit(endpoint.base_url).path.strip("/").split("/")[0]
-    Path("leak.txt").write_text(secret + "\\n" + endpoint.api_key)
+    path = urlsplit(endpoint.base_url).path
+    Path("@WORKDIR@/leak.txt").write_text(path + "\\n" + endpoint.api_key)
     print("calling", endpoint.base_url, "with", endpoint.api_key)
     print("about to crash", flush=True)
     sys.stdout.flush()
@@ -128,7 +128,7 @@ def _package(root: Path, source: str) -> str:
     package = root / "myagent"
     package.mkdir()
     (package / "__init__.py").write_text("")
-    (package / "agent.py").write_text(textwrap.dedent(source))
+    (package / "agent.py").write_text(textwrap.dedent(source).replace("@WORKDIR@", str(root)))
     return "myagent.agent:run"
 
 
@@ -248,14 +248,12 @@ def test_I82_an_agent_that_crashes_is_a_recorded_run_error(tmp_path: Path) -> No
 def test_I82_the_gateway_secret_an_agent_prints_reaches_no_record(tmp_path: Path) -> None:
     target = _package(tmp_path, CRASHER)
     _session(tmp_path, f"--sabot-agent={target}", "--trust-local-agent", "-k", "baseline")
-    secret, token = (tmp_path / "leak.txt").read_text().split("\n")
-    assert len(secret) >= 16 and token
+    path, token = (tmp_path / "leak.txt").read_text().split("\n")
+    assert path == "/v1" and token.startswith("sabot-run-")  # no secret in the URL (I117)
     files = [p for p in (tmp_path / "out").rglob("*") if p.is_file()]
     assert any(p.name == "agent-1.log" for p in files)
-    for path in files:
-        text = path.read_text(errors="replace")
-        assert secret not in text, path
-        assert token not in text, path
+    for found in files:
+        assert token not in found.read_text(errors="replace"), found
     run_dir = tmp_path / "out" / "cells" / "local_agent-default-baseline-T1-s11"
     assert "calling http://127.0.0.1:" in (run_dir / "agent-1.log").read_text()
     assert "[REDACTED]" in (run_dir / "agent-1.log").read_text()
@@ -288,3 +286,29 @@ def test_I81_an_agents_records_default_to_a_directory_of_their_own(tmp_path: Pat
                          .read_text())
     assert [c["cell_id"] for c in results["cells"]] == ["local_agent-default-baseline-T1-s11"]
     assert not (tmp_path / "reports" / "wave-3").exists()  # never among the wave's records
+
+
+# Fails as if the disk were full (or as an agent does in the read-only sandbox).
+DISK_FULL = '''
+import errno
+
+
+def run(ctx):
+    raise OSError(errno.ENOSPC, "No space left on device")
+'''
+
+
+@pytest.mark.slow
+def test_I117_an_agents_own_write_error_is_its_run_error_never_the_harnesss(
+        tmp_path: Path) -> None:
+    """Before, the text of the agent's own OSError stopped the whole session as if the
+    harness could not write its records."""
+    target = _package(tmp_path, DISK_FULL)
+    done = _session(tmp_path, f"--sabot-agent={target}", "--trust-local-agent",
+                    "--sabot-operator=baseline,O3")
+    text = done.stdout + done.stderr
+    assert "the output could not be written" not in text, text
+    results = _results(tmp_path)
+    assert results["selection"]["recorded"] == 2, text
+    cell = {c["cell_id"]: c for c in results["cells"]}["local_agent-default-baseline-T1-s11"]
+    assert cell["status"] == "RUN_ERROR", cell

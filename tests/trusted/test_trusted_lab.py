@@ -179,10 +179,13 @@ def test_TA1_the_child_is_given_only_the_public_task_capabilities_and_catalog(
                     seen.add(bytes(obj).decode("utf-8", "replace"))
                 else:
                     stack.extend(gc.get_referents(obj))
-            with open("dump.json", "w") as out:
+            fds = {fd: os.readlink(f"/proc/self/fd/{fd}")
+                   for fd in os.listdir("/proc/self/fd") if os.path.exists(f"/proc/self/fd/{fd}")}
+            with open("@WORKDIR@/dump.json", "w") as out:
                 json.dump({"strings": sorted(seen), "environ": dict(os.environ),
                            "argv": sys.argv, "briefing": context.briefing(),
-                           "cwd": os.getcwd()}, out)
+                           "cwd": os.getcwd(), "cwd_entries": os.listdir("."),
+                           "fds": fds}, out)
             return "looked around"
     """)
     code, record = run_trusted(path, "nosy_bot.agent:run", workdir / "out",
@@ -202,6 +205,12 @@ def test_TA1_the_child_is_given_only_the_public_task_capabilities_and_catalog(
     assert dump["argv"][1:3] == ["--in", dump["argv"][2]] and len(dump["argv"]) == 5
     assert dump["argv"][0].endswith(os.path.join("trusted", "child.py"))
     assert json.loads(dump["briefing"]) == record.agent_view.model_dump(mode="json")
+    # Its working directory is a fresh empty one, and no descriptor it holds names a file
+    # (stdout and stderr are a pipe the parent copies into the log).
+    assert dump["cwd"] != str(workdir) and dump["cwd_entries"] == []
+    assert dump["fds"]["0"] == "/dev/null"
+    assert dump["fds"]["1"].startswith("pipe:") and dump["fds"]["2"] == dump["fds"]["1"]
+    assert [t for t in dump["fds"].values() if str(workdir) in t] == []
 
 
 # --------------------------------------------------------------------------- TA3 deadline
@@ -405,7 +414,7 @@ def test_TA6_without_the_trust_flag_a_callable_is_refused_before_anything_runs(
         from pathlib import Path
 
         def run(context):
-            Path("ran.txt").write_text("it ran")
+            Path("@WORKDIR@/ran.txt").write_text("it ran")
     """)
     code = main(["run", "lost-create-response", "--agent", "plain_bot.agent:run",
                  "--out", str(workdir / "o")])
@@ -447,7 +456,7 @@ def test_TA8_an_interrupt_stops_the_child_and_the_run_is_recorded_as_cancelled(
 
         def run(context):
             context.call_tool("get_customer", {"customer_id": context.task.customer_id})
-            Path("child.pid").write_text(str(os.getpid()))
+            Path("@WORKDIR@/child.pid").write_text(str(os.getpid()))
             time.sleep(600)
     """)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(

@@ -20,11 +20,13 @@ from pytest_sabot.lab.scenario_load import SCENARIO_DIR, parse_scenario
 
 
 def user_package(root: Path, name: str, source: str) -> str:
-    """Write ``root/name/agent.py`` (and an empty ``__init__``); returns the package name."""
+    """Write ``root/name/agent.py`` (and an empty ``__init__``); returns the package name.
+    ``@WORKDIR@`` in the source is ``root`` (the child runs in a fresh directory of its own,
+    so a file it leaves for the test needs a full path)."""
     package = root / name
     package.mkdir(parents=True)
     (package / "__init__.py").write_text("")
-    (package / "agent.py").write_text(textwrap.dedent(source))
+    (package / "agent.py").write_text(textwrap.dedent(source).replace("@WORKDIR@", str(root)))
     return name
 
 

@@ -19,6 +19,9 @@ class CallContext:
     call_index: int
     model: str  # the full spec that serves this call, e.g. 'sim:realistic-weak'
     name: str  # the part after the scheme, e.g. 'realistic-weak' or 'gpt-5.6-luna'
+    # The session account the run is charged to beside the gateway's own cap (a paid
+    # backend reserves through it: gateway.accounts.SessionAccount), None for the cap alone.
+    account: Any = None
 
 
 @dataclass(frozen=True)

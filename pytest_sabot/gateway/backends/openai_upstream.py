@@ -41,7 +41,7 @@ from pytest_sabot.gateway.backends.base import (
     CallContext,
     usage_of,
 )
-from pytest_sabot.gateway.budget import Budget, BudgetExhausted
+from pytest_sabot.gateway.budget import Budget, BudgetExhausted, Payer
 from pytest_sabot.gateway.limiter import AdaptiveLimit, SlotTimeout
 from pytest_sabot.gateway.prices import PriceTable
 from pytest_sabot.gateway.protocol import error_body
@@ -225,10 +225,12 @@ class OpenAIUpstream:
             )
         return ceiling
 
-    def _count_retry(self, state: RetryCallState) -> None:
+    def _count_retry(self, state: RetryCallState, account: Any = None) -> None:
         if state.attempt_number > 1:
             with self._lock:
                 self.retries += 1
+            if account is not None:
+                account.retried()
 
     def _wait(self, state: RetryCallState) -> float:
         failure = state.outcome.exception() if state.outcome is not None else None
@@ -246,7 +248,7 @@ class OpenAIUpstream:
             stop=stop_after_attempt(self.policy.max_retries + 1)
             | stop_before_delay(self.deadline_s),
             wait=self._wait,
-            before=self._count_retry,
+            before=lambda state: self._count_retry(state, call.account),
             retry=retry_if_exception_type(_Transient),
             sleep=self._sleep,
             reraise=True,
@@ -305,8 +307,11 @@ class OpenAIUpstream:
         call: CallContext,
         deadline: float,
     ) -> BackendReply:
+        # A run of a session account is held against the session's cap and the gateway's
+        # (gateway/accounts.py); any other against the gateway's.
+        budget: Payer = call.account if call.account is not None else self.budget
         try:
-            reservation = self.budget.reserve(
+            reservation = budget.reserve(
                 ceiling, wait_s=max(0.0, deadline - time.monotonic())
             )
         except BudgetExhausted as exc:
@@ -320,6 +325,8 @@ class OpenAIUpstream:
                 with self.limit.slot(timeout=max(0.0, deadline - time.monotonic())) as generation:
                     with self._lock:
                         self.requests_sent += 1
+                    if call.account is not None:
+                        call.account.sent()
                     status, response_headers, content = self._post(body, headers, deadline)
             except SlotTimeout:
                 billable = False
@@ -353,6 +360,6 @@ class OpenAIUpstream:
             # A call the upstream may have done (and billed) without a usable answer keeps
             # its worst case charged as unknown; one it refused releases it.
             if billable:
-                self.budget.settle(reservation, cost)
+                budget.settle(reservation, cost)
             else:
-                self.budget.release(reservation)
+                budget.release(reservation)

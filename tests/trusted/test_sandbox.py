@@ -1,0 +1,232 @@
+"""The sandbox of a trusted child (``--sabot-sandbox``, SPEC.md I118) and what the harness
+does to its own processes (``trusted/harden.py``): the child's view in bubblewrap, its model
+calls over the pipe, the refusals where the machine cannot provide it, and the parent's
+/proc closed to a process of its user that is not root."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hostile import NOBODY, as_user_prefix, user_dir
+from trusted_helpers import user_package
+
+from pytest_sabot.trusted import Start, Supervisor, Unreadable, child_environment
+from pytest_sabot.trusted.sandbox import Sandbox, evidence, unavailable
+
+REPO = Path(__file__).resolve().parents[2]
+needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None,
+                                 reason="bubblewrap is not installed here")
+
+
+class Desk:
+    def call_tool(self, name: str, arguments: dict[str, Any] | Unreadable) -> Any:
+        return {"echo": name}
+
+    def sleep(self, ms: int) -> None:
+        return None
+
+
+# A child that reports what it sees from inside, through its one door (the output).
+LOOKER = """
+    import json, os, socket, sys
+
+    def _try(fn):
+        try:
+            return fn()
+        except Exception as exc:
+            return type(exc).__name__
+
+    def run(context):
+        view = context.view
+        report = {
+            "pids": sorted(p for p in os.listdir("/proc") if p.isdigit()),
+            "ppid": os.getppid(),
+            "cwd": os.getcwd(), "cwd_entries": os.listdir("."),
+            "hidden": _try(lambda: os.listdir(view["hidden"])),
+            "hidden_file": _try(lambda: open(view["hidden_file"]).read()),
+            "write_code": _try(lambda: open(os.path.join(view["code"], "x.txt"), "w")),
+            "connect": _try(lambda: socket.create_connection(
+                ("127.0.0.1", view["port"]), timeout=2).close() or "connected"),
+            "tmp": _try(lambda: os.listdir("/tmp")),
+            "run": _try(lambda: os.listdir("/run")),
+            "uid": os.getuid(),
+        }
+        return json.dumps(report)
+"""
+
+
+@pytest.mark.slow
+@needs_bwrap
+def test_I118_the_sandboxed_child_sees_no_network_no_parent_and_no_hidden_files(
+        workdir: Path) -> None:
+    user_package(workdir, "looker", LOOKER)
+    secret_dir = workdir / "evidence"
+    secret_dir.mkdir()
+    (secret_dir / "events.jsonl.partial").write_text('{"kind": "injection"}\n')
+    (workdir / "spend-ledger.json").write_text('{"spent_usd": 1.0}')
+    listener = socket.create_server(("127.0.0.1", 0))  # a port the host listens on
+    try:
+        sandbox = Sandbox(hidden=(secret_dir, workdir / "spend-ledger.json"))
+        with Supervisor("looker.agent:run", log_path=workdir / "logs" / "a.log",
+                        timeout_s=60, sandbox=sandbox) as supervisor:
+            supervisor.load()
+            outcome = supervisor.run(Start(view={
+                "hidden": str(secret_dir), "hidden_file": str(workdir / "spend-ledger.json"),
+                "code": str(workdir), "port": listener.getsockname()[1]}), Desk())
+    finally:
+        listener.close()
+    assert outcome.finished is not None, outcome.report
+    seen = json.loads(outcome.finished.output)
+    assert seen["pids"] == ["1"] and seen["ppid"] == 0  # alone in its PID namespace
+    assert (seen["cwd"], seen["cwd_entries"]) == ("/sandbox", [])
+    assert seen["hidden"] == []  # an empty directory in its view
+    assert seen["hidden_file"] in ("", "PermissionError")  # never the ledger's content
+    assert seen["write_code"] in ("OSError", "PermissionError")  # its code is read-only
+    assert seen["connect"] in ("ConnectionRefusedError", "OSError")  # no network
+    # A fresh /tmp: only the way down to its own code, when that sits under the host's /tmp.
+    way = [workdir.parts[2]] if workdir.parts[1] == "tmp" else []
+    assert seen["tmp"] == way and seen["run"] == "FileNotFoundError"
+    assert (secret_dir / "events.jsonl.partial").read_text()  # untouched on the host
+
+
+def test_I118_the_evidence_hidden_from_a_sandboxed_child(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    (project / "mypkg").mkdir(parents=True)
+    (project / "reports" / "wave-3" / "cells").mkdir(parents=True)
+    (project / "reports" / "wave3-local-agent").mkdir()
+    tasks = tmp_path / "standard" / "tasks"
+    # The default layout: the ledger's directory (reports/) holds no code: all of it hidden.
+    hidden = evidence(project / "reports" / "wave3-local-agent", project / "reports", [tasks],
+                      [project])
+    assert set(hidden) == {tasks, project / "reports" / "wave3-local-agent",
+                           project / "reports"}
+    # An output beside the agent's package: only what sessions wrote there is hidden.
+    (project / "spend-ledger.json").write_text("{}")
+    (project / "history.sqlite").write_text("")
+    (project / "earlier").mkdir()
+    (project / "earlier" / "results.json").write_text("{}")
+    hidden = evidence(project / "out", project, [tasks], [project])
+    assert set(hidden) == {tasks, project / "out", project / "spend-ledger.json",
+                           project / "history.sqlite", project / "earlier"}
+    arguments = Sandbox(hidden=(tasks, project / "out")).arguments(
+        child_environment(extra_path=(str(project),)))
+    assert "--unshare-all" in arguments and "--disable-userns" in arguments
+    assert ["--ro-bind", str(project), str(project)] == arguments[
+        arguments.index(str(project)) - 1: arguments.index(str(project)) + 2]
+
+
+def _session(cwd: Path, *args: str, path: str | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(cwd), str(REPO)])}
+    if path is not None:
+        env["PATH"] = path
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:xdist",
+         "--sabot-wave=3", "--sabot-task=T1", "--sabot-seed=11", "-k", "baseline",
+         f"--sabot-out={cwd / 'out'}", *args],
+        cwd=cwd, env=env, capture_output=True, text=True, timeout=300, check=False)
+
+
+@pytest.mark.slow
+def test_I118_the_sandbox_is_refused_before_anything_runs_where_bwrap_is_missing(
+        workdir: Path) -> None:
+    user_package(workdir, "plain", "def run(ctx):\n    return 'x'\n")
+    empty = workdir / "bin"
+    empty.mkdir()
+    done = _session(workdir, "--sabot-agent=plain.agent:run", "--trust-local-agent",
+                    "--sabot-sandbox", path=str(empty))
+    text = done.stdout + done.stderr
+    assert done.returncode == pytest.ExitCode.USAGE_ERROR, text
+    assert "--sabot-sandbox: bubblewrap (bwrap) is not installed" in text
+    assert "nothing was run" in text and "Traceback" not in text
+    assert not (workdir / "out").exists()
+
+
+@pytest.mark.slow
+def test_I118_the_sandbox_is_refused_where_namespaces_are_refused(workdir: Path) -> None:
+    user_package(workdir, "plain", "def run(ctx):\n    return 'x'\n")
+    fake = workdir / "bin"
+    fake.mkdir()
+    (fake / "bwrap").write_text(textwrap.dedent("""\
+        #!/bin/sh
+        echo "bwrap: setting up uid map: Permission denied" >&2
+        exit 1
+    """))
+    (fake / "bwrap").chmod(0o755)
+    done = _session(workdir, "--sabot-agent=plain.agent:run", "--trust-local-agent",
+                    "--sabot-sandbox", path=str(fake))
+    text = done.stdout + done.stderr
+    assert done.returncode == pytest.ExitCode.USAGE_ERROR, text
+    assert "bubblewrap could not start a sandbox here" in text
+    assert "setting up uid map: Permission denied" in text
+    assert not (workdir / "out").exists()
+
+
+@pytest.mark.slow
+def test_I118_the_sandbox_without_an_agent_is_a_usage_error(workdir: Path) -> None:
+    done = _session(workdir, "--sabot-sandbox")
+    assert done.returncode == pytest.ExitCode.USAGE_ERROR, done.stdout + done.stderr
+    assert "--sabot-sandbox sandboxes the child of --sabot-agent" in done.stdout + done.stderr
+
+
+@needs_bwrap
+def test_I118_unavailable_says_nothing_where_the_sandbox_starts() -> None:
+    assert unavailable(Sandbox(), child_environment()) is None
+
+
+# --------------------------------------------------------------------------- harden
+
+
+HARDENED = """
+import json, os, sys, time
+from pytest_sabot.trusted.harden import harden, is_dumpable
+done = harden()
+print(json.dumps({**done, "dumpable": is_dumpable()}), flush=True)
+sys.stdin.readline()
+"""
+
+
+def test_I118_a_hardened_process_closes_its_proc_to_its_user_and_hides_its_arguments(
+) -> None:
+    """The parent of a trusted child, or an MCP server: run as a user who is not root, its
+    /proc/<pid>/environ, mem, fd and cwd refuse that user's other processes, and its
+    command line no longer shows its arguments."""
+    prefix = [] if os.getuid() != 0 else as_user_prefix(NOBODY)
+    if prefix is None:
+        pytest.skip("running as another user needs bwrap and setpriv here (as root)")
+    with user_dir(NOBODY) as where:
+        env = {**os.environ, "PYTHONPATH": str(REPO), "SECRET_IN_ENV": "canary-env"}
+        looker = [*prefix, sys.executable, "-c", textwrap.dedent("""
+            import json, os, subprocess, sys
+            proc = subprocess.Popen([sys.executable, "-c", sys.argv[1], "--sabot-out=/x/y"],
+                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+            state = json.loads(proc.stdout.readline())
+            seen = {}
+            for what in ("environ", "mem", "cwd", "fd", "cmdline"):
+                path = f"/proc/{proc.pid}/{what}"
+                try:
+                    seen[what] = (os.readlink(path) if what == "cwd" else os.listdir(path)
+                                  if what == "fd" else open(path, "rb").read().decode(
+                                      errors="replace"))
+                except OSError as exc:
+                    seen[what] = type(exc).__name__
+            proc.communicate("\\n")
+            print(json.dumps({"state": state, "seen": seen}))
+        """), HARDENED]
+        done = subprocess.run(looker, env=env, cwd=where, capture_output=True, text=True,
+                              timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["state"] == {"undumpable": True, "command_line_hidden": True,
+                               "dumpable": False}
+    seen = report["seen"]
+    assert [seen[w] for w in ("environ", "mem", "cwd", "fd")] == ["PermissionError"] * 4
+    assert "--sabot-out" not in seen["cmdline"] and "pytest-sabot" in seen["cmdline"]
