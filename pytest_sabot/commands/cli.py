@@ -69,7 +69,13 @@ def _add_shared(parser: argparse.ArgumentParser, *dests: str) -> None:
 
 
 def _parser() -> argparse.ArgumentParser:
+    from pytest_sabot import __version__
+
     parser = argparse.ArgumentParser(prog="sabot", description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--version", action="version", version=f"pytest-sabot {__version__}",
+        help="print the version of pytest-sabot and exit",
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("rescore", help="re-adjudicate a recorded wave offline")
     p.add_argument("dir", type=Path)
@@ -295,6 +301,10 @@ def _command(module: str, name: str) -> Callable[[argparse.Namespace], int]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    if argv is None:  # run as the program: a reader may close its output early
+        from pytest_sabot.commands.closed_stdout import guard_stdout
+
+        guard_stdout()
     given = list(sys.argv[1:] if argv is None else argv)
     if given[:1] == ["lab"]:  # everything after it is the lab's
         return _cmd_lab(given[1:])
