@@ -56,4 +56,4 @@ def guard_stdout() -> None:
         stream.fileno()
     except (OSError, ValueError, AttributeError):
         return
-    sys.stdout = ClosedPipeSafe(stream)  # type: ignore[assignment]
+    sys.stdout = ClosedPipeSafe(stream)
