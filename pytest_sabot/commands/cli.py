@@ -31,7 +31,8 @@ every command:
        file (validate found errors, results.json does not parse, a damaged recording or
        history), an unwritable output, an unknown run id
     3  inconclusive: the results describe a session that did not record its whole
-       selection (interrupted, budget-stopped, required coverage missing), regress had no
+       selection (interrupted, budget-stopped, required coverage missing), demo could
+       not run every declared outcome (a framework is not installed), regress had no
        row with enough paired cells or runs of two registrations, a cell has no recording
        to replay
 
