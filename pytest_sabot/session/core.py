@@ -79,6 +79,7 @@ class SabotSession:
         self.pytest_session: pytest.Session | None = None
         self.results: ResultsFile | None = None
         self.reports: dict[str, dict[str, Any]] = {}
+        self.cell_reports: dict[str, pytest.TestReport] = {}  # controller: to settle (final.py)
         self.events: list[dict[str, str]] = []
         self.stop_reason: NotRunReason | None = None
         self.stop_detail = ""
@@ -404,6 +405,7 @@ class SabotSession:
         result = getattr(report, "sabot", None)
         if isinstance(result, dict):
             self.reports[result["cell_id"]] = result
+            self.cell_reports[result["cell_id"]] = report
             self.events.extend(result.get("events", []))
             junit.annotate_case(self.config, report, result, self.std.wave.wave)
             if result.get("budget_stop") and self.stop_reason is None:

@@ -225,6 +225,9 @@ def _finish(state: SabotSession, session: pytest.Session) -> None:
             state.messages.append(said)
     if status == "output-unwritable":
         state.messages.append((_unwritable_message(state, results), True))
+    from pytest_sabot.session.final import final_fields, settle
+
+    settle(state.config, state.cell_reports, final_fields(state.std, results))
     junit.suite_properties(state.config, results, state.run_id)
     junit.report_gates(state.config, state.gates)
     _exit_status(state, session, results, status)
