@@ -391,7 +391,8 @@ def rebuild(original: object, directory: Path, rules: str, root: str | None) -> 
 
 def cmd_rescore(args: argparse.Namespace) -> int:
     from pytest_sabot.core.trace_io import write_text_atomic
-    from pytest_sabot.report.render import markdown, scoreboard_lines
+    from pytest_sabot.report.render import markdown
+    from pytest_sabot.report.terminal import console, print_summary
     from pytest_sabot.results import ResultsFile, write_results
 
     original = read_results_of(args.dir)
@@ -409,8 +410,8 @@ def cmd_rescore(args: argparse.Namespace) -> int:
             f"rescored {len(fresh.cells)} cells under {rules}: "
             + ("identical to results.json" if identical else "DIFFERS from results.json")
         )
-        for line in scoreboard_lines(fresh):
-            print(line)
+        sys.stdout.flush()
+        print_summary(console(), fresh)
         if fresh.status_line:
             print(fresh.status_line)
         if args.write:
@@ -420,26 +421,20 @@ def cmd_rescore(args: argparse.Namespace) -> int:
             return EXIT_GATE
         return EXIT_INCONCLUSIVE if fresh.status_line else EXIT_PASS
     print(f"both readings: {original.rules} (as recorded) and {rules} (rescored)")
-    print(side_by_side(original, fresh))
+    sys.stdout.flush()
+    side_by_side(original, fresh)
     return EXIT_INCONCLUSIVE if fresh.status_line else EXIT_PASS
 
 
-def side_by_side(a: object, b: object) -> str:
-    """Per row: Sabot Score under the original rules next to the rescored one."""
-    from pytest_sabot.report.render import pct
+def side_by_side(a: object, b: object) -> None:
+    """Per row: Sabot Score under the original rules next to the rescored one, fitted to
+    the terminal (``report.terminal.side_by_side``)."""
+    from pytest_sabot.report.terminal import console
+    from pytest_sabot.report.terminal import side_by_side as table
     from pytest_sabot.results import ResultsFile
 
     assert isinstance(a, ResultsFile) and isinstance(b, ResultsFile)
-    rows_b = {r.row: r for r in b.scoreboard.rows}
-    lines = [f"{'row':<20}{a.rules:>12}{b.rules:>12}{'valid':>8}"]
-    for row in a.scoreboard.rows:
-        other = rows_b.get(row.row)
-        lines.append(
-            f"{row.row:<20}{pct(row.sabot_score.value):>12}"
-            f"{pct(other.sabot_score.value if other else None):>12}"
-            f"{row.valid:>5}/{other.valid if other else 0}"
-        )
-    return "\n".join(lines)
+    table(a, b, console())
 
 
 def cmd_report(args: argparse.Namespace) -> int:

@@ -464,11 +464,14 @@ class SabotSession:
     def summary(self, terminalreporter: Any) -> None:
         if self.results is None and not self.messages:
             return
-        from pytest_sabot.report.render import summary_lines
+        from pytest_sabot.report.terminal import summary_text
 
         terminalreporter.section("Sabot")
+        width = int(getattr(getattr(terminalreporter, "_tw", None), "fullwidth", 80) or 80)
         if self.results is not None:
-            for line in summary_lines(self.results):
+            # The tables fitted to the terminal (80 columns when it says nothing), every
+            # column in RESULTS.md (SPEC I79).
+            for line in summary_text(self.results, width):
                 terminalreporter.write_line(line)
             if self.results_written:
                 shown = [self.out_dir / "results.json", self.out_dir / "RESULTS.md"]
