@@ -56,8 +56,11 @@ def write_pending(state: SabotSession) -> None:
         counted={},
         **common(state, judge=None),
     )
-    write_results(results, state.out_dir)
-    write_text_atomic(state.out_dir / "RESULTS.md", markdown(results))
+    assert state.boards is not None
+    target = state.boards.session_dir
+    target.mkdir(parents=True, exist_ok=True)
+    write_results(results, target)
+    write_text_atomic(target / "RESULTS.md", markdown(results))
 
 
 def info(state: SabotSession, status: SessionStatus, detail: str) -> SessionInfo:
@@ -198,8 +201,18 @@ def _finish(state: SabotSession, session: pytest.Session) -> None:
     state.results = results
     state.gates = evaluate(results, state.settings.fail_under, state.settings.max_run_errors)
     try:
-        write_results(results, state.out_dir)
-        write_text_atomic(state.out_dir / "RESULTS.md", markdown(results))
+        boards = state.boards
+        assert boards is not None
+        boards.session_dir.mkdir(parents=True, exist_ok=True)
+        write_results(results, boards.session_dir)
+        write_text_atomic(boards.session_dir / "RESULTS.md", markdown(results))
+        if boards.apart:  # the directory keeps a board of its own (session/boards.py)
+            from pytest_sabot.session.boards import directory_board
+
+            kept = directory_board(boards, std, state.settings.root, results, now_iso())
+            state.directory_results = kept
+            write_results(kept, state.out_dir)
+            write_text_atomic(state.out_dir / "RESULTS.md", markdown(kept))
         state.results_written = True
         _write_html(state)
     except OutputUnwritable as exc:
