@@ -322,6 +322,7 @@ class SabotSession:
         if not selection.cells or self.collect_only:
             return
         preflight.check_replay_covers(self.settings, [c.id for c in selection.to_record])
+        preflight.check_projection(self.settings, selection.to_record, self.out_dir)
         preflight.check_downgrade(self.settings, self.std, selection.runnable)
         try:
             self.out_dir.mkdir(parents=True, exist_ok=True)
