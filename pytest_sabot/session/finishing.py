@@ -88,7 +88,7 @@ def common(state: SabotSession, judge: dict[str, Any] | None) -> dict[str, Any]:
         selected_ids=state.selection.ids,
         pulled_in=[c.id for c in state.selection.pulled_in],
         model=state.settings.model,
-        upstream=state.settings.base_url,
+        upstream=upstream_of(state),
         downgrade_model=state.settings.downgrade_model,
         judge_spec=state.settings.judge,
         judge=judge,
@@ -100,6 +100,20 @@ def common(state: SabotSession, judge: dict[str, Any] | None) -> dict[str, Any]:
         markexpr=state.selection.markexpr,
         filters=state.selection.filters,
     )
+
+
+def upstream_of(state: SabotSession) -> str | None:
+    """What results.json names as the upstream: the --sabot-base-url given, or, for a
+    session run through a standalone gateway, that gateway's origin (its upstream, spend
+    and recordings are the gateway's own)."""
+    url = state.settings.gateway_url
+    if not url:
+        return state.settings.base_url
+    from pytest_sabot.gateway.client import split_gateway_url
+    from pytest_sabot.results.build import GATEWAY_UPSTREAM
+
+    origin, _secret = split_gateway_url(url)
+    return f"{GATEWAY_UPSTREAM}{origin}"
 
 
 def finish(state: SabotSession, session: pytest.Session) -> None:

@@ -90,3 +90,25 @@ def test_issue22_19_a_failing_validate_keeps_its_exit_code_into_a_closed_pipe(
         os.close(write_end)
     assert done.returncode == 2, done.stderr
     assert "Broken pipe" not in done.stderr
+
+
+def test_issue22_18_sabot_history_labels_a_replay_run_replay() -> None:
+    from pytest_sabot.history.queries import RunSummary
+    from pytest_sabot.history.render import _label
+
+    def summary(model: str, fixture: bool = False, kind: str = "session") -> RunSummary:
+        return RunSummary.model_construct(model=model, fixture=fixture, kind=kind)
+
+    assert _label(summary("replay:reports/live/recordings")) == "replay"
+    assert _label(summary("openai:gpt-5.6-terra")) == "live"
+    assert _label(summary("sim:realistic", fixture=True)) == "fixture"
+    assert _label(summary("builtin:naive", kind="lab")) == "lab"
+
+
+def test_issue22_18_a_standalone_gateway_run_is_labelled_with_that_gateway() -> None:
+    from pytest_sabot.results import model_label
+    from pytest_sabot.results.build import GATEWAY_UPSTREAM
+
+    label = model_label("openai:gpt-5.6-terra", f"{GATEWAY_UPSTREAM}http://127.0.0.1:40129")
+    assert label.startswith("live model openai:gpt-5.6-terra through the standalone gateway "
+                            "http://127.0.0.1:40129: its upstream, spend and recordings")
