@@ -39,6 +39,9 @@ class Run:
     instead: str | None = None  # the command run in the documented one's place
     why: str = ""  # why ``instead`` (a small slice, a placeholder filled)
     prepare: tuple[str, ...] = field(default=())  # run first, their exit codes unchecked
+    # The same in every scratch project (the demo): run once per test session; these
+    # paths of what it wrote are copied into each project that runs it.
+    once: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -90,7 +93,7 @@ TABLE: dict[str, dict[str, Run | Shown]] = {
             0, r"^merged 4 shard", prepare=tuple(
                 f"pytest --sabot-wave=1 --sabot-shard={n}/4 --sabot-out=reports/shard-{n} "
                 f"{SHARDED}" for n in (1, 3, 4))),
-        "sabot demo": Run(0, r"^Sabot demo: wave 3, rules v0\.2\.1$"),
+        "sabot demo": Run(0, r"^Sabot demo: wave 3, rules v0\.2\.1$", once=()),
         "pytest --sabot-wave=lab -n auto": Run(
             0, PYTEST_FIRST, f"pytest --sabot-wave=lab -n auto {LAB_SMALL}",
             "a small slice of the lab matrix"),
@@ -168,7 +171,7 @@ TABLE: dict[str, dict[str, Run | Shown]] = {
             0, r"^run \d{8}T\d{6}Z-[0-9a-f]{6}", f"sabot history show {NEWEST}",
             "RUN filled with the newest run id"),
         "sabot history index DIR... [--json]": Run(
-            0, r"^history: reports/history\.sqlite", "sabot history index reports",
+            0, r"^indexed 1 output directory into ", "sabot history index reports",
             "DIR filled"),
         "sabot history resolve RUN": Run(
             0, r"/reports/wave-1$", f"sabot history resolve {NEWEST}", "RUN filled"),
@@ -223,7 +226,8 @@ TABLE: dict[str, dict[str, Run | Shown]] = {
     "docs/MAPPINGS.md": {
         "mkdir myroot && cp -r cells tasks mappings myroot/": Run(0, ""),
         "sabot validate myroot": Run(0, r"^wave 1: ok \(1050 cells"),
-        "sabot demo --out reports/demo": Run(0, r"^Sabot demo: wave 3, rules v0\.2\.1$"),
+        "sabot demo --out reports/demo": Run(0, r"^Sabot demo: wave 3, rules v0\.2\.1$",
+                                             once=("reports/demo",)),
         "sabot rescore reports/demo/vigilant --rules v0.2.2 --sabot-root myroot": Shown(
             "needs the hand edits of steps 2 and 3 to myroot/mappings/ first"),
         "pip install 'pytest-sabot[agent-framework]'": Shown(INSTALL),
@@ -266,7 +270,7 @@ TABLE: dict[str, dict[str, Run | Shown]] = {
             0, PYTEST_FIRST,
             f"pytest --sabot-wave=1 --sabot-shard=2/2 --sabot-out=reports/shard-2 {SMALL}",
             "a shard of a small slice"),
-        "sabot merge reports/shard-1 reports/shard-2 --out reports/wave-1": Run(
+        "sabot merge reports/shard-1 reports/shard-2 --out reports/wave-1-merged": Run(
             0, r"^merged 2 shard"),
         "python bench/wave_scale.py": Shown(BENCH),
         "python bench/adaptive_rate.py": Shown(BENCH),
@@ -327,7 +331,8 @@ TABLE: dict[str, dict[str, Run | Shown]] = {
             0, r"^plan for model openai:gpt-5\.6-terra \(built-in estimates\)"),
         "sabot schema schemas/": Run(0, ""),
         "sabot compare reports/wave-2 reports/wave-3": Run(0, r"^Sabot paired comparison"),
-        "sabot demo --out reports/demo": Run(0, r"^Sabot demo: wave 3, rules v0\.2\.1$"),
+        "sabot demo --out reports/demo": Run(0, r"^Sabot demo: wave 3, rules v0\.2\.1$",
+                                             once=("reports/demo",)),
         "sabot --version": Run(0, r"^pytest-sabot \d+\.\d+\.\d+$"),
         "sabot compare reports/demo/credulous reports/demo/vigilant": Run(
             0, r"^Sabot paired comparison"),

@@ -8,6 +8,8 @@ project, and check each one's exit code and first line of output."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import re
 import shutil
@@ -16,6 +18,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from filelock import FileLock
 from doc_commands import PAGES, ROOT, commands_of
 from documented_commands import TABLE, Run
 
@@ -64,15 +67,38 @@ def _run(command: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedPr
                           check=False)
 
 
-def first_line(done: subprocess.CompletedProcess[str]) -> str:
-    for text in (done.stdout, done.stderr):
+def first_line(stdout: str, stderr: str) -> str:
+    """The first line of output that is not blank: stdout's, else stderr's."""
+    for text in (stdout, stderr):
         for line in text.splitlines():
             if line.strip():
                 return line.rstrip()
     return ""
 
 
-def run_page(page: str, where: Path) -> list[str]:
+def _once(command: str, entry: Run, project: Path, env: dict[str, str],
+          shared: Path) -> tuple[int, str, str]:
+    """A command whose outcome is the same in every scratch project (``Run.once``): run once
+    per test session, in a scratch project of its own; what it printed is read back and
+    the paths it wrote are copied into ``project``."""
+    key = hashlib.sha256(command.encode()).hexdigest()[:16]
+    home = shared / key
+    home.mkdir(parents=True, exist_ok=True)
+    record = home / "done.json"
+    with FileLock(home / "lock"):
+        if not record.is_file():
+            scratch = _workspace(home)
+            done = _run(command, scratch, _environment(scratch))
+            record.write_text(json.dumps([done.returncode, done.stdout, done.stderr]))
+        code, out, err = json.loads(record.read_text())
+    for path in entry.once or ():
+        source = home / "project" / path
+        if source.is_dir():
+            shutil.copytree(source, project / path, dirs_exist_ok=True)
+    return code, out, err
+
+
+def run_page(page: str, where: Path, shared: Path | None = None) -> list[str]:
     """Run a page's commands in order; the problems found (empty when every one held)."""
     project = _workspace(where)
     env = _environment(project)
@@ -85,14 +111,18 @@ def run_page(page: str, where: Path) -> list[str]:
         ran.add(command)
         for step in entry.prepare:
             _run(step, project, env)
-        done = _run(entry.instead or command, project, env)
+        run = entry.instead or command
+        if entry.once is not None and shared is not None:
+            code, out, err = _once(run, entry, project, env, shared)
+        else:
+            done = _run(run, project, env)
+            code, out, err = done.returncode, done.stdout, done.stderr
         codes = entry.exit if isinstance(entry.exit, tuple) else (entry.exit,)
-        line = first_line(done)
-        if done.returncode not in codes or not re.search(entry.first, line):
+        line = first_line(out, err)
+        if code not in codes or not re.search(entry.first, line):
             problems.append(
-                f"{command!r} (ran {entry.instead or command!r}): exit {done.returncode} "
-                f"(expected {codes}), first line {line!r} (expected /{entry.first}/)\n"
-                f"{done.stdout[-1500:]}\n{done.stderr[-1500:]}"
+                f"{command!r} (ran {run!r}): exit {code} (expected {codes}), first line "
+                f"{line!r} (expected /{entry.first}/)\n{out[-1500:]}\n{err[-1500:]}"
             )
     return problems
 
@@ -100,7 +130,10 @@ def run_page(page: str, where: Path) -> list[str]:
 @pytest.mark.slow
 @pytest.mark.parametrize("page", [p for p in PAGES if p in TABLE])
 def test_issue22_18_each_documented_command_runs_as_documented(
-    page: str, tmp_path: Path
+    page: str, tmp_path: Path, pytestconfig: pytest.Config,
+    tmp_path_factory: pytest.TempPathFactory,
 ) -> None:
-    problems = run_page(page, tmp_path)
+    base = tmp_path_factory.getbasetemp()
+    shared = (base.parent if hasattr(pytestconfig, "workerinput") else base) / "docs-once"
+    problems = run_page(page, tmp_path, shared)
     assert not problems, "\n\n".join(problems)
