@@ -18,9 +18,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from filelock import FileLock
 from doc_commands import PAGES, ROOT, commands_of
 from documented_commands import TABLE, Run
+from filelock import FileLock
 
 COMMAND_TIMEOUT_S = 600
 
