@@ -83,15 +83,18 @@ def directory_board(
     again with the session's records of its cells, or the session's selection under the
     registered rules."""
     from pytest_sabot.matrix.standard import load_standard
-    from pytest_sabot.results import build_results  # noqa: F401 (the same builder)
     from pytest_sabot.results.rebuild import rebuild
 
     if boards.wave is not None:
         wave = boards.wave
         counted = {**wave.counted, **session.counted}
         again = session.session
+        slice_id = again.run_id if again else ""
+        # The board stays the wave session's (its run id, its start), now counting the
+        # slice's records of its cells beside every record it counted before: read the way
+        # a resumed session reads the directory.
         info = SessionInfo(
-            run_id=again.run_id if again else "",
+            run_id=wave.session.run_id if wave.session else slice_id,
             mode="resume",
             status="running",
             detail="",
@@ -103,8 +106,8 @@ def directory_board(
         status = "complete" if first.selection.complete else (
             again.status if again and again.status != "complete" else "stopped")
         detail = (
-            f"the wave's board, kept by the slice {info.run_id} "
-            f"({SLICES_DIR}/{info.run_id}/results.json has the slice's own): its records of "
+            f"the wave's board, kept by the slice {slice_id} "
+            f"({SLICES_DIR}/{slice_id}/results.json has the slice's own): its records of "
             f"{len(session.counted)} cell(s) counted, every other record as before"
         )
         final = info.model_copy(update={"status": status, "detail": detail})

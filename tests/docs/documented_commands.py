@@ -9,8 +9,10 @@ either runs, or says why it is only shown:
   examples/), keyless, with no key in the environment, and its exit code and first line
   of output are checked. A command that would take minutes (a whole wave, the lab
   matrix) runs on a small slice instead, through the documented ``--sabot-*`` filters
-  (``SMALL``); a placeholder of the page (``<cell id>``, ``RUN``) is filled with a real
-  value; ``prepare`` runs first what the page takes as already there.
+  (``SMALL``), in one process (``-n 0``, see ``one_process``); a placeholder of the page
+  (``<cell id>``, ``RUN``) is filled with a real value; ``prepare`` runs first what the
+  page takes as already there; ``once`` runs a command whose outcome is the same on every
+  page (the demo) once per test session.
 - ``Shown``: not run here, for the reason given (it installs packages, needs a paid key
   or the reader's own package, is the test suite itself, or is a benchmark); the reason
   names where it is exercised instead, when it is.
@@ -32,6 +34,13 @@ SHARDED = ("--sabot-framework=langgraph --sabot-task=T1,T2 --sabot-seed=11 "
            "--sabot-operator=baseline,O1")
 
 
+def one_process(command: str) -> str:
+    """The command with its xdist workers asked for in-process (``-n 0``, xdist's own
+    spelling): a slice of a few cells runs in seconds without starting workers, and the
+    workers themselves are exercised by tests/scale/."""
+    return command.replace(" -n auto", " -n 0").replace(" -n 2", " -n 0")
+
+
 @dataclass(frozen=True)
 class Run:
     exit: int | tuple[int, ...] = 0
@@ -42,6 +51,10 @@ class Run:
     # The same in every scratch project (the demo): run once per test session; these
     # paths of what it wrote are copied into each project that runs it.
     once: tuple[str, ...] | None = None
+
+    def command(self, documented: str) -> str:
+        """What runs for the documented command: ``instead`` (in one process) or itself."""
+        return one_process(self.instead) if self.instead is not None else documented
 
 
 @dataclass(frozen=True)
@@ -171,7 +184,7 @@ TABLE: dict[str, dict[str, Run | Shown]] = {
             0, r"^run \d{8}T\d{6}Z-[0-9a-f]{6}", f"sabot history show {NEWEST}",
             "RUN filled with the newest run id"),
         "sabot history index DIR... [--json]": Run(
-            0, r"^indexed 1 output directory into ", "sabot history index reports",
+            0, r"^indexed 1 output directory into", "sabot history index reports",
             "DIR filled"),
         "sabot history resolve RUN": Run(
             0, r"/reports/wave-1$", f"sabot history resolve {NEWEST}", "RUN filled"),

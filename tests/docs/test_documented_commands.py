@@ -111,7 +111,7 @@ def run_page(page: str, where: Path, shared: Path | None = None) -> list[str]:
         ran.add(command)
         for step in entry.prepare:
             _run(step, project, env)
-        run = entry.instead or command
+        run = entry.command(command)
         if entry.once is not None and shared is not None:
             code, out, err = _once(run, entry, project, env, shared)
         else:
