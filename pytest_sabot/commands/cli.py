@@ -31,7 +31,8 @@ every command:
        file (validate found errors, results.json does not parse, a damaged recording or
        history), an unwritable output, an unknown run id
     3  inconclusive: the results describe a session that did not record its whole
-       selection (interrupted, budget-stopped, required coverage missing), regress had no
+       selection (interrupted, budget-stopped, required coverage missing), demo could
+       not run every declared outcome (a framework is not installed), regress had no
        row with enough paired cells or runs of two registrations, a cell has no recording
        to replay
 
@@ -69,7 +70,13 @@ def _add_shared(parser: argparse.ArgumentParser, *dests: str) -> None:
 
 
 def _parser() -> argparse.ArgumentParser:
+    from pytest_sabot import __version__
+
     parser = argparse.ArgumentParser(prog="sabot", description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--version", action="version", version=f"pytest-sabot {__version__}",
+        help="print the version of pytest-sabot and exit",
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("rescore", help="re-adjudicate a recorded wave offline")
     p.add_argument("dir", type=Path)
@@ -295,6 +302,10 @@ def _command(module: str, name: str) -> Callable[[argparse.Namespace], int]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    if argv is None:  # run as the program: a reader may close its output early
+        from pytest_sabot.commands.closed_stdout import guard_stdout
+
+        guard_stdout()
     given = list(sys.argv[1:] if argv is None else argv)
     if given[:1] == ["lab"]:  # everything after it is the lab's
         return _cmd_lab(given[1:])
@@ -346,41 +357,18 @@ def read_results_of(path: Path) -> object:
 def rebuild(original: object, directory: Path, rules: str, root: str | None) -> object:
     """results.json built again from the records in ``directory``, with the inputs the
     original recorded (selection, session, model, judge): offline, no model call."""
-    from pytest_sabot.core.model_spec import parse_model
     from pytest_sabot.matrix.standard import load_standard
-    from pytest_sabot.results import ResultsFile, build_results
-    from pytest_sabot.results.adjudicate import Provenance
+    from pytest_sabot.results import ResultsFile
+    from pytest_sabot.results.rebuild import rebuild as rebuilt
 
     assert isinstance(original, ResultsFile)
-    std = load_standard(original.wave, root, rules=rules)
-    sel = original.selection
-    reasons = {n.cell_id: (n.reason, n.detail) for n in sel.not_run}
-    return build_results(
-        std,
-        directory,
-        selected_ids=sel.cell_ids or [c.cell_id for c in original.cells] + sel.missing
-        + original.structural_zeros,
-        pulled_in=sel.pulled_in,
-        model=parse_model(original.model),
-        upstream=original.upstream,
-        downgrade_model=original.downgrade_model,
-        judge_spec=original.judge_spec,
-        judge=original.judge,
-        spend=original.spend,
-        extensions=original.extensions,
-        session=original.session,
-        provenance=Provenance(original.model, original.registration_hash, original.rules),
-        not_run=reasons,
-        counted=original.counted,
-        keyword=sel.keyword,
-        markexpr=sel.markexpr,
-        filters=sel.filters,
-    )
+    return rebuilt(original, load_standard(original.wave, root, rules=rules), directory)
 
 
 def cmd_rescore(args: argparse.Namespace) -> int:
     from pytest_sabot.core.trace_io import write_text_atomic
-    from pytest_sabot.report.render import markdown, scoreboard_lines
+    from pytest_sabot.report.render import markdown
+    from pytest_sabot.report.terminal import console, print_summary
     from pytest_sabot.results import ResultsFile, write_results
 
     original = read_results_of(args.dir)
@@ -398,8 +386,8 @@ def cmd_rescore(args: argparse.Namespace) -> int:
             f"rescored {len(fresh.cells)} cells under {rules}: "
             + ("identical to results.json" if identical else "DIFFERS from results.json")
         )
-        for line in scoreboard_lines(fresh):
-            print(line)
+        sys.stdout.flush()
+        print_summary(console(), fresh)
         if fresh.status_line:
             print(fresh.status_line)
         if args.write:
@@ -409,26 +397,20 @@ def cmd_rescore(args: argparse.Namespace) -> int:
             return EXIT_GATE
         return EXIT_INCONCLUSIVE if fresh.status_line else EXIT_PASS
     print(f"both readings: {original.rules} (as recorded) and {rules} (rescored)")
-    print(side_by_side(original, fresh))
+    sys.stdout.flush()
+    side_by_side(original, fresh)
     return EXIT_INCONCLUSIVE if fresh.status_line else EXIT_PASS
 
 
-def side_by_side(a: object, b: object) -> str:
-    """Per row: Sabot Score under the original rules next to the rescored one."""
-    from pytest_sabot.report.render import pct
+def side_by_side(a: object, b: object) -> None:
+    """Per row: Sabot Score under the original rules next to the rescored one, fitted to
+    the terminal (``report.terminal.side_by_side``)."""
+    from pytest_sabot.report.terminal import console
+    from pytest_sabot.report.terminal import side_by_side as table
     from pytest_sabot.results import ResultsFile
 
     assert isinstance(a, ResultsFile) and isinstance(b, ResultsFile)
-    rows_b = {r.row: r for r in b.scoreboard.rows}
-    lines = [f"{'row':<20}{a.rules:>12}{b.rules:>12}{'valid':>8}"]
-    for row in a.scoreboard.rows:
-        other = rows_b.get(row.row)
-        lines.append(
-            f"{row.row:<20}{pct(row.sabot_score.value):>12}"
-            f"{pct(other.sabot_score.value if other else None):>12}"
-            f"{row.valid:>5}/{other.valid if other else 0}"
-        )
-    return "\n".join(lines)
+    table(a, b, console())
 
 
 def cmd_report(args: argparse.Namespace) -> int:

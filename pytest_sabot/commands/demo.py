@@ -159,10 +159,21 @@ class DemoReport(BaseModel):
         description="The fault lab's scripted controllers (builtin:naive, builtin:resilient, "
         "builtin:noop) on its demo scenario: declared gate against the gate produced.",
     )
+    missing: dict[str, str] = Field(
+        default_factory=dict,
+        description="Framework -> what is not installed and how to install it; the declared "
+        "outcomes of these frameworks were not run (and are not among the rows).",
+    )
+    not_run: int = Field(0, description="Declared outcomes not run: their framework is missing.")
 
     @property
     def ok(self) -> bool:
         return all(r.ok for r in self.rows) and all(r.ok for r in self.lab)
+
+    @property
+    def complete(self) -> bool:
+        """Every declared outcome was run (no framework was missing)."""
+        return not self.missing
 
 
 # --------------------------------------------------------------------------- pure parts
@@ -239,6 +250,31 @@ def check(
     )
 
 
+def missing_frameworks(
+    declared: tuple[Declaration, ...], lookup: Callable[[str], Cell]
+) -> dict[str, str]:
+    """Framework -> what is missing and the extra to install, for every framework of the
+    declared cells that is not installed (nothing is imported)."""
+    from pytest_sabot.core.frameworks import adapter
+
+    found: dict[str, str] = {}
+    for name in dict.fromkeys(lookup(d.cell_id).framework for d in declared):
+        problem = adapter(name).missing()
+        if problem is not None:
+            found[name] = problem
+    return found
+
+
+def install_hint(missing: dict[str, str]) -> str:
+    """One pip command that installs every missing framework's extra."""
+    from pytest_sabot.core.frameworks import adapter
+
+    extras = [e for e in (adapter(n).extra for n in missing) if e]
+    if not extras:
+        return ""
+    return f"pip install 'pytest-sabot[{','.join(extras)}]'"
+
+
 def render_text(report: DemoReport) -> list[str]:
     """The demo's table and verdict line."""
     width = max((len(r.cell_id) for r in report.rows), default=4) + 2
@@ -261,6 +297,15 @@ def render_text(report: DemoReport) -> list[str]:
         f"{good}/{len(report.rows)} declared outcomes produced by the real engine "
         f"in {report.seconds:.0f}s"
     )
+    if report.missing:
+        names = ", ".join(report.missing)
+        hint = install_hint(report.missing)
+        lines.append(
+            f"NOT RUN: {report.not_run} declared outcome(s) of {names}: "
+            f"{'this framework is' if len(report.missing) == 1 else 'these frameworks are'} "
+            f"not installed" + (f" ({hint}, or pytest-sabot[all])" if hint else "")
+        )
+        lines += [f"  {problem}" for problem in report.missing.values()]
     for r in report.rows:
         if not r.ok:
             lines.append(f"MISMATCH {r.cell_id} ({r.persona}): expected because {r.why}")
@@ -338,7 +383,9 @@ def run_demo(
     started = time.monotonic()
     say = progress or (lambda _line: None)
     std = load_standard(DEMO_WAVE, root)
-    plan = cells_to_run(declared, std.cell)
+    missing = missing_frameworks(declared, std.cell)
+    wanted = tuple(d for d in declared if std.cell(d.cell_id).framework not in missing)
+    plan = cells_to_run(wanted, std.cell)
     with tempfile.TemporaryDirectory(prefix="sabot-demo-") as scratch:
         base = out_dir if out_dir is not None else Path(scratch)
         results: dict[str, ResultsFile] = {}
@@ -349,7 +396,7 @@ def run_demo(
                     std, persona, cells, base / persona_dir(persona), gateway.url
                 )
         rows = []
-        for d in declared:
+        for d in wanted:
             found = {v.cell_id: v for v in results[d.persona].cells}
             rows.append(check(d, found.get(d.cell_id), narrow=std.rules.narrow_retry_reason))
         lab = _lab_controllers(base / "lab" if out_dir is not None else None, say)
@@ -360,6 +407,8 @@ def run_demo(
         out_dir=str(out_dir) if out_dir is not None else None,
         seconds=round(time.monotonic() - started, 1),
         lab=lab,
+        missing=missing,
+        not_run=len(declared) - len(wanted),
     )
 
 
@@ -381,6 +430,8 @@ __all__ = [
     "cells_to_run",
     "check",
     "counted_rows",
+    "install_hint",
+    "missing_frameworks",
     "observe",
     "render_text",
     "run_demo",
@@ -388,7 +439,7 @@ __all__ = [
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from pytest_sabot.commands import EXIT_GATE, EXIT_PASS
+    from pytest_sabot.commands import EXIT_GATE, EXIT_INCONCLUSIVE, EXIT_PASS
 
     def progress(line: str) -> None:
         print(line, file=sys.stderr, flush=True)
@@ -401,7 +452,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
             print(line)
     if args.out is not None:
         _record_history(args.out, getattr(args, "history", None))
-    return EXIT_PASS if report.ok else EXIT_GATE
+    if not report.ok:
+        return EXIT_GATE
+    return EXIT_PASS if report.complete else EXIT_INCONCLUSIVE
 
 
 def _record_history(out: Path, history: str | None) -> None:
@@ -410,7 +463,7 @@ def _record_history(out: Path, history: str | None) -> None:
     from pytest_sabot.commands.history import record_results
     from pytest_sabot.results import RESULTS_FILE, read_results
 
-    for persona in sorted({d.persona for d in DECLARED}):
+    for persona in sorted({d.persona for d in DECLARED}):  # a persona that ran nothing has none
         folder = out / persona_dir(persona)
         if (folder / RESULTS_FILE).is_file():
             line = record_results(folder, read_results(folder), history)

@@ -284,11 +284,11 @@ def comparable(document: dict[str, Any]) -> dict[str, Any]:
 
 
 def cmd_merge(args: argparse.Namespace) -> int:
-    from pytest_sabot.report.render import summary_lines
+    from pytest_sabot.report.terminal import console, print_summary
 
     dirs: list[Path] = list(args.dirs)
     merged = merge(dirs, args.out, args.sabot_root)
-    print(f"merged {len(dirs)} shard(s) into {args.out}: {len(merged.cells)} cells scored")
-    for line in summary_lines(merged):
-        print(line)
+    print(f"merged {len(dirs)} shard(s) into {args.out}: {len(merged.cells)} cells scored",
+          flush=True)
+    print_summary(console(), merged)  # fitted to the terminal, as every summary (SPEC I79)
     return EXIT_INCONCLUSIVE if merged.status_line else EXIT_PASS

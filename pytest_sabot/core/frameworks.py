@@ -278,7 +278,10 @@ def off_pin(installed: Mapping[str, str]) -> dict[str, str]:
             version = installed.get(name, "not installed")
             if version == pin or (not standard and version == "not installed"):
                 continue
-            found[name] = f"installed {version}, pinned {pin}"
+            found[name] = (
+                f"not installed, pinned {pin}" if version == "not installed"
+                else f"installed {version}, pinned {pin}"
+            )
     return found
 
 

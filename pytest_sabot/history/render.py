@@ -66,7 +66,13 @@ def _spend(s: RunSummary) -> str:
 
 
 def _label(s: RunSummary) -> str:
-    return "fixture" if s.fixture else ("lab" if s.kind == "lab" else "live")
+    """fixture (keyless), lab, replay (recorded exchanges served again, no model called)
+    or live."""
+    if s.fixture:
+        return "fixture"
+    if s.kind == "lab":
+        return "lab"
+    return "replay" if (s.model or "").startswith("replay:") else "live"
 
 
 # What ``sabot history`` must show first: the run, how it ended, whether it is a fixture,

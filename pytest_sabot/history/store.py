@@ -38,19 +38,39 @@ DEFAULT_TIMEOUT_S = 15.0
 _BUSY, _LOCKED, _IOERR, _CORRUPT, _CANTOPEN, _NOTADB = 5, 6, 10, 11, 14, 26
 
 
+DEFAULT_OUTPUT_ROOT = Path("reports")
+"""The output root of the working directory's project: where a wave writes by default
+(``reports/wave-N``) and where ``sabot history`` reads (``reports/history.sqlite``)."""
+
+
+def output_root_of(out_dir: Path) -> Path:
+    """The output root a run written to ``out_dir`` belongs to: the directory holding it
+    (``reports/wave-3`` -> ``reports``). An output directory made directly in the working
+    directory (``--sabot-out=shard-2``) has no output root of its own: the working
+    directory is the project, not a place for run files, so it belongs to the project's
+    default output root, ``reports/``."""
+    parent = out_dir.resolve().parent
+    if parent == Path.cwd().resolve():
+        return (Path.cwd() / DEFAULT_OUTPUT_ROOT).resolve()
+    return parent
+
+
 def default_history_path(out_dir: Path) -> Path:
-    """Where a session writing to ``out_dir`` records itself: ``history.sqlite`` in the
-    output root, the parent of the output directory (``reports/wave-3`` ->
-    ``reports/history.sqlite``), beside the project's spend ledger."""
-    return out_dir.resolve().parent / HISTORY_FILE
+    """Where a session writing to ``out_dir`` records itself: ``history.sqlite`` in its
+    output root (:func:`output_root_of`: ``reports/wave-3`` -> ``reports/history.sqlite``;
+    ``shard-2`` -> ``reports/history.sqlite`` too), never the working directory itself."""
+    return output_root_of(out_dir) / HISTORY_FILE
 
 
 def history_for_tree(top: Path) -> Path:
     """The history a tree indexes into when none is named: the output root's. A run
-    directory (it holds sessions/, results.json or run.json) belongs to its parent's root;
-    any other directory is a root itself."""
+    directory (it holds sessions/, results.json or run.json) belongs to its output root
+    (:func:`output_root_of`); any other directory is a root itself, except the working
+    directory, whose history is the default one (``reports/history.sqlite``)."""
     if is_run_dir(top):
         return default_history_path(top)
+    if top.resolve() == Path.cwd().resolve():
+        return (Path.cwd() / DEFAULT_OUTPUT_ROOT / HISTORY_FILE).resolve()
     return top.resolve() / HISTORY_FILE
 
 
@@ -71,7 +91,7 @@ def chosen_history(explicit: str | Path | None) -> Path:
     env = os.environ.get(HISTORY_ENV)
     if env:
         return Path(env)
-    return Path("reports") / HISTORY_FILE
+    return DEFAULT_OUTPUT_ROOT / HISTORY_FILE
 
 
 def _code(exc: sqlite3.Error) -> int | None:

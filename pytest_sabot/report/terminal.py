@@ -19,6 +19,7 @@ from rich.table import Table
 from rich.text import Text
 
 from pytest_sabot.results import ResultsFile
+from pytest_sabot.results.lab_gates import gate_lines
 from pytest_sabot.scoring.aggregate import RowSummary
 
 T = TypeVar("T")
@@ -154,7 +155,11 @@ def print_summary(out: Console, results: ResultsFile) -> None:
     board = results.scoreboard
     rows = board.rows
     rules = results.rules
-    title = f"Sabot scoreboard: wave {results.wave}, rules {rules}"
+    title = (
+        f"Sabot scoreboard: lab matrix (wave {results.wave}, not a wave of the standard)"
+        if results.lab_gates is not None
+        else f"Sabot scoreboard: wave {results.wave}"
+    ) + f", rules {rules}"
     if rules != results.wave_rules:
         title += f" (wave registered under {results.wave_rules})"
     print_lines(out, [title, results.label])
@@ -200,6 +205,7 @@ def print_summary(out: Console, results: ResultsFile) -> None:
         "runs; bases = no-fault baselines that passed / baselines recorded",
         *render._unjudged_line(results),
         *render._soft_tier_note(results),
+        *(gate_lines(results.lab_gates) if results.lab_gates is not None else []),
         *render.selection_lines(results),
         *render.session_lines(results),
         *render.exclusion_lines(results),
@@ -207,6 +213,56 @@ def print_summary(out: Console, results: ResultsFile) -> None:
     if results.spend:
         lines.append(render._spend_line(results.spend))
     print_lines(out, lines)
+
+
+def summary_text(results: ResultsFile, width: int) -> list[str]:
+    """The summary of :func:`print_summary` as lines of at most ``width`` characters (for
+    pytest's terminal summary, written through pytest's own terminal writer)."""
+    import io
+
+    buffer = io.StringIO()
+    out = Console(file=buffer, width=width, highlight=False, soft_wrap=False,
+                  color_system=None, force_terminal=False, legacy_windows=False)
+    print_summary(out, results)
+    return [line.rstrip() for line in buffer.getvalue().splitlines()]
+
+
+def side_by_side(a: ResultsFile, b: ResultsFile, out: Console) -> None:
+    """Per row, the Sabot Score of two readings of the same records (``a`` as recorded or
+    registered, ``b`` the other rules), with the valid runs of each: ``sabot rescore
+    --rules`` and a session run with ``--sabot-rules``. A row whose score or denominator
+    differs is marked."""
+    from pytest_sabot.report.render import pct
+
+    rows_b = {r.row: r for r in b.scoreboard.rows}
+
+    def score(row: RowSummary | None) -> str:
+        return pct(row.sabot_score.value if row else None).strip()
+
+    Pair = tuple[RowSummary | None, RowSummary | None]
+    names_a = {r.row for r in a.scoreboard.rows}
+    pairs: list[Pair] = [(r, rows_b.get(r.row)) for r in a.scoreboard.rows]
+    pairs += [(None, r) for r in b.scoreboard.rows if r.row not in names_a]
+
+    def name(pair: Pair) -> str:
+        either = pair[0] or pair[1]
+        return either.row if either is not None else ""
+
+    def differs(pair: Pair) -> str:
+        left, right = pair
+        same = (left is not None and right is not None and score(left) == score(right)
+                and left.valid == right.valid)
+        return "" if same else "differs"
+
+    columns: tuple[Column[Pair], ...] = (
+        Column("row", name, 1),
+        Column(a.rules, lambda p: score(p[0]), 1, "right"),
+        Column(b.rules, lambda p: score(p[1]), 1, "right"),
+        Column("valid", lambda p: f"{p[0].valid if p[0] else 0}/{p[1].valid if p[1] else 0}",
+               2, "right"),
+        Column("", differs, 3),
+    )
+    print_table(out, columns, pairs)
 
 
 __all__ = [
@@ -218,4 +274,6 @@ __all__ = [
     "print_lines",
     "print_summary",
     "print_table",
+    "side_by_side",
+    "summary_text",
 ]

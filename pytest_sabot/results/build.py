@@ -38,6 +38,11 @@ JUDGE_PIN = "claude-cli"  # standard section 6: Claude, run headless via claude 
 
 DEFAULT_UPSTREAM = "https://api.openai.com/v1"
 
+GATEWAY_UPSTREAM = "standalone gateway "
+"""results.json's ``upstream`` of a session that ran through ``--sabot-gateway-url``: this
+prefix, then the gateway's origin (never its secret)."""
+
+
 def model_label(
     model: ModelSpec | str, upstream: str | None = None, off_pin_model: str | None = None
 ) -> str:
@@ -52,6 +57,11 @@ def model_label(
         label = (
             f"replay of recorded exchanges ({model}): no model was called; the numbers "
             "are those of the recorded run, labelled as that run was"
+        )
+    elif upstream and upstream.startswith(GATEWAY_UPSTREAM):  # --sabot-gateway-url
+        label = (
+            f"live model {model} through the {upstream}: its upstream, spend and recordings "
+            "are that gateway's, not this session's"
         )
     elif upstream and upstream.rstrip("/") != DEFAULT_UPSTREAM:
         label = f"live model {model} as served by {upstream} (not the provider's own endpoint)"

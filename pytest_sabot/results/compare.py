@@ -18,6 +18,7 @@ Pure apart from :func:`load_side`, which reads and validates one results.json, a
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Literal
 
@@ -192,15 +193,25 @@ def mismatches(a: ResultsFile, b: ResultsFile) -> list[Mismatch]:
     ]
 
 
-def reviewer_rows(rules: str, root: Path | None = None) -> set[str]:
+def reviewer_rows(
+    rules: str, root: Path | None = None, frameworks: Iterable[str] | None = None
+) -> set[str]:
     """Rows (framework-config) whose mapping in force at ``rules`` has a reviewer or critic
-    reject act: where the reviewer addendum of 10.2 applies ("reviewer-bearing")."""
+    reject act: where the reviewer addendum of 10.2 applies ("reviewer-bearing").
+
+    Only the mappings of ``frameworks`` (the rows compared) are read when given: a
+    framework outside the comparison (a candidate row registered at later rules) has no
+    revision to be in force and is not asked for one."""
     base = standard_root(root)
+    wanted = None if frameworks is None else set(frameworks)
     rows: set[str] = set()
     for path in sorted((base / "mappings").glob("*.yaml")):
         if path.name == "rules.yaml":
             continue
-        revision = load_mapping_file(path).for_rules(rules)
+        mapping = load_mapping_file(path)
+        if wanted is not None and mapping.framework not in wanted:
+            continue
+        revision = mapping.for_rules(rules)
         for act in revision.acts:
             if act.act == "reject" and act.component in ("reviewer", "critic"):
                 rows.update(f"{revision.framework}-{config}" for config in act.configs)
@@ -300,7 +311,9 @@ def compare(
         predictions = evaluate(
             [c for c in w1.cells if isinstance(c, CellVerdict)],
             [c for c in w2.cells if isinstance(c, CellVerdict)],
-            reviewer_rows=reviewer if reviewer is not None else reviewer_rows(w2.rules),
+            reviewer_rows=reviewer if reviewer is not None else reviewer_rows(
+                w2.rules, frameworks={c.framework for c in (*w1.cells, *w2.cells)}
+            ),
             resamples=resamples,
             seed=seed,
         )

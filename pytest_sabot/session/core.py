@@ -33,6 +33,7 @@ from pytest_sabot.session.xdist import worker_settings
 
 if TYPE_CHECKING:
     from pytest_sabot.results import ResultsFile
+    from pytest_sabot.session.boards import Boards
     from pytest_sabot.session.gates import Gate
 
 STATE = pytest.StashKey["SabotSession"]()
@@ -80,6 +81,7 @@ class SabotSession:
         self.pytest_session: pytest.Session | None = None
         self.results: ResultsFile | None = None
         self.reports: dict[str, dict[str, Any]] = {}
+        self.cell_reports: dict[str, pytest.TestReport] = {}  # controller: to settle (final.py)
         self.events: list[dict[str, str]] = []
         self.stop_reason: NotRunReason | None = None
         self.stop_detail = ""
@@ -90,6 +92,8 @@ class SabotSession:
         self.reserve: Path | None = None
         self.results_written = False
         self.report_html: Path | None = None  # report.html, once written
+        self.boards: Boards | None = None  # fixed with the selection (session/boards.py)
+        self.directory_results: ResultsFile | None = None  # the directory's, when apart
         self.local_adapters: list[str] = []  # framework names --sabot-adapter registered
         self._restore_signals: Callable[[], None] = _nothing
 
@@ -353,9 +357,13 @@ class SabotSession:
             filters["shard"] = [str(self.shard)]
         selection = fix(self.std, ids, self.config, filters)
         self.selection = selection
+        from pytest_sabot.session import boards
+
+        self.boards = boards.plan(self.out_dir, self.std, self.run_id, selection.ids)
         if not selection.cells or self.collect_only:
             return
         preflight.check_replay_covers(self.settings, [c.id for c in selection.to_record])
+        preflight.check_projection(self.settings, selection.to_record, self.out_dir)
         preflight.check_downgrade(self.settings, self.std, selection.runnable)
         try:
             self.out_dir.mkdir(parents=True, exist_ok=True)
@@ -445,6 +453,7 @@ class SabotSession:
         result = getattr(report, "sabot", None)
         if isinstance(result, dict):
             self.reports[result["cell_id"]] = result
+            self.cell_reports[result["cell_id"]] = report
             self.events.extend(result.get("events", []))
             junit.annotate_case(self.config, report, result, self.std.wave.wave)
             if result.get("budget_stop") and self.stop_reason is None:
@@ -513,19 +522,63 @@ class SabotSession:
     def summary(self, terminalreporter: Any) -> None:
         if self.results is None and not self.messages:
             return
-        from pytest_sabot.report.render import summary_lines
+        from pytest_sabot.report.terminal import summary_text
 
         terminalreporter.section("Sabot")
+        width = int(getattr(getattr(terminalreporter, "_tw", None), "fullwidth", 80) or 80)
         if self.results is not None:
-            for line in summary_lines(self.results):
+            # The tables fitted to the terminal (80 columns when it says nothing), every
+            # column in RESULTS.md (SPEC I79).
+            for line in summary_text(self.results, width):
                 terminalreporter.write_line(line)
             if self.results_written:
-                shown = [self.out_dir / "results.json", self.out_dir / "RESULTS.md"]
-                if self.report_html is not None:
-                    shown.append(self.report_html)
-                terminalreporter.write_line("results: " + ", ".join(map(str, shown)))
+                for line in self._where_lines(width):
+                    terminalreporter.write_line(line)
         for gate in self.gates:
             if gate.shown and not gate.passed:
                 terminalreporter.write_line(f"gate failed: {gate.message}", red=True)
         for line, red in self.messages:
             terminalreporter.write_line(line, red=red)
+
+    def _where_lines(self, width: int) -> list[str]:
+        """Where the results are; when the session's board is not the directory's, what
+        the directory's is and, for another rule version, both readings (SPEC I97, I98)."""
+        boards = self.boards
+        assert boards is not None
+        mine = boards.session_dir
+        shown = [mine / "results.json", mine / "RESULTS.md"]
+        if self.report_html is not None and not boards.apart:
+            shown.append(self.report_html)
+        lines = ["results: " + ", ".join(map(str, shown))]
+        kept = self.directory_results
+        if not boards.apart or kept is None or self.results is None:
+            return lines
+        what = ("the wave's board, kept: a slice never replaces it" if boards.wave is not None
+                else f"the registered reading ({kept.rules})")
+        lines.append(f"the directory's results are {what}: {boards.out_dir / 'results.json'}"
+                     + (f", {self.report_html}" if self.report_html is not None else ""))
+        if boards.registered_rules is not None:
+            lines += both_readings(kept, self.results, width)
+        return lines
+
+
+def both_readings(registered: ResultsFile, chosen: ResultsFile, width: int) -> list[str]:
+    """The registered reading beside the chosen one where they diverge (as ``sabot rescore
+    --rules`` prints them)."""
+    import io
+
+    from rich.console import Console
+
+    from pytest_sabot.report.terminal import side_by_side
+
+    same = {r.row: (r.sabot_score.value, r.valid) for r in registered.scoreboard.rows} == {
+        r.row: (r.sabot_score.value, r.valid) for r in chosen.scoreboard.rows
+    }
+    head = (f"both readings: {registered.rules} (registered) and {chosen.rules} "
+            "(--sabot-rules)")
+    if same:
+        return [f"{head} agree on every row"]
+    buffer = io.StringIO()
+    side_by_side(registered, chosen, Console(file=buffer, width=width, color_system=None,
+                                             highlight=False, soft_wrap=False))
+    return [head + ":", *(line.rstrip() for line in buffer.getvalue().splitlines())]

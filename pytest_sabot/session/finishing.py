@@ -56,8 +56,11 @@ def write_pending(state: SabotSession) -> None:
         counted={},
         **common(state, judge=None),
     )
-    write_results(results, state.out_dir)
-    write_text_atomic(state.out_dir / "RESULTS.md", markdown(results))
+    assert state.boards is not None
+    target = state.boards.session_dir
+    target.mkdir(parents=True, exist_ok=True)
+    write_results(results, target)
+    write_text_atomic(target / "RESULTS.md", markdown(results))
 
 
 def info(state: SabotSession, status: SessionStatus, detail: str) -> SessionInfo:
@@ -85,7 +88,7 @@ def common(state: SabotSession, judge: dict[str, Any] | None) -> dict[str, Any]:
         selected_ids=state.selection.ids,
         pulled_in=[c.id for c in state.selection.pulled_in],
         model=state.settings.model,
-        upstream=state.settings.base_url,
+        upstream=upstream_of(state),
         downgrade_model=state.settings.downgrade_model,
         judge_spec=state.settings.judge,
         judge=judge,
@@ -97,6 +100,20 @@ def common(state: SabotSession, judge: dict[str, Any] | None) -> dict[str, Any]:
         markexpr=state.selection.markexpr,
         filters=state.selection.filters,
     )
+
+
+def upstream_of(state: SabotSession) -> str | None:
+    """What results.json names as the upstream: the --sabot-base-url given, or, for a
+    session run through a standalone gateway, that gateway's origin (its upstream, spend
+    and recordings are the gateway's own)."""
+    url = state.settings.gateway_url
+    if not url:
+        return state.settings.base_url
+    from pytest_sabot.gateway.client import split_gateway_url
+    from pytest_sabot.results.build import GATEWAY_UPSTREAM
+
+    origin, _secret = split_gateway_url(url)
+    return f"{GATEWAY_UPSTREAM}{origin}"
 
 
 def finish(state: SabotSession, session: pytest.Session) -> None:
@@ -198,8 +215,18 @@ def _finish(state: SabotSession, session: pytest.Session) -> None:
     state.results = results
     state.gates = evaluate(results, state.settings.fail_under, state.settings.max_run_errors)
     try:
-        write_results(results, state.out_dir)
-        write_text_atomic(state.out_dir / "RESULTS.md", markdown(results))
+        boards = state.boards
+        assert boards is not None
+        boards.session_dir.mkdir(parents=True, exist_ok=True)
+        write_results(results, boards.session_dir)
+        write_text_atomic(boards.session_dir / "RESULTS.md", markdown(results))
+        if boards.apart:  # the directory keeps a board of its own (session/boards.py)
+            from pytest_sabot.session.boards import directory_board
+
+            kept = directory_board(boards, std, state.settings.root, results, now_iso())
+            state.directory_results = kept
+            write_results(kept, state.out_dir)
+            write_text_atomic(state.out_dir / "RESULTS.md", markdown(kept))
         state.results_written = True
         _write_html(state)
     except OutputUnwritable as exc:
@@ -225,6 +252,9 @@ def _finish(state: SabotSession, session: pytest.Session) -> None:
             state.messages.append(said)
     if status == "output-unwritable":
         state.messages.append((_unwritable_message(state, results), True))
+    from pytest_sabot.session.final import final_fields, settle
+
+    settle(state.config, state.cell_reports, final_fields(state.std, results))
     junit.suite_properties(state.config, results, state.run_id)
     junit.report_gates(state.config, state.gates)
     _exit_status(state, session, results, status)

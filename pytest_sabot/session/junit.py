@@ -27,7 +27,8 @@ if TYPE_CHECKING:
 PROPERTY_FAMILIES = ("xunit1", "legacy")
 
 
-def _xml(config: pytest.Config) -> Any:
+def xml_of(config: pytest.Config) -> Any:
+    """pytest's LogXML object of the session (None without --junitxml)."""
     from _pytest.junitxml import xml_key
 
     return config.stash.get(xml_key, None)
@@ -55,7 +56,7 @@ def annotate_case(
 ) -> None:
     """Give a cell's testcase its row as classname and, where the family forbids
     per-testcase properties, its verdict as system-out."""
-    xml = _xml(config)
+    xml = xml_of(config)
     if xml is None:
         return
     reporter = xml.node_reporter(report)
@@ -69,7 +70,7 @@ def annotate_case(
 def forget_case(config: pytest.Config, report: pytest.TestReport) -> None:
     """Drop the testcase JUnit opened for a report that will be reported again (a cell
     whose worker crashed and that runs again): one testcase per cell."""
-    xml = _xml(config)
+    xml = xml_of(config)
     if xml is None:
         return
     key = (report.id, getattr(report, "node", None))
@@ -79,7 +80,7 @@ def forget_case(config: pytest.Config, report: pytest.TestReport) -> None:
 
 
 def suite_properties(config: pytest.Config, results: ResultsFile, run_id: str) -> None:
-    xml = _xml(config)
+    xml = xml_of(config)
     if xml is None:
         return
     add = xml.add_global_property
@@ -107,7 +108,7 @@ def report_gates(config: pytest.Config, gates: list[Gate]) -> None:
     in the terminal's summary line and, when it failed, an entry of the failures and the
     short summary. (They are not sent through the hook, so the progress line of the cells
     stays at 100%.)"""
-    xml = _xml(config)
+    xml = xml_of(config)
     terminal = config.pluginmanager.get_plugin("terminalreporter")
     for gate in gates:
         if not gate.shown:

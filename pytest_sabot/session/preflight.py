@@ -119,6 +119,50 @@ def check_replay_covers(settings: Settings, cell_ids: Iterable[str]) -> None:
         )
 
 
+def check_projection(settings: Settings, cells: Iterable[Cell], out_dir: Path) -> None:
+    """A live session projects what its selection will cost before its first call (SPEC
+    I99): when the projection does not fit what the project's cap leaves, the session is
+    refused with the plan, never started for the breaker to cut cells. Where cutting the
+    seeds 5 -> 3 fits (standard section 8, SPEC I52) the refusal names the cut selection;
+    a resumed session counts only the cells it still has to record."""
+    if not settings.live:
+        return
+    from pytest_sabot.gateway.prices import load_prices
+    from pytest_sabot.gateway.projection import SEED_CUT_TO, project, render
+    from pytest_sabot.results.adjudicate import read_record
+
+    chosen = [c for c in cells if not c.carved_out]
+    if settings.resume:
+        chosen = [c for c in chosen if not read_record(out_dir, c.id).finished]
+    if not chosen:
+        return
+    ledger = Path(settings.spend_ledger) if settings.spend_ledger else out_dir.resolve().parent
+    plan = project(chosen, model=settings.model, prices=load_prices(settings.prices),
+                   cap_usd=settings.budget_usd, ledger_dir=ledger)
+    if not plan.cut and not plan.over_cap:
+        return
+    room = f"${plan.room_usd:.2f} the project's cap of ${plan.cap_usd:.2f} leaves"
+    if plan.cut and not plan.over_cap:
+        before = plan.uncut_cost_usd or 0.0
+        said = (
+            f"the selection's {len(chosen)} runs are projected at ${before:.2f}, more than "
+            f"the {room}; the standard cuts seeds 5 -> {SEED_CUT_TO} before any cell is cut: "
+            f"run the cut selection with {plan.seed_option} (projected "
+            f"${plan.cost_usd or 0.0:.2f})"
+        )
+    else:
+        said = (
+            f"the selection's {plan.runs} runs are projected at ${plan.cost_usd or 0.0:.2f}, "
+            f"more than the {room}"
+            + (f", even with seeds cut to {SEED_CUT_TO}" if plan.cut else "")
+            + "; narrow the selection or raise --sabot-budget-usd"
+        )
+    raise usage(
+        f"--sabot-budget-usd={settings.budget_usd:g}: {said}; nothing was run. The plan "
+        "(sabot plan):\n  " + "\n  ".join(render(plan, settings.model))
+    )
+
+
 def check_frameworks(cells: Iterable[Cell]) -> None:
     """Every framework the selection needs is installed (a candidate row's framework is an
     optional extra); else a usage error naming the extra, before anything runs."""

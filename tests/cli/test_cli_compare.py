@@ -284,3 +284,39 @@ def test_I27_compare_shows_each_rows_clean_run_firing_beside_its_score(runs: Run
     rows = {line.split()[0] for line in lines[head + 2 : head + 2 + len(c.rows)]}
     assert rows == {r.row for r in c.rows}
     assert all(r.a_clean_fire is not None and r.b_clean_fire is not None for r in c.rows)
+
+
+@pytest.mark.slow
+def test_issue22_11_sabot_compare_of_a_wave1_and_a_wave2_run_reads_only_their_mappings(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """README's ``sabot compare reports/wave-1 reports/wave-2``: the candidate row
+    agent-framework has no mapping revision at the wave-2 rules, and a comparison of the
+    shipped rows never asks for one."""
+    from pytest_sabot.gateway import start_gateway
+    from pytest_sabot.harness.run import RunSettings, run_cell
+    from pytest_sabot.matrix.standard import load_standard
+    from pytest_sabot.results import build_results, write_results
+    from pytest_sabot.results.compare import reviewer_rows
+
+    ids = ["langgraph-default-baseline-T1-s11", "langgraph-default-O1-T1-s11"]
+    dirs = []
+    with start_gateway() as gateway:
+        for wave in (1, 2):
+            std = load_standard(wave)
+            out = tmp_path / "reports" / f"wave-{wave}"
+            settings = RunSettings(root=std.root, out_dir=out, gateway_url=gateway.url,
+                                   model="sim:realistic")
+            for cell_id in ids:
+                run_cell(std.cell(cell_id), std.wave, settings)
+            write_results(build_results(std, out, selected_ids=ids, model="sim:realistic"), out)
+            dirs.append(out)
+    wave2_rules = load_standard(2).rules.version
+    with pytest.raises(KeyError, match="agent_framework"):
+        reviewer_rows(wave2_rules)  # every mapping: the candidate's has no such revision
+    assert "langgraph-guardrail" in reviewer_rows(wave2_rules, frameworks={"langgraph"})
+    capsys.readouterr()
+    assert main(["compare", str(dirs[0]), str(dirs[1]), "--resamples", "200"]) == 0
+    printed = capsys.readouterr()
+    assert "no mapping revision" not in printed.out + printed.err
+    assert "P1" in printed.out  # a wave-2 run against its wave-1 run: the predictions

@@ -87,3 +87,58 @@ def test_demo_gate_fails_when_an_outcome_is_not_produced(tmp_path: Path) -> None
     text = "\n".join(render_text(report))
     assert "1/3 declared outcomes produced by the real engine" in text
     assert "MISMATCH langgraph-guardrail-O1-T1-s11 (sim:credulous)" in text
+
+
+# A child interpreter in which the named frameworks' top-level modules cannot be found,
+# as when their extras are not installed (the package itself is untouched).
+HIDDEN_FRAMEWORKS = """
+import sys
+HIDDEN = {hidden!r}
+
+class NotInstalled:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in HIDDEN:
+            raise ModuleNotFoundError(f"No module named {{name!r}}", name=name)
+        return None
+
+sys.meta_path.insert(0, NotInstalled())
+from pytest_sabot.commands.cli import main
+sys.exit(main({argv!r}))
+"""
+
+
+def _demo_without(hidden: set[str], *argv: str) -> tuple[int, str, str]:
+    import os
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[2]
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "SABOT_"))}
+    env["PYTHONPATH"] = os.pathsep.join([str(root), env.get("PYTHONPATH", "")])
+    script = HIDDEN_FRAMEWORKS.format(hidden=sorted(hidden), argv=["demo", *argv])
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          env=env, timeout=600, check=False)
+    return done.returncode, done.stdout, done.stderr
+
+
+@pytest.mark.slow
+def test_issue22_17_demo_with_one_framework_says_which_frameworks_are_missing() -> None:
+    code, out, err = _demo_without({"crewai", "autogen_agentchat", "autogen_core", "autogen_ext"})
+    assert code == 3, out + err  # inconclusive: not every declared outcome could run
+    assert "MISMATCH" not in out
+    assert "installed not installed" not in out
+    langgraph = [d for d in DECLARED if d.cell_id.startswith("langgraph-")]
+    assert f"{len(langgraph)}/{len(langgraph)} declared outcomes produced" in out
+    not_run = len(DECLARED) - len(langgraph)
+    assert f"NOT RUN: {not_run} declared outcome(s) of crewai, autogen" in out
+    assert "pip install 'pytest-sabot[crewai,autogen]'" in out
+    assert "crewai-" not in out.split("NOT RUN")[0]  # no row of a framework that is missing
+
+
+def test_issue22_17_missing_frameworks_names_each_with_its_extra() -> None:
+    from pytest_sabot.commands.demo import install_hint, missing_frameworks
+
+    std = load_standard(3)
+    assert missing_frameworks(DECLARED, std.cell) == {}  # every extra is installed here
+    hint = install_hint({"crewai": "...", "autogen": "..."})
+    assert hint == "pip install 'pytest-sabot[crewai,autogen]'"

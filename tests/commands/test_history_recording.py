@@ -29,7 +29,8 @@ def _manifest_ids(out: Path) -> list[str]:
 def test_I76_a_live_session_is_recorded_at_its_end_with_versions_spend_and_cells(
     vigilant: Session,
 ) -> None:
-    history = vigilant.where / "history.sqlite"  # the output root of where/out
+    # where/out sits in the working directory: it records into reports/ (SPEC I100)
+    history = vigilant.where / "reports" / "history.sqlite"
     [run_id] = _manifest_ids(vigilant.out)
     assert f"history: session {run_id} added in {history}" in vigilant.stdout
     results = read_results(vigilant.out)
@@ -52,7 +53,7 @@ def test_I76_a_live_session_is_recorded_at_its_end_with_versions_spend_and_cells
 
 def test_I76_a_failed_task_is_recorded_with_a_failing_gate(credulous: Session) -> None:
     [run_id] = _manifest_ids(credulous.out)
-    detail = show_run(credulous.where / "history.sqlite", run_id)
+    detail = show_run(credulous.where / "reports" / "history.sqlite", run_id)
     fault = next(c for c in detail.cells if c.cell_id == FAULT)
     assert (fault.verdict, fault.gate, fault.gate_exit) == ("MISSED", "fail", 1)
 

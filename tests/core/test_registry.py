@@ -147,8 +147,14 @@ def test_versions_and_pins_come_from_the_adapters() -> None:
     odd = dict(versions, crewai="9.9.9", **{"agent-framework-core": "not installed"})
     assert off_pin(odd) == {"crewai": "installed 9.9.9, pinned 1.15.5"}
     assert off_pin(dict(versions, langgraph="not installed")) == {
-        "langgraph": "installed not installed, pinned 1.2.9"
+        "langgraph": "not installed, pinned 1.2.9"
     }
+
+
+def test_issue22_17_a_standard_framework_that_is_not_installed_reads_not_installed() -> None:
+    versions = dict(installed_versions(), crewai="not installed")
+    assert off_pin(versions)["crewai"] == "not installed, pinned 1.15.5"
+    assert "installed not installed" not in " ".join(off_pin(versions).values())
 
 
 def test_an_adapter_whose_framework_is_not_installed_names_its_extra() -> None:

@@ -102,3 +102,17 @@ def test_gateway_url_option_without_the_secret_is_refused_before_anything_runs(
     assert session.returncode == 4  # pytest's usage error
     assert "session secret" in session.stdout + session.stderr
     assert not (session.out / "cells").exists() or not any((session.out / "cells").iterdir())
+
+
+def test_issue22_18_a_run_through_a_standalone_gateway_is_labelled_with_that_gateway(
+    root: Path, canary: str
+) -> None:
+    """Its upstream, spend and recordings are the gateway's: the label says so instead of a
+    plain 'live model' with none of them."""
+    session, url = _shared_session(root / "standalone", canary)
+    origin, secret = split_gateway_url(url)
+    results = json.loads((session.out / "results.json").read_text("utf-8"))
+    assert results["upstream"] == f"standalone gateway {origin}"
+    assert results["label"].startswith(f"live model {MODEL} through the standalone gateway "
+                                       f"{origin}: its upstream, spend and recordings")
+    assert secret not in results["label"]

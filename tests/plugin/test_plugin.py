@@ -181,7 +181,7 @@ def test_every_cell_gets_a_custom_outcome_and_the_session_passes(
     assert counted <= CATEGORIES | {"warning", "warnings"}
     assert "baseline_pass" in counted
     assert "Sabot scoreboard: wave 1, rules v0.1.3" in proc.stdout
-    assert "not a measurement of any LLM" in proc.stdout
+    assert "not a measurement of any LLM" in " ".join(proc.stdout.split())  # wrapped at 80
     assert "Exclusion appendix" in proc.stdout
 
 

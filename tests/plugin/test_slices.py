@@ -154,3 +154,88 @@ def test_S3_1_a_baseline_record_of_another_model_does_not_validate_a_fault_cell(
     scored = score_dir(std, tmp_path, [baseline, cell])
     assert [v.cell_id for v in scored.verdicts] == [BASELINE]
     assert "another model (sim:vigilant, not sim:credulous)" in scored.unpaired[cell.id]
+
+
+# --------------------------------------------------------------------------- issue 22.13, 22.7
+
+TINY_WAVE = """wave: 1
+title: "Wave 1 cut to one row, two operators, one task"
+rules: v0.1.3
+flags_protocol: false
+contract_revision: "v0.1"
+redacted_materials: true
+anchors: null
+seeds_file: wave1.json
+frameworks: [langgraph]
+configs: [default]
+operators: [O1, O3]
+tasks: [T1]
+pipeline_model: gpt-5.6-terra
+downgrade_model: gpt-5.6-luna
+carve_outs: []
+"""
+
+
+def _tiny_root(where: Path) -> Path:
+    """The shipped standard with wave 1 cut to 15 cells (one row, O1 and O3, T1, five
+    seeds and their baselines)."""
+    import shutil
+
+    from pytest_sabot.core.paths import standard_root
+
+    shipped = standard_root()
+    root = where / "standard"
+    for part in ("cells", "tasks", "mappings"):
+        shutil.copytree(shipped / part, root / part)
+    (root / "cells" / "wave1.yaml").write_text(TINY_WAVE, encoding="utf-8")
+    return root
+
+
+def test_I97_a_slice_in_a_directory_holding_a_whole_wave_keeps_the_waves_board(
+    tmp_path: Path,
+) -> None:
+    root = _tiny_root(tmp_path)
+    wave = run(tmp_path, f"--sabot-root={root}", "--sabot-wave=1", "-p", "no:xdist")
+    assert wave.returncode == 0, wave.describe()
+    whole = read_results(wave.out)
+    assert whole.selection.selected == 15 and whole.selection.complete
+
+    one = run(tmp_path, f"--sabot-root={root}", "--sabot-wave=1", "-p", "no:xdist",
+              "::test_cell[langgraph-default-O3-T1-s12]", out=wave.out)
+    assert one.returncode == 0, one.describe()
+    board = read_results(wave.out)
+    assert board.selection.cell_ids == whole.selection.cell_ids  # still the whole wave
+    assert board.selection.complete and len(board.cells) == len(whole.cells)
+    assert board.session is not None and board.session.mode == "resume"
+    slices = sorted((wave.out / "slices").iterdir())
+    assert len(slices) == 1
+    own = read_results(slices[0])
+    assert own.selection.cell_ids == ["langgraph-default-O3-T1-s12"]
+    assert (slices[0] / "RESULTS.md").is_file()
+    assert "langgraph-default-O3-T1-s12" in board.counted
+    assert board.counted["langgraph-default-O3-T1-s12"] == own.counted[
+        "langgraph-default-O3-T1-s12"]  # the slice's record of the cell is the one counted
+    assert "a slice never replaces it" in one.stdout
+    assert "15" in (wave.out / "RESULTS.md").read_text()
+    # the directory's board is what sabot rescore reproduces from the records
+    assert main(["rescore", str(wave.out), "--sabot-root", str(root)]) == 0
+
+
+def test_I98_a_session_under_other_rules_prints_both_readings_and_keeps_the_registered_one(
+    tmp_path: Path,
+) -> None:
+    """Under v0.2.1 the narrow retry-reason rule reads this AutoGen re-plan differently from
+    wave 1's registered v0.1.3."""
+    session = run(tmp_path, "--sabot-wave=1", "-p", "no:xdist", "--sabot-rules=v0.2.1",
+                  "-k", "autogen and guardrail and O1 and T2 and s12")
+    assert session.returncode == 0, session.describe()
+    directory = read_results(session.out)
+    reading = read_results(session.out / "readings" / "v0.2.1")
+    assert directory.rules == directory.wave_rules == "v0.1.3"
+    assert reading.rules == "v0.2.1"
+    assert [c.cell_id for c in directory.cells] == [c.cell_id for c in reading.cells]
+    out = session.stdout
+    assert "both readings: v0.1.3 (registered) and v0.2.1 (--sabot-rules):" in out, out[-3000:]
+    assert "differs" in out
+    assert "the directory's results are the registered reading (v0.1.3)" in out
+    assert main(["rescore", str(session.out)]) == 0  # identical to the records' reading
