@@ -125,6 +125,10 @@ TABLE: dict[str, dict[str, Run | Shown]] = {
         "sabot export RUN --format junit": Run(
             0, r"^<\?xml", "sabot export reports/wave-1 --format junit", "RUN filled"),
         "pytest --sabot-wave=1 --sabot-agent mypkg.agent:run --trust-local-agent": Shown(OWN),
+        "pytest --sabot-wave=1 --sabot-agent mypkg.agent:run --trust-local-agent "
+        "--sabot-sandbox": Shown(
+            OWN + "; tests/trusted/test_sandbox.py and test_hostile_agent.py run a trusted "
+            "agent in the sandbox"),
         "sabot mcp O3-T1-s11 --out reports/mcp": Shown(
             "an MCP stdio server that waits for its client; tests/commands/test_mcp_cell.py "
             "drives it with the MCP SDK's own client"),
@@ -294,6 +298,10 @@ TABLE: dict[str, dict[str, Run | Shown]] = {
         "python -m pytest_sabot.lab run lost-create-response --agent mypkg.agent:run "
         "--trust-local-agent --out runs/mine": Shown(OWN),
         "python -m pytest_sabot.lab replay runs/mine": Shown(OWN),
+        "pytest --sabot-wave=3 --sabot-agent mypkg.agent:run --trust-local-agent "
+        "--sabot-sandbox": Shown(
+            OWN + "; tests/trusted/test_sandbox.py and test_hostile_agent.py run a trusted "
+            "agent in the sandbox"),
         "pytest --sabot-wave=3 --sabot-agent mypkg.agent:run --trust-local-agent "
         "--sabot-out reports/mine -n auto": Shown(OWN),
     },
