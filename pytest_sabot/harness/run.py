@@ -47,6 +47,7 @@ from pytest_sabot.core.trace_io import (
     TraceWriter,
     looks_like_output_error,
     parse_events,
+    read_trace,
     write_json_atomic,
     write_text_atomic,
 )
@@ -65,6 +66,7 @@ from pytest_sabot.harness.pipeline_context import (
     pipeline_context,
 )
 from pytest_sabot.operators import LabFault
+from pytest_sabot.scoring.exclusions import run_error_reason
 from pytest_sabot.tasks import evaluate_pass, load_private, load_public
 from pytest_sabot.tasks.loader import PrivateSpec, PublicView
 
@@ -137,6 +139,14 @@ class RunTrace(TraceWriter):
         if error is not None:
             status = "timeout" if error.startswith("Timeout") else "error"
         super().emit("run_end", "harness", status=status, detail=error or "")
+
+
+def _escalated(run_dir: Path) -> bool:
+    """Whether the attempt's error is the pipeline's own escalation ending the run (its text
+    repeats a recorded escalation message): that is an escalate act, never a run error to
+    retry (section 5), decided by the scorer's own rule."""
+    trace = read_trace(run_dir)
+    return bool(trace.of_kind("escalation")) and run_error_reason(trace) is None
 
 
 def _run_adapter(ctx: PipelineContext | LabPipelineContext, timeout_s: float) -> str | None:
@@ -477,7 +487,7 @@ def run_cell(
         )
     outcome = _attempt(cell, wave, settings, client, view, private, run_dir, first)
     for attempt in range(first + 1, settings.attempts + 1):
-        if outcome.error is None or outcome.stopped is not None:
+        if outcome.error is None or outcome.stopped is not None or _escalated(run_dir):
             break
         _keep_attempt(run_dir, attempt - 1)
         outcome = _attempt(cell, wave, settings, client, view, private, run_dir, attempt)

@@ -49,6 +49,20 @@ def pct(value: float | None) -> str:
     return "  n/a" if value is None else f"{100 * value:5.1f}%"
 
 
+SOFT_TIER_NOTE = (
+    "Every rate divides by all valid injected faults (sections 2 and 3). A valid run without "
+    "a soft-tier verdict is unjudged, never labelled missed (SPEC I22): it stays in every "
+    "denominator, is no soft notice, and counts as a recovery without detection when it "
+    "recovered with no hard act; how many there are is in the judged / valid column."
+)
+REACTION_NOTE = (
+    "Reaction follows section 10.7.4: at least one corrective act (retry with reason, revise "
+    "re-dispatch, block or escalate) recorded at or after the detecting act. The project's "
+    "causal reading (SPEC I23, I24: the act must also answer the detection, and a block "
+    "must withhold the artifact) is published beside it, never instead."
+)
+
+
 def rate_ci(r: Rate) -> str:
     if r.value is None or r.ci_low is None or r.ci_high is None:
         return "n/a"
@@ -159,19 +173,49 @@ def scoreboard_lines(results: ResultsFile) -> list[str]:
         "  RwD = recovered with no detection; valid = fault runs in the denominator / fault"
     )
     lines.append("  runs; bases = no-fault baselines that passed / baselines recorded")
-    lines.extend(_unjudged_line(results))
+    lines.extend(reading_lines(results))
     lines.extend(_soft_tier_note(results))
     return lines
 
 
+def reading_lines(results: ResultsFile) -> list[str]:
+    """The readings published beside the scoreboard's numbers: REACTED's causal reading
+    and the judged-only soft tier."""
+    return [*reaction_reading_lines(results), *_unjudged_line(results)]
+
+
 def _unjudged_line(results: ResultsFile) -> list[str]:
-    """Valid runs without a soft-tier verdict, per row (SPEC I22)."""
+    """Valid runs without a soft-tier verdict, per row, and the judged-only reading of the
+    soft-tier numbers beside the published ones (sections 2, 3; SPEC I22)."""
     rows = [r for r in results.scoreboard.rows if r.unjudged]
     if not rows:
         return []
     per_row = ", ".join(f"{r.row} {r.unjudged}/{r.valid}" for r in rows)
+    lines = [
+        f"unjudged (no soft-tier verdict): {per_row}; counted in every denominator and "
+        "never as a notice, as sections 2 and 3 have it; the judged-only reading beside:"
+    ]
+    for r in rows:
+        gap = "n/a" if r.override_gap_judged is None else f"{100 * r.override_gap_judged:+.1f}"
+        lines.append(
+            f"  {r.row}: notice {rate_text(r.soft_notice_judged)}, gap {gap}, "
+            f"RwD {rate_text(r.recovery_without_detection_judged)} over {r.judged} judged"
+        )
+    return lines
+
+
+def reaction_reading_lines(results: ResultsFile) -> list[str]:
+    """REACTED as section 10.7.4 reads it, and the project's causal reading beside it
+    wherever the two differ (SPEC I23, I24)."""
+    rows = [r for r in results.scoreboard.rows
+            if (r.reaction.k, r.reaction.n) != (r.reaction_causal.k, r.reaction_causal.n)]
+    if not rows:
+        return []
     return [
-        f"unjudged (no soft-tier verdict; outside notice, gap and RwD, never missed): {per_row}"
+        "react = section 10.7.4: a corrective act at or after the detecting act; the "
+        "project's causal reading beside it (SPEC I23, I24) where they differ:",
+        *(f"  {r.row}: {rate_text(r.reaction)}; causal reading {rate_text(r.reaction_causal)}"
+          for r in rows),
     ]
 
 
@@ -225,24 +269,78 @@ def slice_tables(results: ResultsFile) -> list[str]:
     ):
         if not table:
             continue
+        unjudged = any(sl.unjudged for sl in table)
         out += ["", f"## {title}", ""]
         out.append(
             f"Sabot Score (hard tier) of each {label} in every row, then pooled over the rows "
-            "with its 95% interval and companions (notice and RwD over judged runs, I22)."
+            "with its 95% interval and companions, all over the valid runs (sections 2, 3); "
+            "the exclusion appendix counts each cell's excluded runs per code."
         )
         out.append("")
+        extra = (" unjudged / valid | notice, judged only | RwD, judged only |"
+                 if unjudged else "")
         out.append(
             f"| {label} | " + " | ".join(names)
             + " | all rows [95% CI] | soft-tier notice | recovery | recovery without detection |"
+            + extra
         )
-        out.append("|---" * (len(names) + 5) + "|")
+        out.append("|---" * (len(names) + 5 + (3 if unjudged else 0)) + "|")
         for sl in table:
             cells = [_cell_rate(sl.by_row.get(n), sl.structural_zeros.get(n, 0)) for n in names]
+            more = ""
+            if unjudged:
+                valid = sl.sabot_score.n
+                more = (f" {sl.unjudged} / {valid} | {rate_ci(sl.soft_notice_judged)} | "
+                        f"{rate_ci(sl.recovery_without_detection_judged)} |")
             out.append(
                 f"| {sl.key} | " + " | ".join(cells)
                 + f" | {rate_ci(sl.sabot_score)} | {rate_ci(sl.soft_notice)} | "
-                f"{rate_ci(sl.recovery)} | {rate_ci(sl.recovery_without_detection)} |"
+                f"{rate_ci(sl.recovery)} | {rate_ci(sl.recovery_without_detection)} |" + more
             )
+    return out
+
+
+CODE_SHORT = {"RUN_ERROR": "RE", "BASELINE_FAIL": "BF", "INJECTION_UNVERIFIED": "IU"}
+
+
+def _codes(counts: dict[str, int]) -> str:
+    """One table cell's excluded runs per code, e.g. ``RE 0 · BF 1 · IU 2``."""
+    return " · ".join(f"{CODE_SHORT[code]} {counts.get(code, 0)}" for code in EXCLUSION_ORDER)
+
+
+def exclusion_tables(results: ResultsFile) -> list[str]:
+    """RESULTS.md: the appendix counts per code for every cell of every table (section
+    3.3): per row, and per row of the per-operator and per-task tables."""
+    board = results.scoreboard
+    names = [r.row for r in board.rows]
+    out = [
+        "Excluded runs per code in every cell of the tables above (RE RUN_ERROR, BF "
+        "BASELINE_FAIL, IU INJECTION_UNVERIFIED); structural zeros are never run and are no "
+        "exclusion.",
+        "",
+        "| row | RUN_ERROR | BASELINE_FAIL | INJECTION_UNVERIFIED | structural zeros |",
+        "|---|---|---|---|---|",
+    ]
+    for row in board.rows:
+        out.append(f"| {row.row} | " + " | ".join(
+            str(row.exclusions.get(code, 0)) for code in EXCLUSION_ORDER)
+            + f" | {len(row.structural_zeros)} |")
+    for title, label, table in (
+        ("Per operator", "operator", board.by_operator),
+        ("Per task", "task", board.by_task),
+    ):
+        if not table:
+            continue
+        out += ["", f"{title}:", "", f"| {label} | " + " | ".join(names) + " | all rows |",
+                "|---" * (len(names) + 2) + "|"]
+        for sl in table:
+            cells = [
+                _codes(sl.exclusions_by_row[n]) if n in sl.exclusions_by_row
+                else (f"structural zero ({sl.structural_zeros[n]})"
+                      if sl.structural_zeros.get(n) else "-")
+                for n in names
+            ]
+            out.append(f"| {sl.key} | " + " | ".join(cells) + f" | {_codes(sl.exclusions)} |")
     return out
 
 
@@ -261,8 +359,9 @@ def _soft_tier_note(results: ResultsFile) -> list[str]:
     judge = results.judge
     if not judge:
         return [
-            "soft tier: no judge ran, so every cell is unjudged: notice, gap and RwD are n/a "
-            "(the Sabot Score needs no judge)"
+            "soft tier: no judge ran, so every cell is unjudged: no soft notice is recorded "
+            "(notice = the hard tier, gap 0, RwD = every recovery without a hard act; the "
+            "Sabot Score needs no judge)"
         ]
     kappa = judge.get("kappa")
     confidence = "LOW-CONFIDENCE" if judge.get("low_confidence") else "ok"
@@ -284,6 +383,7 @@ def exclusion_lines(results: ResultsFile, limit: int | None = 20) -> list[str]:
         counts = "  ".join(f"{code} {row.exclusions.get(code, 0)}" for code in EXCLUSION_ORDER)
         zeros = f"  structural zeros {len(row.structural_zeros)}" if row.structural_zeros else ""
         lines.append(f"  {row.row:<19} {counts}{zeros}")
+    lines.extend(_slice_exclusion_lines(results))
     for row in results.scoreboard.rows:
         for cell in row.excluded_cells:
             if limit is not None and shown >= limit:
@@ -293,6 +393,22 @@ def exclusion_lines(results: ResultsFile, limit: int | None = 20) -> list[str]:
     total = sum(len(r.excluded_cells) for r in results.scoreboard.rows)
     if limit is not None and total > limit:
         lines.append(f"    ... {total - limit} more in RESULTS.md / results.json")
+    return lines
+
+
+def _slice_exclusion_lines(results: ResultsFile) -> list[str]:
+    """The per-operator and per-task tables' cells that hold an excluded run, per code."""
+    board = results.scoreboard
+    lines = []
+    for label, table in (("operator", board.by_operator), ("task", board.by_task)):
+        found = [
+            f"{sl.key} {row} {_codes(counts)}"
+            for sl in table
+            for row, counts in sl.exclusions_by_row.items()
+            if any(counts.values())
+        ]
+        if found:
+            lines.append(f"  per {label} and row: " + "; ".join(found))
     return lines
 
 
@@ -406,21 +522,32 @@ def markdown(results: ResultsFile) -> str:
     ]
     out.append(
         "| row | valid / runs | baselines passed | Sabot Score (hard) [95% CI] |"
-        " soft-tier notice | reaction | recovery | override gap | recovery without detection |"
-        " judged / valid |"
+        " soft-tier notice | reaction | reaction, causal reading (I23) | recovery |"
+        " override gap | recovery without detection | judged / valid |"
     )
-    out.append("|---|---|---|---|---|---|---|---|---|---|")
+    out.append("|---|---|---|---|---|---|---|---|---|---|---|")
     for row in results.scoreboard.rows:
         out.append(
             f"| {row.row} | {row.valid} / {row.runs} | {_bases(row).replace('/', ' / ')} | "
             f"{rate_ci(row.sabot_score)} | "
-            f"{rate_ci(row.soft_notice)} | {rate_ci(row.reaction)} | {rate_ci(row.recovery)} | "
+            f"{rate_ci(row.soft_notice)} | {rate_ci(row.reaction)} | "
+            f"{rate_ci(row.reaction_causal)} | {rate_ci(row.recovery)} | "
             f"{_gap(row).strip()} | {rate_ci(row.recovery_without_detection)} | "
             f"{row.judged} / {row.valid} |"
         )
-    out += ["", "Soft-tier notice, override gap and recovery without detection are computed "
-            "over the judged valid runs; a run without a soft-tier verdict is unjudged, never "
-            "missed (SPEC I22)."]
+    out += ["", SOFT_TIER_NOTE, "", REACTION_NOTE]
+    judged_only = [r for r in results.scoreboard.rows if r.unjudged]
+    if judged_only:
+        out += ["", "Some valid runs are unjudged, so the soft-tier numbers over the judged "
+                "runs alone are published beside the ones above (never instead of them):", "",
+                "| row | unjudged / valid | soft-tier notice, judged only | override gap, "
+                "judged only | recovery without detection, judged only |",
+                "|---|---|---|---|---|"]
+        for r in judged_only:
+            gap = ("n/a" if r.override_gap_judged is None
+                   else f"{100 * r.override_gap_judged:+.1f}")
+            out.append(f"| {r.row} | {r.unjudged} / {r.valid} | {rate_ci(r.soft_notice_judged)}"
+                       f" | {gap} | {rate_ci(r.recovery_without_detection_judged)} |")
     if _flags_wave(results):
         out += [
             "",
@@ -476,7 +603,7 @@ def markdown(results: ResultsFile) -> str:
     out += slice_tables(results)
     if results.lab_gates is not None:
         out += gate_markdown(results.lab_gates)
-    out += ["", "## Exclusion appendix", ""]
+    out += ["", "## Exclusion appendix", "", *exclusion_tables(results), ""]
     by_code: dict[str, list[str]] = defaultdict(list)
     for row in board.rows:
         for cell in row.excluded_cells:

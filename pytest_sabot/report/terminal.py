@@ -198,7 +198,7 @@ def print_summary(out: Console, results: ResultsFile) -> None:
         "Sabot Score = hard tier; notice = hard or soft tier; gap = notice - hard (points); "
         "RwD = recovered with no detection; valid = fault runs in the denominator / fault "
         "runs; bases = no-fault baselines that passed / baselines recorded",
-        *render._unjudged_line(results),
+        *render.reading_lines(results),
         *render._soft_tier_note(results),
         *render.selection_lines(results),
         *render.session_lines(results),
