@@ -65,10 +65,11 @@ from pytest_sabot.harness.pipeline_context import (
     arm_operator,
     pipeline_context,
 )
+from pytest_sabot.matrix.defects import serves_ground_truth
 from pytest_sabot.operators import LabFault
 from pytest_sabot.scoring.exclusions import run_error_reason
 from pytest_sabot.tasks import evaluate_pass, load_private, load_public
-from pytest_sabot.tasks.loader import PrivateSpec, PublicView
+from pytest_sabot.tasks.loader import PrivateSpec, PublicView, with_ground_truth
 
 BUDGET_CODE = "sabot_budget_exhausted"
 # The outcome model and the record's paths live in pytest_sabot.core.records, the
@@ -355,10 +356,22 @@ def _raise_if_unwritable(trace: RunTrace, run_dir: Path, error: str | None) -> N
         raise OutputUnwritable(run_dir, OSError(error))
 
 
+def task_views(root: Path, wave: WaveSpec, task: str) -> tuple[PublicView, PrivateSpec]:
+    """What the pipeline of one of the wave's cells is handed (the task's public view for
+    the wave's contract revision; in a wave that reproduces the published T3 defect, the
+    task file's ground-truth section beside it, SPEC I86) and the private spec."""
+    return _task_views(root, wave.wave, wave.contract_revision, task)
+
+
 @functools.lru_cache(maxsize=64)
-def _task_views(root: Path, task: str, revision: str) -> tuple[PublicView, PrivateSpec]:
-    """A task's public view and private spec, read once per process (both are frozen)."""
-    return load_public(task, root, revision), load_private(task, root)
+def _task_views(
+    root: Path, wave: int, revision: str, task: str
+) -> tuple[PublicView, PrivateSpec]:
+    """Read once per process (the views and specs are frozen)."""
+    view, private = load_public(task, root, revision), load_private(task, root)
+    if serves_ground_truth(root, wave, task):
+        view = with_ground_truth(view, private)
+    return view, private
 
 
 def _crash_note(run_dir: Path) -> CrashNote | None:
@@ -470,7 +483,7 @@ def run_cell(
     the files of an attempt this session's crashed worker left: that crash was the cell's
     first attempt, so they are kept as ``attempt-1/`` and only the retry runs."""
     client = gateway or GatewayClient(settings.gateway_url)
-    view, private = _task_views(settings.root, cell.task, wave.contract_revision)
+    view, private = task_views(settings.root, wave, cell.task)
     run_dir = cell_dir(settings.out_dir, cell.id)
     first = 1
     crash = _crash_note(run_dir) if run_dir.is_dir() else None

@@ -103,10 +103,9 @@ def _flags_wave(results: ResultsFile) -> bool:
     return results.rules >= "v0.2.0"
 
 
-def scoreboard_lines(results: ResultsFile) -> list[str]:
-    """The scoreboard, one row per framework x config, readable at 100 columns."""
-    board = results.scoreboard
-    lines = [
+def board_title(results: ResultsFile) -> str:
+    """The scoreboard's first line: which wave (or lab matrix), under which rules."""
+    return (
         (
             f"Sabot scoreboard: lab matrix (wave {results.wave}, not a wave of the standard)"
             if results.lab_gates is not None
@@ -117,9 +116,77 @@ def scoreboard_lines(results: ResultsFile) -> list[str]:
             f" (wave registered under {results.wave_rules})"
             if results.rules != results.wave_rules
             else ""
-        ),
-        results.label,
-    ]
+        )
+    )
+
+
+def partial_line(results: ResultsFile) -> str | None:
+    """What a partial board says before its tables (SPEC I41, I44): unpaired and not-run
+    cells are outside every denominator and the three codes, so its rates are never the
+    wave's."""
+    reasons = results.partial_reasons
+    if not reasons:
+        return None
+    return (f"PARTIAL BOARD ({'; '.join(reasons)}): every table below covers these cells "
+            f"only; its rates are not wave {results.wave}'s")
+
+
+def partial_tag(results: ResultsFile) -> str:
+    """The words every table of a partial board carries (empty for a whole board)."""
+    return f" [partial board: not wave {results.wave}'s rates]" if results.partial_reasons else ""
+
+
+def disclosure_lines(results: ResultsFile) -> list[str]:
+    """Each disclosed defect of the published instrument this wave reproduces, with the
+    standard's sensitivity bound and the board read without the defect's task (SPEC I86)."""
+    lines = []
+    by_task = {s.task: s for s in results.scoreboard.sensitivity}
+    for d in results.disclosures:
+        lines.append(f"DISCLOSED DEFECT ({d.disclosed}, {d.id}): {d.description}")
+        here = by_task.get(d.task)
+        mine = ""
+        if here is not None and here.median_sabot_score is not None:
+            mine = (f"; these cells without {d.task}: median "
+                    f"{pct(here.median_sabot_score).strip()} over {here.median_rows} rows")
+        lines.append(f"  the standard's sensitivity bound: {d.bound}{mine}")
+    return lines
+
+
+def median_lines(results: ResultsFile) -> list[str]:
+    """The section 7 median, the other reading beside it, and, on a partial board, that
+    it is not the wave's median and decides no band."""
+    board = results.scoreboard
+    if board.median_sabot_score is None or board.band is None:
+        return []
+    full_rows = board.registered_rows or FULL_BOARD_ROWS
+    value = pct(board.median_sabot_score).strip()
+    if results.partial_reasons or board.median_rows < full_rows:
+        lines = [f"median Sabot Score of this partial board across {board.median_rows} rows: "
+                 f"{value} (not the wave's median; no band is read on it)"]
+    else:
+        lines = [f"median Sabot Score across {board.median_rows} rows: {value} "
+                 f"({BAND_SHORT[board.band]})"]
+    if board.median_other_reading is not None:
+        lines.append(
+            f"  the median uses {board.median_uses}; read as the union instead: "
+            f"{pct(board.median_other_reading).strip()}"
+        )
+    if board.median_rows < full_rows:
+        lines.append(
+            f"  (a partial board: {board.median_rows} of {full_rows} rows; "
+            "the band is read on the full scoreboard)"
+        )
+    return lines
+
+
+def scoreboard_lines(results: ResultsFile) -> list[str]:
+    """The scoreboard, one row per framework x config, readable at 100 columns."""
+    board = results.scoreboard
+    lines = [board_title(results) + partial_tag(results), results.label]
+    partial = partial_line(results)
+    if partial is not None:
+        lines.append(partial)
+    lines.extend(disclosure_lines(results))
     if results.off_pin:
         lines.append("OFF-PIN: " + "; ".join(f"{k} {v}" for k, v in results.off_pin.items()))
     lines.append(
@@ -137,7 +204,7 @@ def scoreboard_lines(results: ResultsFile) -> list[str]:
     if _flags_wave(results):
         lines.append(
             "wave-2 surfaces: union = mapping or anchored flag (the headline, except rows "
-            "quoted flags-only below); any-flag is a diagnostic only"
+            "quoted flags-only below); any-flag is a diagnostic only" + partial_tag(results)
         )
         lines.append(
             f"{'row':<20}{'union':>8}{'mapping':>9}{'flag':>8}{'any-flag':>10}{'strict':>9}"
@@ -150,22 +217,7 @@ def scoreboard_lines(results: ResultsFile) -> list[str]:
             )
     lines.extend(quoted_reading_lines(results))
     lines.extend(clean_fire_lines(results))
-    if board.median_sabot_score is not None and board.band is not None:
-        lines.append(
-            f"median Sabot Score across {board.median_rows} rows: "
-            f"{pct(board.median_sabot_score).strip()} ({BAND_SHORT[board.band]})"
-        )
-        if board.median_other_reading is not None:
-            lines.append(
-                f"  the median uses {board.median_uses}; read as the union instead: "
-                f"{pct(board.median_other_reading).strip()}"
-            )
-        full_rows = board.registered_rows or FULL_BOARD_ROWS
-        if board.median_rows < full_rows:
-            lines.append(
-                f"  (a partial board: {board.median_rows} of {full_rows} rows; "
-                "the band is read on the full scoreboard)"
-            )
+    lines.extend(median_lines(results))
     lines.append(
         "Sabot Score = hard tier; notice = hard or soft tier; gap = notice - hard (points)"
     )
@@ -242,7 +294,7 @@ def clean_fire_lines(results: ResultsFile) -> list[str]:
     )
     lines = [
         "clean-run firing: no-fault baselines with >= 1 hard-tier act, scored with the "
-        f"mapping, rules and anchors of their fault cells ({what}):",
+        f"mapping, rules and anchors of their fault cells ({what}):" + partial_tag(results),
         f"{'row':<20}{'Sabot Score [95% CI]':<24}{'clean-run firing [95% CI]':<34}acts by type",
     ]
     for row in rows:
@@ -270,7 +322,7 @@ def slice_tables(results: ResultsFile) -> list[str]:
         if not table:
             continue
         unjudged = any(sl.unjudged for sl in table)
-        out += ["", f"## {title}", ""]
+        out += ["", f"## {title}", "", *_md_partial(results)]
         out.append(
             f"Sabot Score (hard tier) of each {label} in every row, then pooled over the rows "
             "with its 95% interval and companions, all over the valid runs (sections 2, 3); "
@@ -314,6 +366,7 @@ def exclusion_tables(results: ResultsFile) -> list[str]:
     board = results.scoreboard
     names = [r.row for r in board.rows]
     out = [
+        *_md_partial(results),
         "Excluded runs per code in every cell of the tables above (RE RUN_ERROR, BF "
         "BASELINE_FAIL, IU INJECTION_UNVERIFIED); structural zeros are never run and are no "
         "exclusion.",
@@ -496,9 +549,41 @@ def _spend_line(spend: dict[str, Any]) -> str:
     )
 
 
+def _md_partial(results: ResultsFile) -> list[str]:
+    """The line a table of a partial board carries in RESULTS.md (none for a whole board)."""
+    reasons = results.partial_reasons
+    if not reasons:
+        return []
+    return [f"*Partial board ({'; '.join(reasons)}): not wave {results.wave}'s rates.*", ""]
+
+
+CREDITS = (
+    "Prior work (standard section 9). Sabot invents neither fault injection for agents, "
+    "agent-level mutation scoring, nor the model-swap operator; it is a synthesis of prior "
+    "work, measured comparatively on production frameworks, and pytest-sabot implements "
+    "it. MAS-FIRE (arXiv 2602.19843) defines an occurrence rate of detection and "
+    "fault-tolerant response over injected faults on multi-agent systems; Sabot separates "
+    "detected from reacted and attributes detection to named own checks. AgentAssay "
+    "(arXiv 2603.02601) formalizes an agent mutation score with model-swap (m_swap) and "
+    "version-downgrade (m_version) operators, the source of O4; Sabot scores the "
+    "pipeline's own checks rather than an external harness's kill verdict. Also credited: "
+    "AgentTelemetry (AIware 2026, DOI 10.1145/3805760.3814931), AgentCollabBench (arXiv "
+    "2605.08647, the seeded false fact behind O5), ReliabilityBench (arXiv 2601.06112), "
+    "agent-chaos (tool_mutate, behind O1), BalaganAgent, the Owotogbe proposal (arXiv "
+    "2505.03096), \"Failing Tools\" (OpenReview j7YsSnA64D, the silent no-op behind O2) "
+    "and AutoInject (arXiv 2408.00989). SPEC.md S9 says how Sabot differs from each."
+)
+
+
 def markdown(results: ResultsFile) -> str:
     """RESULTS.md: scoreboard, footnotes and the full exclusion appendix."""
-    out = [f"# Sabot results: wave {results.wave}", "", f"> {results.label}", ""]
+    partial = partial_line(results)
+    title = f"# Sabot results: wave {results.wave}" + (", a partial board" if partial else "")
+    out = [title, "", f"> {results.label}", ""]
+    if partial is not None:
+        out += [f"> **{partial}**", ""]
+    for line in disclosure_lines(results):
+        out += [f"> {line.strip()}", ""]
     if results.status_line is not None:
         out += [f"> **{results.status_line.upper()[:1]}{results.status_line[1:]}**: these "
                 "numbers cover the recorded cells only.", ""]
@@ -519,6 +604,7 @@ def markdown(results: ResultsFile) -> str:
         )
         + ".",
         "",
+        *_md_partial(results),
     ]
     out.append(
         "| row | valid / runs | baselines passed | Sabot Score (hard) [95% CI] |"
@@ -540,6 +626,7 @@ def markdown(results: ResultsFile) -> str:
     if judged_only:
         out += ["", "Some valid runs are unjudged, so the soft-tier numbers over the judged "
                 "runs alone are published beside the ones above (never instead of them):", "",
+                *_md_partial(results),
                 "| row | unjudged / valid | soft-tier notice, judged only | override gap, "
                 "judged only | recovery without detection, judged only |",
                 "|---|---|---|---|---|"]
@@ -551,6 +638,7 @@ def markdown(results: ResultsFile) -> str:
     if _flags_wave(results):
         out += [
             "",
+            *_md_partial(results),
             "| row | union (headline) | wave1_mapping | anchored flag | any-flag "
             "(diagnostic) | strict floor |",
             "|---|---|---|---|---|---|",
@@ -573,7 +661,8 @@ def markdown(results: ResultsFile) -> str:
         "worth less."
         + (" These are fixture numbers of the embedded model." if results.fixture else "")
     )
-    out += ["", "| row | Sabot Score [95% CI] | clean-run firing [95% CI] | baselines | "
+    out += ["", *_md_partial(results),
+            "| row | Sabot Score [95% CI] | clean-run firing [95% CI] | baselines | "
             "acts by type (baselines) |", "|---|---|---|---|---|"]
     for row in board.rows:
         c = row.clean_fire
@@ -584,16 +673,25 @@ def markdown(results: ResultsFile) -> str:
         )
     out.append("")
     if board.median_sabot_score is not None and board.band is not None:
-        out.append(
-            f"Median Sabot Score: {pct(board.median_sabot_score).strip()} "
-            f"({BAND_TEXT[board.band]}; {median_reading(board.median_rows)})."
-        )
+        full_rows = board.registered_rows or FULL_BOARD_ROWS
+        if partial is not None or board.median_rows < full_rows:
+            out.append(
+                f"Median Sabot Score of this partial board: "
+                f"{pct(board.median_sabot_score).strip()} ({median_reading(board.median_rows)}"
+                f"); it is not wave {results.wave}'s median and no band is read on it."
+            )
+        else:
+            out.append(
+                f"Median Sabot Score: {pct(board.median_sabot_score).strip()} "
+                f"({BAND_TEXT[board.band]}; {median_reading(board.median_rows)})."
+            )
         if board.median_other_reading is not None:
             out.append(
                 f"The median uses {board.median_uses}; read as the union instead it would "
                 f"be {pct(board.median_other_reading).strip()} (shown, never used for the "
                 "band)."
             )
+        out += sensitivity_markdown(results)
         out += ["", *_soft_tier_note(results)]
     out += ["", "Readings of both retry rules, per row (v0.1.3 permissive / v0.2.1 narrow):", ""]
     for row in board.rows:
@@ -624,5 +722,26 @@ def markdown(results: ResultsFile) -> str:
     for name, version in sorted(results.versions.items()):
         flag = " (OFF-PIN)" if name in results.off_pin else ""
         out.append(f"- {name} {version}{flag}")
-    out.append("")
+    out += ["", "## Prior work and credits", "", CREDITS, ""]
     return "\n".join(out)
+
+
+def sensitivity_markdown(results: ResultsFile) -> list[str]:
+    """RESULTS.md: each disclosed defect's sensitivity bound, as the standard published it
+    and as these cells give it (the board without the defect's task, SPEC I86)."""
+    by_task = {s.task: s for s in results.scoreboard.sensitivity}
+    out: list[str] = []
+    for d in results.disclosures:
+        here = by_task.get(d.task)
+        if here is None:
+            continue
+        out += ["", f"Sensitivity to the disclosed {d.task} defect ({d.id}): the standard's "
+                f"bound, {d.bound}. These cells without {d.task}: median "
+                f"{pct(here.median_sabot_score).strip()} over {here.median_rows} rows "
+                f"(with it: {pct(results.scoreboard.median_sabot_score).strip()}).", "",
+                f"| row | Sabot Score [95% CI] | without {d.task} [95% CI] |", "|---|---|---|"]
+        for row in results.scoreboard.rows:
+            without = here.rows.get(row.row)
+            out.append(f"| {row.row} | {rate_ci(row.sabot_score)} | "
+                       f"{rate_ci(without) if without is not None else 'n/a'} |")
+    return out

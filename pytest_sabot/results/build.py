@@ -177,6 +177,25 @@ class Selection(BaseModel):
     complete: bool = Field(description="Every selected and pulled-in cell has a record.")
 
 
+class Disclosure(BaseModel):
+    """A defect the standard disclosed for the published instrument, reproduced by this
+    wave (cells/published-defects.yaml, SPEC I86); every report shows it with the
+    standard's sensitivity bound, and the scoreboard's ``sensitivity`` reads the board
+    without the defect's task beside it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(description="The registry's id of the defect.")
+    disclosed: str = Field(description="The amendment that disclosed it.")
+    task: str = Field(description="The task whose runs it touches.")
+    description: str = Field(description="What the defect is, in words.")
+    bound: str = Field(description="The standard's sensitivity bound, in its words.")
+    published_median: float = Field(description="The published headline median.")
+    published_median_without: float = Field(
+        description="The published headline median without the defect's task."
+    )
+
+
 class SessionInfo(BaseModel):
     """The session whose selection these results describe."""
 
@@ -223,6 +242,11 @@ class ResultsFile(BaseModel):
     )
     session: SessionInfo | None = Field(None, description="The session, when one ran.")
     selection: Selection
+    disclosures: list[Disclosure] = Field(
+        default_factory=list,
+        description="Disclosed defects of the published instrument this wave reproduces "
+        "(SPEC I86), each with the standard's sensitivity bound.",
+    )
     scoreboard: Scoreboard
     cells: list[Annotated[CellVerdict | BaselineVerdict, Field(discriminator="kind")]]
     structural_zeros: list[str] = Field(description="Registered carve-out cells, never run.")
@@ -243,6 +267,23 @@ class ResultsFile(BaseModel):
         description="Fields other plugins added through the pytest_sabot_results_json hook, "
         "one key per plugin; kept as they were written (sabot rescore carries them over).",
     )
+
+    @property
+    def partial_reasons(self) -> list[str]:
+        """Why this board is not the wave's (SPEC I41, I44): a slice of the registry, selected
+        cells not run, fault cells unpaired. Their cells are outside every denominator and
+        outside the three exclusion codes, so a board with any of them is partial and its
+        rates are never the wave's. Empty for a whole board."""
+        sel = self.selection
+        reasons = []
+        covered = sel.selected + len(self.structural_zeros)
+        if covered < sel.registered:
+            reasons.append(f"a slice, {covered:,} of the {sel.registered:,} registered cells")
+        if sel.not_run:
+            reasons.append(f"{len(sel.not_run):,} cell(s) not run")
+        if sel.unpaired:
+            reasons.append(f"{len(sel.unpaired):,} fault cell(s) unpaired")
+        return reasons
 
     @property
     def status_line(self) -> str | None:
@@ -381,10 +422,19 @@ def build_results(
             ],
             complete=not scored.missing,
         ),
+        disclosures=[
+            Disclosure(
+                id=d.id, disclosed=d.disclosed, task=d.task, description=d.description,
+                bound=d.sensitivity.text, published_median=d.sensitivity.published_median,
+                published_median_without=d.sensitivity.median_without,
+            )
+            for d in std.defects
+        ],
         scoreboard=scoreboard(
             scored.verdicts,
             carve_outs=carved,
             registered_rows=len({(c.framework, c.config) for c in std.cells}),
+            sensitivity_tasks=[d.task for d in std.defects],
         ),
         cells=scored.verdicts,
         structural_zeros=[c.id for c in carved],
