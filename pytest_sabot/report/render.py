@@ -384,7 +384,8 @@ def exclusion_tables(results: ResultsFile) -> list[str]:
     ):
         if not table:
             continue
-        out += ["", f"{title}:", "", f"| {label} | " + " | ".join(names) + " | all rows |",
+        out += ["", f"{title}:", "", *_md_partial(results),
+                f"| {label} | " + " | ".join(names) + " | all rows |",
                 "|---" * (len(names) + 2) + "|"]
         for sl in table:
             cells = [
@@ -739,7 +740,7 @@ def sensitivity_markdown(results: ResultsFile) -> list[str]:
                 f"bound, {d.bound}. These cells without {d.task}: median "
                 f"{pct(here.median_sabot_score).strip()} over {here.median_rows} rows "
                 f"(with it: {pct(results.scoreboard.median_sabot_score).strip()}).", "",
-                f"| row | Sabot Score [95% CI] | without {d.task} [95% CI] |", "|---|---|---|"]
+                *_md_partial(results), f"| row | Sabot Score [95% CI] | without {d.task} [95% CI] |", "|---|---|---|"]
         for row in results.scoreboard.rows:
             without = here.rows.get(row.row)
             out.append(f"| {row.row} | {rate_ci(row.sabot_score)} | "

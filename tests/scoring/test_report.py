@@ -197,3 +197,69 @@ def test_S7_1_a_partial_board_is_counted_against_the_rows_its_matrix_registers(k
     assert not any("partial board" in line for line in whole), whole
     older = scoreboard_lines(results_of(verdicts))  # a file written before the field
     assert any("(a partial board: 1 of 6 rows;" in line for line in older), older
+
+
+def test_I86_every_report_names_the_disclosed_t3_defect_with_the_standards_bound(
+    kit,
+) -> None:
+    from pytest_sabot.results import Disclosure
+
+    verdicts = [_cell(kit, 1, REJECT), _cell(kit, 2),
+                kit.score(kit.injected(task="T3", seed=1).review(REJECT))]
+    disclosure = Disclosure(
+        id="t3-ground-truth-served", disclosed="v0.2.1", task="T3",
+        description="In both published waves the T3 adapters served the ground truth.",
+        bound="excluding every T3 row moves the headline median 55.0% -> 53.6%",
+        published_median=0.55, published_median_without=0.536)
+    results = results_of(verdicts, wave=2, rules="v0.2.0").model_copy(update={
+        "disclosures": [disclosure],
+        "scoreboard": scoreboard(verdicts, sensitivity_tasks=["T3"]),
+    })
+    lines = scoreboard_lines(results)
+    at = next(i for i, line in enumerate(lines) if line.startswith("DISCLOSED DEFECT (v0.2.1"))
+    assert lines[at + 1] == (
+        "  the standard's sensitivity bound: excluding every T3 row moves the headline "
+        "median 55.0% -> 53.6%; these cells without T3: median 50.0% over 1 rows")
+    md = markdown(results)
+    assert "> DISCLOSED DEFECT (v0.2.1, t3-ground-truth-served)" in md
+    assert "Sensitivity to the disclosed T3 defect" in md
+    assert "| langgraph-default | 66.7% [20.8, 93.9] | 50.0% [9.5, 90.5] |" in md
+
+
+def test_I41_I44_a_board_with_unpaired_or_not_run_cells_is_partial_in_every_table(
+    kit,
+) -> None:
+    """Issue 22 item 4: unpaired and not-run cells are outside every denominator and the
+    three codes, so the board says it is partial in every table and prints no band."""
+    from pytest_sabot.results import NotRunCell, UnpairedCell
+
+    verdicts = [_cell(kit, 1, REJECT), _cell(kit, 2)]
+    whole = results_of(verdicts, registered_rows=1)
+    assert whole.partial_reasons == []
+    assert not any("partial" in line.lower() for line in scoreboard_lines(whole))
+    assert "partial" not in markdown(whole).lower()
+    selection = whole.selection.model_copy(update={
+        "unpaired": [UnpairedCell(cell_id="langgraph-default-O1-T1-s3",
+                                  reason="its baseline was set aside")],
+        "not_run": [NotRunCell(cell_id="langgraph-default-O1-T1-s4", reason="interrupted")],
+        "complete": False,
+    })
+    partial = whole.model_copy(update={"selection": selection})
+    assert partial.partial_reasons == ["1 cell(s) not run", "1 fault cell(s) unpaired"]
+    lines = scoreboard_lines(partial)
+    assert lines[0].endswith("[partial board: not wave 3's rates]")
+    assert lines[2] == ("PARTIAL BOARD (1 cell(s) not run; 1 fault cell(s) unpaired): every "
+                        "table below covers these cells only; its rates are not wave 3's")
+    assert any(line.startswith("clean-run firing") and line.endswith("not wave 3's rates]")
+               for line in lines)
+    median = next(line for line in lines if line.startswith("median Sabot Score"))
+    assert "of this partial board" in median and "no band" in median
+    assert "guardrails mostly work" not in median and "full push" not in median
+    md = markdown(partial)
+    assert md.startswith("# Sabot results: wave 3, a partial board")
+    tables = md.count("| row |") + md.count("| operator |") + md.count("| task |")
+    assert md.count("*Partial board (1 cell(s) not run; 1 fault cell(s) unpaired): not "
+                    "wave 3's rates.*") >= tables
+    paragraph = next(line for line in md.splitlines() if line.startswith("Median Sabot"))
+    assert paragraph.startswith("Median Sabot Score of this partial board")
+    assert "full push" not in paragraph and "guardrails mostly work" not in paragraph
