@@ -20,8 +20,8 @@ from pydantic import TypeAdapter
 from pytest_sabot.commands.merge import MergeRecord
 from pytest_sabot.core.manifest import SessionRecord
 from pytest_sabot.core.models.anchors import AnchorRegistry
-from pytest_sabot.core.models.defects import PublishedDefects
 from pytest_sabot.core.models.cells import SeedRegistry, WaveSpec
+from pytest_sabot.core.models.defects import PublishedDefects
 from pytest_sabot.core.models.mapping import MappingFile
 from pytest_sabot.core.models.rules import RuleBook
 from pytest_sabot.core.models.task import ContractFile, CriterionFile, OperatorsFile, TaskFile
