@@ -740,7 +740,8 @@ def sensitivity_markdown(results: ResultsFile) -> list[str]:
                 f"bound, {d.bound}. These cells without {d.task}: median "
                 f"{pct(here.median_sabot_score).strip()} over {here.median_rows} rows "
                 f"(with it: {pct(results.scoreboard.median_sabot_score).strip()}).", "",
-                *_md_partial(results), f"| row | Sabot Score [95% CI] | without {d.task} [95% CI] |", "|---|---|---|"]
+                *_md_partial(results),
+                f"| row | Sabot Score [95% CI] | without {d.task} [95% CI] |", "|---|---|---|"]
         for row in results.scoreboard.rows:
             without = here.rows.get(row.row)
             out.append(f"| {row.row} | {rate_ci(row.sabot_score)} | "
