@@ -229,7 +229,16 @@ class RetryData(_Strict):
     """The worker re-invoked carrying a reason (revise loop, guardrail retry, re-plan)."""
 
     source: Literal["revise", "guardrail", "replan"]
-    reason: str = ""
+    reason: str = Field(
+        "",
+        description="The recorded reason, which the scorer reads: for a reviewer's reject, "
+        "the verdict-token parse of its reply (empty when the verdict line gives none).",
+    )
+    feedback: str = Field(
+        "",
+        description="What the revise pass handed the worker: the reviewer's rejection text "
+        "(its whole reply), or a validator's failures. Empty in traces written before it.",
+    )
 
 
 class InterruptData(_Strict):
