@@ -244,6 +244,7 @@ def _attempt(
         flags_protocol=wave.flags_protocol,
         versions=installed_versions(),
         attempt=attempt,
+        materials=[m.name for m in view.materials],
     )
     downgrade = None
     if operator is not None and operator.downgrade_agent() is not None:
@@ -393,6 +394,7 @@ def _start_data(cell: Cell, wave: WaveSpec, settings: RunSettings, attempt: int)
         "rules": wave.rules,
         "model": settings.model.given,
         "flags_protocol": wave.flags_protocol,
+        "materials": [m.name for m in task_views(settings.root, wave, cell.task)[0].materials],
         "versions": installed_versions(),
         "attempt": attempt,
     }

@@ -149,6 +149,15 @@ def disclosure_lines(results: ResultsFile) -> list[str]:
             mine = (f"; these cells without {d.task}: median "
                     f"{pct(here.median_sabot_score).strip()} over {here.median_rows} rows")
         lines.append(f"  the standard's sensitivity bound: {d.bound}{mine}")
+        if d.records and (d.not_served or d.unrecorded):
+            lines.append(
+                f"  NOT ALL THE PUBLISHED INSTRUMENT: of these {d.records} {d.task} records "
+                f"{d.served} were handed the section, {d.not_served} were not and "
+                f"{d.unrecorded} record nothing of it (made before the materials were "
+                f"recorded, or never run); those {d.task} rows are not the published ones"
+            )
+        elif d.records:
+            lines.append(f"  all {d.records} {d.task} records were handed the section")
     return lines
 
 

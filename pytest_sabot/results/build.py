@@ -22,6 +22,7 @@ from pytest_sabot import __version__
 from pytest_sabot.core.frameworks import installed_versions, off_pin
 from pytest_sabot.core.model_spec import ModelSpec, downgrade_target, parse_judge, parse_model
 from pytest_sabot.core.models.cells import Cell
+from pytest_sabot.core.models.defects import PublishedDefect
 from pytest_sabot.core.models.states import NotRunReason, SessionStatus
 from pytest_sabot.core.models.verdict import BaselineVerdict, CellVerdict
 from pytest_sabot.core.records import cell_dir
@@ -194,6 +195,18 @@ class Disclosure(BaseModel):
     published_median_without: float = Field(
         description="The published headline median without the defect's task."
     )
+    records: int = Field(0, description="Scored records (fault and baseline) of the task.")
+    served: int = Field(
+        0, description="Of them, runs whose trace records the section as handed over."
+    )
+    not_served: int = Field(
+        0, description="Runs whose trace records the materials without the section."
+    )
+
+    @property
+    def unrecorded(self) -> int:
+        """Records that say nothing of the materials (older traces, cells never run)."""
+        return self.records - self.served - self.not_served
 
 
 class SessionInfo(BaseModel):
@@ -422,14 +435,7 @@ def build_results(
             ],
             complete=not scored.missing,
         ),
-        disclosures=[
-            Disclosure(
-                id=d.id, disclosed=d.disclosed, task=d.task, description=d.description,
-                bound=d.sensitivity.text, published_median=d.sensitivity.published_median,
-                published_median_without=d.sensitivity.median_without,
-            )
-            for d in std.defects
-        ],
+        disclosures=[_disclosure(d, scored.verdicts) for d in std.defects],
         scoreboard=scoreboard(
             scored.verdicts,
             carve_outs=carved,
@@ -445,6 +451,32 @@ def build_results(
             lab_gates(out_dir, scored.verdicts, std.wave.operators) if std.wave.lab else None
         ),
         extensions=extensions or {},
+    )
+
+
+def _disclosure(
+    defect: PublishedDefect, verdicts: Iterable[CellVerdict | BaselineVerdict]
+) -> Disclosure:
+    """A registered defect with what these records show of it: how many of the task's runs
+    their traces say were handed the section (SPEC I86)."""
+    mine = [v.served_ground_truth for v in verdicts
+            if v.task == defect.task and not _skipped(v)]
+    return Disclosure(
+        id=defect.id, disclosed=defect.disclosed, task=defect.task,
+        description=defect.description, bound=defect.sensitivity.text,
+        published_median=defect.sensitivity.published_median,
+        published_median_without=defect.sensitivity.median_without,
+        records=len(mine), served=sum(1 for s in mine if s is True),
+        not_served=sum(1 for s in mine if s is False),
+    )
+
+
+def _skipped(v: CellVerdict | BaselineVerdict) -> bool:
+    """A fault cell never run because its baseline had failed (I15): it has no trace."""
+    return (
+        isinstance(v, CellVerdict) and v.served_ground_truth is None
+        and v.excluded is not None and v.excluded.code == "BASELINE_FAIL"
+        and v.injection_seq is None and not v.acts
     )
 
 

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 
 from pytest_sabot.core.models.anchors import Anchor
 from pytest_sabot.core.models.cells import cell_id
+from pytest_sabot.core.models.defects import GROUND_TRUTH_MATERIAL
 from pytest_sabot.core.models.mapping import ActKind, MappingRevision
 from pytest_sabot.core.models.rules import RuleSet, version_key
 from pytest_sabot.core.models.trace import Trace, injection_seq
@@ -20,6 +21,13 @@ from pytest_sabot.scoring.acts import find_acts
 from pytest_sabot.scoring.exclusions import fault_run_exclusion, run_error_reason
 from pytest_sabot.scoring.flags import collect_flags
 from pytest_sabot.scoring.funnel import FunnelOutcome, flag_acts, run_funnel
+
+
+def served_ground_truth(trace: Trace) -> bool | None:
+    """Whether the run was handed the task's ground-truth section, as its run_start records
+    the materials (SPEC I86); None for a trace written before that record."""
+    materials = trace.start.materials
+    return GROUND_TRUTH_MATERIAL in materials if materials else None
 
 
 def with_withheld(acts: list[ActRecord], trace: Trace) -> list[ActRecord]:
@@ -131,6 +139,7 @@ def score_cell(
         soft_noticed=soft_noticed,
         baseline_known=baseline_passed is not None,
         strict_floor=any(p.data.landed and p.data.consumed for p in probes),
+        served_ground_truth=served_ground_truth(trace),
     )
 
 
@@ -248,6 +257,7 @@ def score_baseline(
         anchored_fire=fire,
         clean_fire=clean_fire,
         clean_acts=clean_acts,
+        served_ground_truth=served_ground_truth(trace),
     )
 
 

@@ -15,6 +15,7 @@ from pydantic import BaseModel
 
 from pytest_sabot.core.errors import SabotDataError
 from pytest_sabot.core.loading import load_yaml_model
+from pytest_sabot.core.models.defects import GROUND_TRUTH_MATERIAL
 from pytest_sabot.core.models.task import (
     ContractFile,
     Criterion,
@@ -237,9 +238,6 @@ def load_private(task_id: str, root: Path) -> PrivateSpec:
 
 # ------------------------------------------------------- a published defect, reproduced
 
-GROUND_TRUTH_MATERIAL = "ground_truth.md"
-"""The material name under which a wave that reproduces the published T3 defect hands the
-pipeline the task file's ground-truth section (cells/published-defects.yaml, SPEC I86)."""
 
 
 def ground_truth_section(private: PrivateSpec) -> Material:

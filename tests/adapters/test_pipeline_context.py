@@ -23,12 +23,13 @@ from pydantic import BaseModel
 
 from pytest_sabot.core.models import task as task_models
 from pytest_sabot.core.models.cells import OPERATORS, TASKS, Cell
+from pytest_sabot.core.models.defects import GROUND_TRUTH_MATERIAL
 from pytest_sabot.gateway import GatewaySettings, start_gateway
 from pytest_sabot.gateway.client import GatewayClient
 from pytest_sabot.harness.pipeline_context import PipelineContext, arm_operator, pipeline_context
 from pytest_sabot.harness.run import RunTrace, task_views
 from pytest_sabot.matrix.standard import Standard, load_standard
-from pytest_sabot.tasks.loader import GROUND_TRUTH_MATERIAL, PrivateSpec
+from pytest_sabot.tasks.loader import PrivateSpec
 
 FORBIDDEN_TYPES: tuple[type, ...] = (
     PrivateSpec,

@@ -17,11 +17,11 @@ import yaml
 
 from pytest_sabot.core.errors import SabotDataError
 from pytest_sabot.core.models.cells import TASKS
+from pytest_sabot.core.models.defects import GROUND_TRUTH_MATERIAL
 from pytest_sabot.harness.run import task_views
 from pytest_sabot.matrix.defects import DEFECTS_FILE, load_published_defects
 from pytest_sabot.matrix.standard import load_standard
 from pytest_sabot.results import build_results
-from pytest_sabot.tasks.loader import GROUND_TRUTH_MATERIAL
 
 ROOT = Path(__file__).resolve().parents[2]
 

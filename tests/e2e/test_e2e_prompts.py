@@ -184,9 +184,13 @@ def test_I8_no_ground_truth_reaches_any_prompt(
     assert checks, f"{task}: nothing private to look for"
     found = leaks(rec.exchanges, checks)
     assert not found, f"{rec.cell.id}: private text in requests: {found}"
+    materials = rec.trace.start.materials
     if serves_ground_truth(wave1.root, 1, task):
         # I86: wave 1 reproduces the published T3 instrument, section and all.
         assert served_notes_missing(wave1, task, rec.exchanges) == [], rec.cell.id
+        assert materials[-1] == "ground_truth.md", materials
+    else:
+        assert materials and "ground_truth.md" not in materials, materials
 
 
 @pytest.mark.parametrize("operator", [None, "O1", "O5"])
@@ -204,6 +208,7 @@ def test_I86_wave_3_t3_prompts_carry_no_ground_truth(
     assert not any("ground-truth note" in f for f in found), found
     assert not found, found
     assert served_notes_missing(std, "T3", rec.exchanges) == sorted(std.private("T3").operators)
+    assert rec.trace.start.materials == ["tariff_sheet.md"]
 
 
 @pytest.mark.parametrize("task", TASKS)

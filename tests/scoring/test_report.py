@@ -224,6 +224,14 @@ def test_I86_every_report_names_the_disclosed_t3_defect_with_the_standards_bound
     assert "> DISCLOSED DEFECT (v0.2.1, t3-ground-truth-served)" in md
     assert "Sensitivity to the disclosed T3 defect" in md
     assert "| langgraph-default | 66.7% [20.8, 93.9] | 50.0% [9.5, 90.5] |" in md
+    # What the records show of it: all handed the section, or a warning that some were not.
+    served = results.model_copy(update={"disclosures": [
+        disclosure.model_copy(update={"records": 2, "served": 2})]})
+    assert "  all 2 T3 records were handed the section" in scoreboard_lines(served)
+    mixed = results.model_copy(update={"disclosures": [
+        disclosure.model_copy(update={"records": 3, "served": 1, "not_served": 1})]})
+    warning = next(line for line in scoreboard_lines(mixed) if "NOT ALL" in line)
+    assert "1 were handed the section, 1 were not and 1 record nothing of it" in warning
 
 
 def test_I41_I44_a_board_with_unpaired_or_not_run_cells_is_partial_in_every_table(

@@ -32,6 +32,10 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from pytest_sabot.core.models.trace import TaskId
 
+GROUND_TRUTH_MATERIAL = "ground_truth.md"
+"""The material name under which a run of a wave that reproduces the published T3 defect is
+handed the task file's ground-truth section; its run_start lists it among ``materials``."""
+
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)

@@ -134,6 +134,12 @@ class RunStartData(_Strict):
         default_factory=dict, description="Installed version of every framework package."
     )
     attempt: int = Field(1, description="1 for the first attempt, 2 for the one retry.")
+    materials: list[str] = Field(
+        default_factory=list,
+        description="Names of the materials the pipeline was handed: the public view's, and "
+        "the ground-truth section of a published defect the wave reproduces (SPEC I86). "
+        "Empty in traces written before the field.",
+    )
 
 
 class ModelCallData(_Strict):

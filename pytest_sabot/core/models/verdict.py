@@ -150,6 +150,12 @@ class CellVerdict(_Out):
     )
     baseline_known: bool = Field(description="A baseline verdict was supplied.")
     strict_floor: bool = Field(description="Probe says the faulted content was consumed.")
+    served_ground_truth: bool | None = Field(
+        None,
+        description="The trace's run_start lists the task's ground-truth section among the "
+        "materials handed to the pipeline (a reproduced published defect, SPEC I86); None "
+        "when the trace predates that record.",
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -208,4 +214,9 @@ class BaselineVerdict(_Out):
     clean_acts: list[ActRecord] = Field(
         default_factory=list,
         description="The acts behind clean_fire, each once, in seq order.",
+    )
+    served_ground_truth: bool | None = Field(
+        None,
+        description="As on a fault cell: the run was handed the task's ground-truth section "
+        "(SPEC I86); None when the trace predates that record.",
     )
