@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from pytest_sabot.core.errors import SabotDataError
 from pytest_sabot.core.frameworks import adapter, installed_versions
 from pytest_sabot.core.model_spec import ModelSpec, parse_model
 from pytest_sabot.core.models.cells import Cell, WaveSpec
@@ -145,8 +146,12 @@ class RunTrace(TraceWriter):
 def _escalated(run_dir: Path) -> bool:
     """Whether the attempt's error is the pipeline's own escalation ending the run (its text
     repeats a recorded escalation message): that is an escalate act, never a run error to
-    retry (section 5), decided by the scorer's own rule."""
-    trace = read_trace(run_dir)
+    retry (section 5), decided by the scorer's own rule. A trace that cannot be read is
+    no escalation: the attempt is retried as any run error is."""
+    try:
+        trace = read_trace(run_dir)
+    except (OSError, SabotDataError):
+        return False
     return bool(trace.of_kind("escalation")) and run_error_reason(trace) is None
 
 
