@@ -342,7 +342,12 @@ def replay_cell(
         difference = first_trace_difference(recorded, replayed)
         if replayed_outcome.error is not None and original.error is None:
             if "replay: cell" in replayed_outcome.error:
-                difference = _gateway_difference(replayed_outcome.error, recorded)
+                refused = _gateway_difference(replayed_outcome.error, recorded)
+                # The refusal is named unless the trace already differs before it (a reply
+                # that differs is carried into a later request the recording cannot answer).
+                if (difference is None or difference.seq is None or refused.seq is None
+                        or refused.seq <= difference.seq):
+                    difference = refused
             elif difference is None:
                 difference = Difference(seq=None, agent="", call=None, kind="run_end",
                                         what=f"the replay ended in a run error: "

@@ -21,6 +21,7 @@ from pytest_sabot.commands.merge import MergeRecord
 from pytest_sabot.core.manifest import SessionRecord
 from pytest_sabot.core.models.anchors import AnchorRegistry
 from pytest_sabot.core.models.cells import SeedRegistry, WaveSpec
+from pytest_sabot.core.models.defects import PublishedDefects
 from pytest_sabot.core.models.mapping import MappingFile
 from pytest_sabot.core.models.rules import RuleBook
 from pytest_sabot.core.models.task import ContractFile, CriterionFile, OperatorsFile, TaskFile
@@ -91,6 +92,7 @@ FORMATS: tuple[FileFormat, ...] = (
     FileFormat("seeds", "cells/seeds/waveN.json", SeedRegistry),
     FileFormat("anchors", "cells/anchors-waveN.yaml", AnchorRegistry,
                (_anchors_may_be_plain_strings,)),
+    FileFormat("published-defects", "cells/published-defects.yaml", PublishedDefects),
     FileFormat("mapping", "mappings/<framework>.yaml", MappingFile,
                (_revision_framework_is_inherited,)),
     FileFormat("rules", "mappings/rules.yaml", RuleBook),

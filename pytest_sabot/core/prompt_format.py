@@ -27,7 +27,7 @@ TOOLS = "TOOLS"  # how to use the task's tools
 DRAFT = "DRAFT"  # the artifact handed to a reviewer / guardrail
 TOOL_LOG = "TOOL LOG"  # the worker's tool calls and the observations it was shown
 WORKSPACE = "WORKSPACE"  # the harness's listing of the workspace after the worker stage
-FEEDBACK = "FEEDBACK"  # the reject reason carried into a revise pass
+FEEDBACK = "FEEDBACK"  # what a revise pass carries: the rejection text, or the failures
 PROTOCOL = "PROTOCOL"  # verdict-token protocol and, in wave 2+, the FLAGS addendum
 ROUND = "ROUND"  # 0 for the first pass, 1 for the revise pass
 

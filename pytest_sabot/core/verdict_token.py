@@ -1,8 +1,10 @@
 """The verdict-token protocol of standard section 5.
 
 One module for the whole product: the pipelines route on it (adapters) and the scorer
-adjudicates with it, so the two can never read a reply differently. The FLAGS head line of
-a Magentic-style artifact (section 10.2) is split off here too, for the same reason.
+adjudicates with it, so the two can never read a reply differently. What a rejection hands
+the worker's revise pass is decided here too (``rejection_text``), once for every framework.
+The FLAGS head line of a Magentic-style artifact (section 10.2) is split off here too, for
+the same reason.
 
 A reviewer/critic reply ends with ``VERDICT: APPROVE`` or ``VERDICT: REJECT - <reason>``.
 Parse rule: case-insensitive, first match of ``VERDICT:\\s*(APPROVE|REJECT)\\s*(?:-\\s*(.*))?``
@@ -46,6 +48,15 @@ class Verdict:
 
     decision: Literal["approve", "reject"] | None
     reason: str = ""
+
+
+def rejection_text(reply: str) -> str:
+    """What a revise pass hands the worker after a reviewer or critic rejects: the
+    rejection text, the reviewer's reply as written (its review, any FLAGS line and its
+    verdict line). It is the same whatever dash (``-``, an en or em dash), colon or line
+    layout the verdict line uses, and the same in every framework. The reason a ``retry``
+    event records, which the scorer reads, stays the parse rule's (``parse_verdict``)."""
+    return reply.strip()
 
 
 def routing_verdict(text: str) -> Verdict:

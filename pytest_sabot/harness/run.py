@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from pytest_sabot.core.errors import SabotDataError
 from pytest_sabot.core.frameworks import adapter, installed_versions
 from pytest_sabot.core.model_spec import ModelSpec, parse_model
 from pytest_sabot.core.models.cells import Cell, WaveSpec
@@ -47,6 +48,7 @@ from pytest_sabot.core.trace_io import (
     TraceWriter,
     looks_like_output_error,
     parse_events,
+    read_trace,
     write_json_atomic,
     write_text_atomic,
 )
@@ -64,9 +66,11 @@ from pytest_sabot.harness.pipeline_context import (
     arm_operator,
     pipeline_context,
 )
+from pytest_sabot.matrix.defects import serves_ground_truth
 from pytest_sabot.operators import LabFault
+from pytest_sabot.scoring.exclusions import run_error_reason
 from pytest_sabot.tasks import evaluate_pass, load_private, load_public
-from pytest_sabot.tasks.loader import PrivateSpec, PublicView
+from pytest_sabot.tasks.loader import PrivateSpec, PublicView, with_ground_truth
 
 BUDGET_CODE = "sabot_budget_exhausted"
 # The outcome model and the record's paths live in pytest_sabot.core.records, the
@@ -137,6 +141,18 @@ class RunTrace(TraceWriter):
         if error is not None:
             status = "timeout" if error.startswith("Timeout") else "error"
         super().emit("run_end", "harness", status=status, detail=error or "")
+
+
+def _escalated(run_dir: Path) -> bool:
+    """Whether the attempt's error is the pipeline's own escalation ending the run (its text
+    repeats a recorded escalation message): that is an escalate act, never a run error to
+    retry (section 5), decided by the scorer's own rule. A trace that cannot be read is
+    no escalation: the attempt is retried as any run error is."""
+    try:
+        trace = read_trace(run_dir)
+    except (OSError, SabotDataError):
+        return False
+    return bool(trace.of_kind("escalation")) and run_error_reason(trace) is None
 
 
 def _run_adapter(ctx: PipelineContext | LabPipelineContext, timeout_s: float) -> str | None:
@@ -233,6 +249,7 @@ def _attempt(
         flags_protocol=wave.flags_protocol,
         versions=installed_versions(),
         attempt=attempt,
+        materials=[m.name for m in view.materials],
     )
     downgrade = None
     if operator is not None and operator.downgrade_agent() is not None:
@@ -354,10 +371,22 @@ def _raise_if_unwritable(trace: RunTrace, run_dir: Path, error: str | None) -> N
         raise OutputUnwritable(run_dir, OSError(error))
 
 
+def task_views(root: Path, wave: WaveSpec, task: str) -> tuple[PublicView, PrivateSpec]:
+    """What the pipeline of one of the wave's cells is handed (the task's public view for
+    the wave's contract revision; in a wave that reproduces the published T3 defect, the
+    task file's ground-truth section beside it, SPEC I86) and the private spec."""
+    return _task_views(root, wave.wave, wave.contract_revision, task)
+
+
 @functools.lru_cache(maxsize=64)
-def _task_views(root: Path, task: str, revision: str) -> tuple[PublicView, PrivateSpec]:
-    """A task's public view and private spec, read once per process (both are frozen)."""
-    return load_public(task, root, revision), load_private(task, root)
+def _task_views(
+    root: Path, wave: int, revision: str, task: str
+) -> tuple[PublicView, PrivateSpec]:
+    """Read once per process (the views and specs are frozen)."""
+    view, private = load_public(task, root, revision), load_private(task, root)
+    if serves_ground_truth(root, wave, task):
+        view = with_ground_truth(view, private)
+    return view, private
 
 
 def _crash_note(run_dir: Path) -> CrashNote | None:
@@ -379,6 +408,7 @@ def _start_data(cell: Cell, wave: WaveSpec, settings: RunSettings, attempt: int)
         "rules": wave.rules,
         "model": settings.model.given,
         "flags_protocol": wave.flags_protocol,
+        "materials": [m.name for m in task_views(settings.root, wave, cell.task)[0].materials],
         "versions": installed_versions(),
         "attempt": attempt,
     }
@@ -469,7 +499,7 @@ def run_cell(
     the files of an attempt this session's crashed worker left: that crash was the cell's
     first attempt, so they are kept as ``attempt-1/`` and only the retry runs."""
     client = gateway or GatewayClient(settings.gateway_url)
-    view, private = _task_views(settings.root, cell.task, wave.contract_revision)
+    view, private = task_views(settings.root, wave, cell.task)
     run_dir = cell_dir(settings.out_dir, cell.id)
     first = 1
     crash = _crash_note(run_dir) if run_dir.is_dir() else None
@@ -486,7 +516,7 @@ def run_cell(
         )
     outcome = _attempt(cell, wave, settings, client, view, private, run_dir, first)
     for attempt in range(first + 1, settings.attempts + 1):
-        if outcome.error is None or outcome.stopped is not None:
+        if outcome.error is None or outcome.stopped is not None or _escalated(run_dir):
             break
         _keep_attempt(run_dir, attempt - 1)
         outcome = _attempt(cell, wave, settings, client, view, private, run_dir, attempt)

@@ -15,10 +15,12 @@ from pathlib import Path
 from pytest_sabot.core.frameworks import adapter
 from pytest_sabot.core.models.anchors import Anchor, AnchorRegistry
 from pytest_sabot.core.models.cells import Cell, WaveSpec
+from pytest_sabot.core.models.defects import PublishedDefect
 from pytest_sabot.core.models.mapping import MappingRevision, load_mapping
 from pytest_sabot.core.models.rules import RuleSet, load_rule_book
 from pytest_sabot.core.paths import standard_root
 from pytest_sabot.matrix.cells import lab_files, load_wave, load_wave_anchors, wave_path
+from pytest_sabot.matrix.defects import load_published_defects, unregistered_defect_files
 from pytest_sabot.tasks import load_private, load_public
 from pytest_sabot.tasks.loader import PrivateSpec
 
@@ -33,6 +35,8 @@ class Standard:
     rules: RuleSet
     mappings: dict[str, MappingRevision]
     anchors: AnchorRegistry | None
+    defects: list[PublishedDefect] = field(default_factory=list)
+    """Disclosed defects of the published instrument this wave reproduces (SPEC I86)."""
     _private: dict[str, PrivateSpec] = field(default_factory=dict)
 
     def anchors_for(self, task: str, operator: str | None) -> list[Anchor] | None:
@@ -56,11 +60,14 @@ class Standard:
         mapping file of a framework whose adapter ships its own outside the root."""
         own = [adapter(fw).mapping_path(self.root) for fw in self.wave.frameworks]
         outside = [p for p in own if not p.is_relative_to(self.root)]
+        # The published-defect registry is registered with the waves it names alone (waves
+        # 1 and 2 reproduce the T3 defect): it leaves every other wave's hash unchanged.
+        defects = unregistered_defect_files(self.root, self.wave.wave)
         if self.wave.lab:
-            return registration_hash(self.root, outside)
+            return registration_hash(self.root, outside, skip=defects)
         # The lab's files are registered with the lab matrix alone: adding or editing them
         # leaves the hash of every wave of the standard (and of a candidate) unchanged.
-        return registration_hash(self.root, outside, skip=lab_files(self.root))
+        return registration_hash(self.root, outside, skip=[*lab_files(self.root), *defects])
 
     def cell(self, cell_id: str) -> Cell:
         for cell in self.cells:
@@ -108,6 +115,8 @@ def load_standard(
     for task in spec.tasks:  # validate every task file now, before any run
         load_public(task, base, spec.contract_revision)
         load_private(task, base)
+    defects = load_published_defects(base).for_wave(spec.wave)
     return Standard(
-        root=base, wave=spec, cells=cells, rules=ruleset, mappings=mappings, anchors=anchors
+        root=base, wave=spec, cells=cells, rules=ruleset, mappings=mappings, anchors=anchors,
+        defects=defects,
     )

@@ -49,6 +49,20 @@ def pct(value: float | None) -> str:
     return "  n/a" if value is None else f"{100 * value:5.1f}%"
 
 
+SOFT_TIER_NOTE = (
+    "Every rate divides by all valid injected faults (sections 2 and 3). A valid run without "
+    "a soft-tier verdict is unjudged, never labelled missed (SPEC I22): it stays in every "
+    "denominator, is no soft notice, and counts as a recovery without detection when it "
+    "recovered with no hard act; how many there are is in the judged / valid column."
+)
+REACTION_NOTE = (
+    "Reaction follows section 10.7.4: at least one corrective act (retry with reason, revise "
+    "re-dispatch, block or escalate) recorded at or after the detecting act. The project's "
+    "causal reading (SPEC I23, I24: the act must also answer the detection, and a block "
+    "must withhold the artifact) is published beside it, never instead."
+)
+
+
 def rate_ci(r: Rate) -> str:
     if r.value is None or r.ci_low is None or r.ci_high is None:
         return "n/a"
@@ -89,10 +103,9 @@ def _flags_wave(results: ResultsFile) -> bool:
     return results.rules >= "v0.2.0"
 
 
-def scoreboard_lines(results: ResultsFile) -> list[str]:
-    """The scoreboard, one row per framework x config, readable at 100 columns."""
-    board = results.scoreboard
-    lines = [
+def board_title(results: ResultsFile) -> str:
+    """The scoreboard's first line: which wave (or lab matrix), under which rules."""
+    return (
         (
             f"Sabot scoreboard: lab matrix (wave {results.wave}, not a wave of the standard)"
             if results.lab_gates is not None
@@ -103,9 +116,86 @@ def scoreboard_lines(results: ResultsFile) -> list[str]:
             f" (wave registered under {results.wave_rules})"
             if results.rules != results.wave_rules
             else ""
-        ),
-        results.label,
-    ]
+        )
+    )
+
+
+def partial_line(results: ResultsFile) -> str | None:
+    """What a partial board says before its tables (SPEC I41, I44): unpaired and not-run
+    cells are outside every denominator and the three codes, so its rates are never the
+    wave's."""
+    reasons = results.partial_reasons
+    if not reasons:
+        return None
+    return (f"PARTIAL BOARD ({'; '.join(reasons)}): every table below covers these cells "
+            f"only; its rates are not wave {results.wave}'s")
+
+
+def partial_tag(results: ResultsFile) -> str:
+    """The words every table of a partial board carries (empty for a whole board)."""
+    return f" [partial board: not wave {results.wave}'s rates]" if results.partial_reasons else ""
+
+
+def disclosure_lines(results: ResultsFile) -> list[str]:
+    """Each disclosed defect of the published instrument this wave reproduces, with the
+    standard's sensitivity bound and the board read without the defect's task (SPEC I86)."""
+    lines = []
+    by_task = {s.task: s for s in results.scoreboard.sensitivity}
+    for d in results.disclosures:
+        lines.append(f"DISCLOSED DEFECT ({d.disclosed}, {d.id}): {d.description}")
+        here = by_task.get(d.task)
+        mine = ""
+        if here is not None and here.median_sabot_score is not None:
+            mine = (f"; these cells without {d.task}: median "
+                    f"{pct(here.median_sabot_score).strip()} over {here.median_rows} rows")
+        lines.append(f"  the standard's sensitivity bound: {d.bound}{mine}")
+        if d.records and (d.not_served or d.unrecorded):
+            lines.append(
+                f"  NOT ALL THE PUBLISHED INSTRUMENT: of these {d.records} {d.task} records "
+                f"{d.served} were handed the section, {d.not_served} were not and "
+                f"{d.unrecorded} record nothing of it (made before the materials were "
+                f"recorded, or never run); those {d.task} rows are not the published ones"
+            )
+        elif d.records:
+            lines.append(f"  all {d.records} {d.task} records were handed the section")
+    return lines
+
+
+def median_lines(results: ResultsFile) -> list[str]:
+    """The section 7 median, the other reading beside it, and, on a partial board, that
+    it is not the wave's median and decides no band."""
+    board = results.scoreboard
+    if board.median_sabot_score is None or board.band is None:
+        return []
+    full_rows = board.registered_rows or FULL_BOARD_ROWS
+    value = pct(board.median_sabot_score).strip()
+    if results.partial_reasons or board.median_rows < full_rows:
+        lines = [f"median Sabot Score of this partial board across {board.median_rows} rows: "
+                 f"{value} (not the wave's median; no band is read on it)"]
+    else:
+        lines = [f"median Sabot Score across {board.median_rows} rows: {value} "
+                 f"({BAND_SHORT[board.band]})"]
+    if board.median_other_reading is not None:
+        lines.append(
+            f"  the median uses {board.median_uses}; read as the union instead: "
+            f"{pct(board.median_other_reading).strip()}"
+        )
+    if board.median_rows < full_rows:
+        lines.append(
+            f"  (a partial board: {board.median_rows} of {full_rows} rows; "
+            "the band is read on the full scoreboard)"
+        )
+    return lines
+
+
+def scoreboard_lines(results: ResultsFile) -> list[str]:
+    """The scoreboard, one row per framework x config, readable at 100 columns."""
+    board = results.scoreboard
+    lines = [board_title(results) + partial_tag(results), results.label]
+    partial = partial_line(results)
+    if partial is not None:
+        lines.append(partial)
+    lines.extend(disclosure_lines(results))
     if results.off_pin:
         lines.append("OFF-PIN: " + "; ".join(f"{k} {v}" for k, v in results.off_pin.items()))
     lines.append(
@@ -123,7 +213,7 @@ def scoreboard_lines(results: ResultsFile) -> list[str]:
     if _flags_wave(results):
         lines.append(
             "wave-2 surfaces: union = mapping or anchored flag (the headline, except rows "
-            "quoted flags-only below); any-flag is a diagnostic only"
+            "quoted flags-only below); any-flag is a diagnostic only" + partial_tag(results)
         )
         lines.append(
             f"{'row':<20}{'union':>8}{'mapping':>9}{'flag':>8}{'any-flag':>10}{'strict':>9}"
@@ -136,22 +226,7 @@ def scoreboard_lines(results: ResultsFile) -> list[str]:
             )
     lines.extend(quoted_reading_lines(results))
     lines.extend(clean_fire_lines(results))
-    if board.median_sabot_score is not None and board.band is not None:
-        lines.append(
-            f"median Sabot Score across {board.median_rows} rows: "
-            f"{pct(board.median_sabot_score).strip()} ({BAND_SHORT[board.band]})"
-        )
-        if board.median_other_reading is not None:
-            lines.append(
-                f"  the median uses {board.median_uses}; read as the union instead: "
-                f"{pct(board.median_other_reading).strip()}"
-            )
-        full_rows = board.registered_rows or FULL_BOARD_ROWS
-        if board.median_rows < full_rows:
-            lines.append(
-                f"  (a partial board: {board.median_rows} of {full_rows} rows; "
-                "the band is read on the full scoreboard)"
-            )
+    lines.extend(median_lines(results))
     lines.append(
         "Sabot Score = hard tier; notice = hard or soft tier; gap = notice - hard (points)"
     )
@@ -159,19 +234,49 @@ def scoreboard_lines(results: ResultsFile) -> list[str]:
         "  RwD = recovered with no detection; valid = fault runs in the denominator / fault"
     )
     lines.append("  runs; bases = no-fault baselines that passed / baselines recorded")
-    lines.extend(_unjudged_line(results))
+    lines.extend(reading_lines(results))
     lines.extend(_soft_tier_note(results))
     return lines
 
 
+def reading_lines(results: ResultsFile) -> list[str]:
+    """The readings published beside the scoreboard's numbers: REACTED's causal reading
+    and the judged-only soft tier."""
+    return [*reaction_reading_lines(results), *_unjudged_line(results)]
+
+
 def _unjudged_line(results: ResultsFile) -> list[str]:
-    """Valid runs without a soft-tier verdict, per row (SPEC I22)."""
+    """Valid runs without a soft-tier verdict, per row, and the judged-only reading of the
+    soft-tier numbers beside the published ones (sections 2, 3; SPEC I22)."""
     rows = [r for r in results.scoreboard.rows if r.unjudged]
     if not rows:
         return []
     per_row = ", ".join(f"{r.row} {r.unjudged}/{r.valid}" for r in rows)
+    lines = [
+        f"unjudged (no soft-tier verdict): {per_row}; counted in every denominator and "
+        "never as a notice, as sections 2 and 3 have it; the judged-only reading beside:"
+    ]
+    for r in rows:
+        gap = "n/a" if r.override_gap_judged is None else f"{100 * r.override_gap_judged:+.1f}"
+        lines.append(
+            f"  {r.row}: notice {rate_text(r.soft_notice_judged)}, gap {gap}, "
+            f"RwD {rate_text(r.recovery_without_detection_judged)} over {r.judged} judged"
+        )
+    return lines
+
+
+def reaction_reading_lines(results: ResultsFile) -> list[str]:
+    """REACTED as section 10.7.4 reads it, and the project's causal reading beside it
+    wherever the two differ (SPEC I23, I24)."""
+    rows = [r for r in results.scoreboard.rows
+            if (r.reaction.k, r.reaction.n) != (r.reaction_causal.k, r.reaction_causal.n)]
+    if not rows:
+        return []
     return [
-        f"unjudged (no soft-tier verdict; outside notice, gap and RwD, never missed): {per_row}"
+        "react = section 10.7.4: a corrective act at or after the detecting act; the "
+        "project's causal reading beside it (SPEC I23, I24) where they differ:",
+        *(f"  {r.row}: {rate_text(r.reaction)}; causal reading {rate_text(r.reaction_causal)}"
+          for r in rows),
     ]
 
 
@@ -198,7 +303,7 @@ def clean_fire_lines(results: ResultsFile) -> list[str]:
     )
     lines = [
         "clean-run firing: no-fault baselines with >= 1 hard-tier act, scored with the "
-        f"mapping, rules and anchors of their fault cells ({what}):",
+        f"mapping, rules and anchors of their fault cells ({what}):" + partial_tag(results),
         f"{'row':<20}{'Sabot Score [95% CI]':<24}{'clean-run firing [95% CI]':<34}acts by type",
     ]
     for row in rows:
@@ -225,24 +330,80 @@ def slice_tables(results: ResultsFile) -> list[str]:
     ):
         if not table:
             continue
-        out += ["", f"## {title}", ""]
+        unjudged = any(sl.unjudged for sl in table)
+        out += ["", f"## {title}", "", *_md_partial(results)]
         out.append(
             f"Sabot Score (hard tier) of each {label} in every row, then pooled over the rows "
-            "with its 95% interval and companions (notice and RwD over judged runs, I22)."
+            "with its 95% interval and companions, all over the valid runs (sections 2, 3); "
+            "the exclusion appendix counts each cell's excluded runs per code."
         )
         out.append("")
+        extra = (" unjudged / valid | notice, judged only | RwD, judged only |"
+                 if unjudged else "")
         out.append(
             f"| {label} | " + " | ".join(names)
             + " | all rows [95% CI] | soft-tier notice | recovery | recovery without detection |"
+            + extra
         )
-        out.append("|---" * (len(names) + 5) + "|")
+        out.append("|---" * (len(names) + 5 + (3 if unjudged else 0)) + "|")
         for sl in table:
             cells = [_cell_rate(sl.by_row.get(n), sl.structural_zeros.get(n, 0)) for n in names]
+            more = ""
+            if unjudged:
+                valid = sl.sabot_score.n
+                more = (f" {sl.unjudged} / {valid} | {rate_ci(sl.soft_notice_judged)} | "
+                        f"{rate_ci(sl.recovery_without_detection_judged)} |")
             out.append(
                 f"| {sl.key} | " + " | ".join(cells)
                 + f" | {rate_ci(sl.sabot_score)} | {rate_ci(sl.soft_notice)} | "
-                f"{rate_ci(sl.recovery)} | {rate_ci(sl.recovery_without_detection)} |"
+                f"{rate_ci(sl.recovery)} | {rate_ci(sl.recovery_without_detection)} |" + more
             )
+    return out
+
+
+CODE_SHORT = {"RUN_ERROR": "RE", "BASELINE_FAIL": "BF", "INJECTION_UNVERIFIED": "IU"}
+
+
+def _codes(counts: dict[str, int]) -> str:
+    """One table cell's excluded runs per code, e.g. ``RE 0 · BF 1 · IU 2``."""
+    return " · ".join(f"{CODE_SHORT[code]} {counts.get(code, 0)}" for code in EXCLUSION_ORDER)
+
+
+def exclusion_tables(results: ResultsFile) -> list[str]:
+    """RESULTS.md: the appendix counts per code for every cell of every table (section
+    3.3): per row, and per row of the per-operator and per-task tables."""
+    board = results.scoreboard
+    names = [r.row for r in board.rows]
+    out = [
+        *_md_partial(results),
+        "Excluded runs per code in every cell of the tables above (RE RUN_ERROR, BF "
+        "BASELINE_FAIL, IU INJECTION_UNVERIFIED); structural zeros are never run and are no "
+        "exclusion.",
+        "",
+        "| row | RUN_ERROR | BASELINE_FAIL | INJECTION_UNVERIFIED | structural zeros |",
+        "|---|---|---|---|---|",
+    ]
+    for row in board.rows:
+        out.append(f"| {row.row} | " + " | ".join(
+            str(row.exclusions.get(code, 0)) for code in EXCLUSION_ORDER)
+            + f" | {len(row.structural_zeros)} |")
+    for title, label, table in (
+        ("Per operator", "operator", board.by_operator),
+        ("Per task", "task", board.by_task),
+    ):
+        if not table:
+            continue
+        out += ["", f"{title}:", "", *_md_partial(results),
+                f"| {label} | " + " | ".join(names) + " | all rows |",
+                "|---" * (len(names) + 2) + "|"]
+        for sl in table:
+            cells = [
+                _codes(sl.exclusions_by_row[n]) if n in sl.exclusions_by_row
+                else (f"structural zero ({sl.structural_zeros[n]})"
+                      if sl.structural_zeros.get(n) else "-")
+                for n in names
+            ]
+            out.append(f"| {sl.key} | " + " | ".join(cells) + f" | {_codes(sl.exclusions)} |")
     return out
 
 
@@ -261,8 +422,9 @@ def _soft_tier_note(results: ResultsFile) -> list[str]:
     judge = results.judge
     if not judge:
         return [
-            "soft tier: no judge ran, so every cell is unjudged: notice, gap and RwD are n/a "
-            "(the Sabot Score needs no judge)"
+            "soft tier: no judge ran, so every cell is unjudged: no soft notice is recorded "
+            "(notice = the hard tier, gap 0, RwD = every recovery without a hard act; the "
+            "Sabot Score needs no judge)"
         ]
     kappa = judge.get("kappa")
     confidence = "LOW-CONFIDENCE" if judge.get("low_confidence") else "ok"
@@ -284,6 +446,7 @@ def exclusion_lines(results: ResultsFile, limit: int | None = 20) -> list[str]:
         counts = "  ".join(f"{code} {row.exclusions.get(code, 0)}" for code in EXCLUSION_ORDER)
         zeros = f"  structural zeros {len(row.structural_zeros)}" if row.structural_zeros else ""
         lines.append(f"  {row.row:<19} {counts}{zeros}")
+    lines.extend(_slice_exclusion_lines(results))
     for row in results.scoreboard.rows:
         for cell in row.excluded_cells:
             if limit is not None and shown >= limit:
@@ -293,6 +456,22 @@ def exclusion_lines(results: ResultsFile, limit: int | None = 20) -> list[str]:
     total = sum(len(r.excluded_cells) for r in results.scoreboard.rows)
     if limit is not None and total > limit:
         lines.append(f"    ... {total - limit} more in RESULTS.md / results.json")
+    return lines
+
+
+def _slice_exclusion_lines(results: ResultsFile) -> list[str]:
+    """The per-operator and per-task tables' cells that hold an excluded run, per code."""
+    board = results.scoreboard
+    lines = []
+    for label, table in (("operator", board.by_operator), ("task", board.by_task)):
+        found = [
+            f"{sl.key} {row} {_codes(counts)}"
+            for sl in table
+            for row, counts in sl.exclusions_by_row.items()
+            if any(counts.values())
+        ]
+        if found:
+            lines.append(f"  per {label} and row: " + "; ".join(found))
     return lines
 
 
@@ -380,9 +559,41 @@ def _spend_line(spend: dict[str, Any]) -> str:
     )
 
 
+def _md_partial(results: ResultsFile) -> list[str]:
+    """The line a table of a partial board carries in RESULTS.md (none for a whole board)."""
+    reasons = results.partial_reasons
+    if not reasons:
+        return []
+    return [f"*Partial board ({'; '.join(reasons)}): not wave {results.wave}'s rates.*", ""]
+
+
+CREDITS = (
+    "Prior work (standard section 9). Sabot invents neither fault injection for agents, "
+    "agent-level mutation scoring, nor the model-swap operator; it is a synthesis of prior "
+    "work, measured comparatively on production frameworks, and pytest-sabot implements "
+    "it. MAS-FIRE (arXiv 2602.19843) defines an occurrence rate of detection and "
+    "fault-tolerant response over injected faults on multi-agent systems; Sabot separates "
+    "detected from reacted and attributes detection to named own checks. AgentAssay "
+    "(arXiv 2603.02601) formalizes an agent mutation score with model-swap (m_swap) and "
+    "version-downgrade (m_version) operators, the source of O4; Sabot scores the "
+    "pipeline's own checks rather than an external harness's kill verdict. Also credited: "
+    "AgentTelemetry (AIware 2026, DOI 10.1145/3805760.3814931), AgentCollabBench (arXiv "
+    "2605.08647, the seeded false fact behind O5), ReliabilityBench (arXiv 2601.06112), "
+    "agent-chaos (tool_mutate, behind O1), BalaganAgent, the Owotogbe proposal (arXiv "
+    "2505.03096), \"Failing Tools\" (OpenReview j7YsSnA64D, the silent no-op behind O2) "
+    "and AutoInject (arXiv 2408.00989). SPEC.md S9 says how Sabot differs from each."
+)
+
+
 def markdown(results: ResultsFile) -> str:
     """RESULTS.md: scoreboard, footnotes and the full exclusion appendix."""
-    out = [f"# Sabot results: wave {results.wave}", "", f"> {results.label}", ""]
+    partial = partial_line(results)
+    title = f"# Sabot results: wave {results.wave}" + (", a partial board" if partial else "")
+    out = [title, "", f"> {results.label}", ""]
+    if partial is not None:
+        out += [f"> **{partial}**", ""]
+    for line in disclosure_lines(results):
+        out += [f"> {line.strip()}", ""]
     if results.status_line is not None:
         out += [f"> **{results.status_line.upper()[:1]}{results.status_line[1:]}**: these "
                 "numbers cover the recorded cells only.", ""]
@@ -403,27 +614,41 @@ def markdown(results: ResultsFile) -> str:
         )
         + ".",
         "",
+        *_md_partial(results),
     ]
     out.append(
         "| row | valid / runs | baselines passed | Sabot Score (hard) [95% CI] |"
-        " soft-tier notice | reaction | recovery | override gap | recovery without detection |"
-        " judged / valid |"
+        " soft-tier notice | reaction | reaction, causal reading (I23) | recovery |"
+        " override gap | recovery without detection | judged / valid |"
     )
-    out.append("|---|---|---|---|---|---|---|---|---|---|")
+    out.append("|---|---|---|---|---|---|---|---|---|---|---|")
     for row in results.scoreboard.rows:
         out.append(
             f"| {row.row} | {row.valid} / {row.runs} | {_bases(row).replace('/', ' / ')} | "
             f"{rate_ci(row.sabot_score)} | "
-            f"{rate_ci(row.soft_notice)} | {rate_ci(row.reaction)} | {rate_ci(row.recovery)} | "
+            f"{rate_ci(row.soft_notice)} | {rate_ci(row.reaction)} | "
+            f"{rate_ci(row.reaction_causal)} | {rate_ci(row.recovery)} | "
             f"{_gap(row).strip()} | {rate_ci(row.recovery_without_detection)} | "
             f"{row.judged} / {row.valid} |"
         )
-    out += ["", "Soft-tier notice, override gap and recovery without detection are computed "
-            "over the judged valid runs; a run without a soft-tier verdict is unjudged, never "
-            "missed (SPEC I22)."]
+    out += ["", SOFT_TIER_NOTE, "", REACTION_NOTE]
+    judged_only = [r for r in results.scoreboard.rows if r.unjudged]
+    if judged_only:
+        out += ["", "Some valid runs are unjudged, so the soft-tier numbers over the judged "
+                "runs alone are published beside the ones above (never instead of them):", "",
+                *_md_partial(results),
+                "| row | unjudged / valid | soft-tier notice, judged only | override gap, "
+                "judged only | recovery without detection, judged only |",
+                "|---|---|---|---|---|"]
+        for r in judged_only:
+            gap = ("n/a" if r.override_gap_judged is None
+                   else f"{100 * r.override_gap_judged:+.1f}")
+            out.append(f"| {r.row} | {r.unjudged} / {r.valid} | {rate_ci(r.soft_notice_judged)}"
+                       f" | {gap} | {rate_ci(r.recovery_without_detection_judged)} |")
     if _flags_wave(results):
         out += [
             "",
+            *_md_partial(results),
             "| row | union (headline) | wave1_mapping | anchored flag | any-flag "
             "(diagnostic) | strict floor |",
             "|---|---|---|---|---|---|",
@@ -446,7 +671,8 @@ def markdown(results: ResultsFile) -> str:
         "worth less."
         + (" These are fixture numbers of the embedded model." if results.fixture else "")
     )
-    out += ["", "| row | Sabot Score [95% CI] | clean-run firing [95% CI] | baselines | "
+    out += ["", *_md_partial(results),
+            "| row | Sabot Score [95% CI] | clean-run firing [95% CI] | baselines | "
             "acts by type (baselines) |", "|---|---|---|---|---|"]
     for row in board.rows:
         c = row.clean_fire
@@ -457,16 +683,25 @@ def markdown(results: ResultsFile) -> str:
         )
     out.append("")
     if board.median_sabot_score is not None and board.band is not None:
-        out.append(
-            f"Median Sabot Score: {pct(board.median_sabot_score).strip()} "
-            f"({BAND_TEXT[board.band]}; {median_reading(board.median_rows)})."
-        )
+        full_rows = board.registered_rows or FULL_BOARD_ROWS
+        if partial is not None or board.median_rows < full_rows:
+            out.append(
+                f"Median Sabot Score of this partial board: "
+                f"{pct(board.median_sabot_score).strip()} ({median_reading(board.median_rows)}"
+                f"); it is not wave {results.wave}'s median and no band is read on it."
+            )
+        else:
+            out.append(
+                f"Median Sabot Score: {pct(board.median_sabot_score).strip()} "
+                f"({BAND_TEXT[board.band]}; {median_reading(board.median_rows)})."
+            )
         if board.median_other_reading is not None:
             out.append(
                 f"The median uses {board.median_uses}; read as the union instead it would "
                 f"be {pct(board.median_other_reading).strip()} (shown, never used for the "
                 "band)."
             )
+        out += sensitivity_markdown(results)
         out += ["", *_soft_tier_note(results)]
     out += ["", "Readings of both retry rules, per row (v0.1.3 permissive / v0.2.1 narrow):", ""]
     for row in board.rows:
@@ -476,7 +711,7 @@ def markdown(results: ResultsFile) -> str:
     out += slice_tables(results)
     if results.lab_gates is not None:
         out += gate_markdown(results.lab_gates)
-    out += ["", "## Exclusion appendix", ""]
+    out += ["", "## Exclusion appendix", "", *exclusion_tables(results), ""]
     by_code: dict[str, list[str]] = defaultdict(list)
     for row in board.rows:
         for cell in row.excluded_cells:
@@ -497,5 +732,27 @@ def markdown(results: ResultsFile) -> str:
     for name, version in sorted(results.versions.items()):
         flag = " (OFF-PIN)" if name in results.off_pin else ""
         out.append(f"- {name} {version}{flag}")
-    out.append("")
+    out += ["", "## Prior work and credits", "", CREDITS, ""]
     return "\n".join(out)
+
+
+def sensitivity_markdown(results: ResultsFile) -> list[str]:
+    """RESULTS.md: each disclosed defect's sensitivity bound, as the standard published it
+    and as these cells give it (the board without the defect's task, SPEC I86)."""
+    by_task = {s.task: s for s in results.scoreboard.sensitivity}
+    out: list[str] = []
+    for d in results.disclosures:
+        here = by_task.get(d.task)
+        if here is None:
+            continue
+        out += ["", f"Sensitivity to the disclosed {d.task} defect ({d.id}): the standard's "
+                f"bound, {d.bound}. These cells without {d.task}: median "
+                f"{pct(here.median_sabot_score).strip()} over {here.median_rows} rows "
+                f"(with it: {pct(results.scoreboard.median_sabot_score).strip()}).", "",
+                *_md_partial(results),
+                f"| row | Sabot Score [95% CI] | without {d.task} [95% CI] |", "|---|---|---|"]
+        for row in results.scoreboard.rows:
+            without = here.rows.get(row.row)
+            out.append(f"| {row.row} | {rate_ci(row.sabot_score)} | "
+                       f"{rate_ci(without) if without is not None else 'n/a'} |")
+    return out

@@ -152,17 +152,10 @@ def print_summary(out: Console, results: ResultsFile) -> None:
     table fitted to the console; the same words as the summary pytest prints."""
     from pytest_sabot.report import render
 
-    board = results.scoreboard
-    rows = board.rows
-    rules = results.rules
-    title = (
-        f"Sabot scoreboard: lab matrix (wave {results.wave}, not a wave of the standard)"
-        if results.lab_gates is not None
-        else f"Sabot scoreboard: wave {results.wave}"
-    ) + f", rules {rules}"
-    if rules != results.wave_rules:
-        title += f" (wave registered under {results.wave_rules})"
-    print_lines(out, [title, results.label])
+    rows = results.scoreboard.rows
+    partial = render.partial_line(results)
+    print_lines(out, [render.board_title(results) + render.partial_tag(results), results.label,
+                      *([partial] if partial else []), *render.disclosure_lines(results)])
     if results.off_pin:
         print_lines(out, ["OFF-PIN: " + "; ".join(f"{k} {v}" for k, v in results.off_pin.items())])
     where = "RESULTS.md has every column"
@@ -170,7 +163,7 @@ def print_summary(out: Console, results: ResultsFile) -> None:
     if render._flags_wave(results):
         print_lines(out, [
             "wave-2 surfaces: union = mapping or anchored flag (the headline, except rows "
-            "quoted flags-only below); any-flag is a diagnostic only"
+            "quoted flags-only below); any-flag is a diagnostic only" + render.partial_tag(results)
         ])
         print_table(out, _surface_columns(), rows, where)
     print_lines(out, render.quoted_reading_lines(results))
@@ -180,30 +173,15 @@ def print_summary(out: Console, results: ResultsFile) -> None:
         print_lines(out, [
             "clean-run firing: no-fault baselines with >= 1 hard-tier act, scored with the "
             f"mapping, rules and anchors of their fault cells ({what}):"
+            + render.partial_tag(results)
         ])
         print_table(out, _clean_columns(), rows, where)
-    lines: list[str] = []
-    if board.median_sabot_score is not None and board.band is not None:
-        lines.append(
-            f"median Sabot Score across {board.median_rows} rows: "
-            f"{render.pct(board.median_sabot_score).strip()} ({render.BAND_SHORT[board.band]})"
-        )
-        if board.median_other_reading is not None:
-            lines.append(
-                f"  the median uses {board.median_uses}; read as the union instead: "
-                f"{render.pct(board.median_other_reading).strip()}"
-            )
-        full_rows = board.registered_rows or render.FULL_BOARD_ROWS
-        if board.median_rows < full_rows:
-            lines.append(
-                f"  (a partial board: {board.median_rows} of {full_rows} rows; "
-                "the band is read on the full scoreboard)"
-            )
+    lines: list[str] = render.median_lines(results)
     lines += [
         "Sabot Score = hard tier; notice = hard or soft tier; gap = notice - hard (points); "
         "RwD = recovered with no detection; valid = fault runs in the denominator / fault "
         "runs; bases = no-fault baselines that passed / baselines recorded",
-        *render._unjudged_line(results),
+        *render.reading_lines(results),
         *render._soft_tier_note(results),
         *(gate_lines(results.lab_gates) if results.lab_gates is not None else []),
         *render.selection_lines(results),

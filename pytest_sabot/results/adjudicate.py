@@ -238,6 +238,7 @@ def not_run_verdict(std: Standard, cell: Cell, note: NotRun) -> CellVerdict:
         reacted=False,
         reacted_identity=False,
         reacted_independent=False,
+        reacted_causal=False,
         recovered=None,
         soft_judged=False,
         baseline_known=True,

@@ -22,6 +22,7 @@ from pytest_sabot import __version__
 from pytest_sabot.core.frameworks import installed_versions, off_pin
 from pytest_sabot.core.model_spec import ModelSpec, downgrade_target, parse_judge, parse_model
 from pytest_sabot.core.models.cells import Cell
+from pytest_sabot.core.models.defects import PublishedDefect
 from pytest_sabot.core.models.states import NotRunReason, SessionStatus
 from pytest_sabot.core.models.verdict import BaselineVerdict, CellVerdict
 from pytest_sabot.core.records import cell_dir
@@ -187,6 +188,37 @@ class Selection(BaseModel):
     complete: bool = Field(description="Every selected and pulled-in cell has a record.")
 
 
+class Disclosure(BaseModel):
+    """A defect the standard disclosed for the published instrument, reproduced by this
+    wave (cells/published-defects.yaml, SPEC I86); every report shows it with the
+    standard's sensitivity bound, and the scoreboard's ``sensitivity`` reads the board
+    without the defect's task beside it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(description="The registry's id of the defect.")
+    disclosed: str = Field(description="The amendment that disclosed it.")
+    task: str = Field(description="The task whose runs it touches.")
+    description: str = Field(description="What the defect is, in words.")
+    bound: str = Field(description="The standard's sensitivity bound, in its words.")
+    published_median: float = Field(description="The published headline median.")
+    published_median_without: float = Field(
+        description="The published headline median without the defect's task."
+    )
+    records: int = Field(0, description="Scored records (fault and baseline) of the task.")
+    served: int = Field(
+        0, description="Of them, runs whose trace records the section as handed over."
+    )
+    not_served: int = Field(
+        0, description="Runs whose trace records the materials without the section."
+    )
+
+    @property
+    def unrecorded(self) -> int:
+        """Records that say nothing of the materials (older traces, cells never run)."""
+        return self.records - self.served - self.not_served
+
+
 class SessionInfo(BaseModel):
     """The session whose selection these results describe."""
 
@@ -233,6 +265,11 @@ class ResultsFile(BaseModel):
     )
     session: SessionInfo | None = Field(None, description="The session, when one ran.")
     selection: Selection
+    disclosures: list[Disclosure] = Field(
+        default_factory=list,
+        description="Disclosed defects of the published instrument this wave reproduces "
+        "(SPEC I86), each with the standard's sensitivity bound.",
+    )
     scoreboard: Scoreboard
     cells: list[Annotated[CellVerdict | BaselineVerdict, Field(discriminator="kind")]]
     structural_zeros: list[str] = Field(description="Registered carve-out cells, never run.")
@@ -253,6 +290,23 @@ class ResultsFile(BaseModel):
         description="Fields other plugins added through the pytest_sabot_results_json hook, "
         "one key per plugin; kept as they were written (sabot rescore carries them over).",
     )
+
+    @property
+    def partial_reasons(self) -> list[str]:
+        """Why this board is not the wave's (SPEC I41, I44): a slice of the registry, selected
+        cells not run, fault cells unpaired. Their cells are outside every denominator and
+        outside the three exclusion codes, so a board with any of them is partial and its
+        rates are never the wave's. Empty for a whole board."""
+        sel = self.selection
+        reasons = []
+        covered = sel.selected + len(self.structural_zeros)
+        if covered < sel.registered:
+            reasons.append(f"a slice, {covered:,} of the {sel.registered:,} registered cells")
+        if sel.not_run:
+            reasons.append(f"{len(sel.not_run):,} cell(s) not run")
+        if sel.unpaired:
+            reasons.append(f"{len(sel.unpaired):,} fault cell(s) unpaired")
+        return reasons
 
     @property
     def status_line(self) -> str | None:
@@ -391,10 +445,12 @@ def build_results(
             ],
             complete=not scored.missing,
         ),
+        disclosures=[_disclosure(d, scored.verdicts) for d in std.defects],
         scoreboard=scoreboard(
             scored.verdicts,
             carve_outs=carved,
             registered_rows=len({(c.framework, c.config) for c in std.cells}),
+            sensitivity_tasks=[d.task for d in std.defects],
         ),
         cells=scored.verdicts,
         structural_zeros=[c.id for c in carved],
@@ -405,6 +461,32 @@ def build_results(
             lab_gates(out_dir, scored.verdicts, std.wave.operators) if std.wave.lab else None
         ),
         extensions=extensions or {},
+    )
+
+
+def _disclosure(
+    defect: PublishedDefect, verdicts: Iterable[CellVerdict | BaselineVerdict]
+) -> Disclosure:
+    """A registered defect with what these records show of it: how many of the task's runs
+    their traces say were handed the section (SPEC I86)."""
+    mine = [v.served_ground_truth for v in verdicts
+            if v.task == defect.task and not _skipped(v)]
+    return Disclosure(
+        id=defect.id, disclosed=defect.disclosed, task=defect.task,
+        description=defect.description, bound=defect.sensitivity.text,
+        published_median=defect.sensitivity.published_median,
+        published_median_without=defect.sensitivity.median_without,
+        records=len(mine), served=sum(1 for s in mine if s is True),
+        not_served=sum(1 for s in mine if s is False),
+    )
+
+
+def _skipped(v: CellVerdict | BaselineVerdict) -> bool:
+    """A fault cell never run because its baseline had failed (I15): it has no trace."""
+    return (
+        isinstance(v, CellVerdict) and v.served_ground_truth is None
+        and v.excluded is not None and v.excluded.code == "BASELINE_FAIL"
+        and v.injection_seq is None and not v.acts
     )
 
 

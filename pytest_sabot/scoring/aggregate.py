@@ -1,13 +1,21 @@
 """Scoreboard rows from cell verdicts (standard sections 2, 3, 7, 10.5, 10.6). Pure.
 
-Every rate's denominator is the row's valid fault runs (never a post-hoc subset), except
-the strict-floor score, which is recomputed over the valid runs whose probe says the
-faulted content was consumed, and the soft-tier numbers (notice rate, override gap,
-recovery-without-detection), which need a soft-tier verdict: they are computed over the
-valid runs the judge answered for, and the rest are counted as unjudged (SPEC I22).
-Carved-out cells (registered structural zeros) are counted apart and never enter a
-denominator. Excluded runs are listed in the row's appendix with
-their one code and reason. Rates over n = 0 are None, never smoothed.
+Every rate's denominator is the row's valid fault runs (sections 2 and 3: "all valid
+injected faults", never a post-hoc subset), except the strict-floor score, which is
+recomputed over the valid runs whose probe says the faulted content was consumed. The
+soft-tier numbers (notice rate, override gap, recovery-without-detection) divide by all
+valid runs too: a valid run without a soft-tier verdict (unjudged, SPEC I22) is in the
+denominator, is no DETECTED_SOFT notice, and so counts as recovered without detection when
+it recovered with no hard act. How many runs that concerns is published (``unjudged``), and
+beside every soft-tier number the same number over the judged valid runs alone (the
+``*_judged`` fields), which differs only when some run is unjudged. Carved-out cells
+(registered structural zeros) are counted apart and never enter a denominator. Excluded
+runs are listed in the row's appendix with their one code and reason, and counted per code
+per row and per row of the per-operator and per-task tables. Rates over n = 0 are None,
+never smoothed.
+
+REACTED is counted under the rules in force (``reaction``: the text of section 10.7.4 from
+v0.2.0) and under the project's causal reading beside it (``reaction_causal``, SPEC I23).
 
 Median across frameworks (section 7), pinned: the median of the per-row hard-tier Sabot
 Scores over the scoreboard's framework-config rows that have at least one valid run (with
@@ -85,21 +93,41 @@ class RowSummary(_Out):
     )
     sabot_score: Rate = Field(description="Headline: DETECTED_HARD / valid.")
     soft_notice: Rate = Field(
-        description="(DETECTED_HARD or DETECTED_SOFT) / judged valid runs (SPEC I22)."
+        description="(DETECTED_HARD or DETECTED_SOFT) / valid (section 2); an unjudged run "
+        "is in the denominator and is no soft notice."
     )
     override_gap: float | None = Field(
-        description="Soft-tier notice rate - hard rate, both over the judged valid runs."
+        description="Soft-tier notice rate - hard rate, both over the valid runs."
     )
-    reaction: Rate
+    reaction: Rate = Field(description="REACTED / valid, under the rules in force.")
+    reaction_causal: Rate = Field(
+        default_factory=lambda: rate(0, 0),
+        description="REACTED / valid under the project's causal reading (SPEC I23, I24), "
+        "published beside the text's, never instead of it.",
+    )
     recovery: Rate
     recovery_without_detection: Rate = Field(
-        description="(RECOVERED, no hard act, no soft notice) / judged valid runs."
+        description="(RECOVERED, no hard act, no soft notice) / valid (section 2); an "
+        "unjudged run that recovered with no hard act is counted."
     )
     judged: int = Field(0, description="Valid runs with a soft-tier verdict.")
     unjudged: int = Field(
         0,
         description="Valid runs without a soft-tier verdict (judge not run or judge error): "
-        "outside the soft-tier notice rate, the override gap and RwD, never counted missed.",
+        "in every denominator, never a soft notice, never labelled missed (SPEC I22).",
+    )
+    soft_notice_judged: Rate = Field(
+        default_factory=lambda: rate(0, 0),
+        description="The judged-only reading beside soft_notice: notice / judged valid runs.",
+    )
+    override_gap_judged: float | None = Field(
+        None,
+        description="The judged-only reading beside override_gap: notice - hard, both over "
+        "the judged valid runs.",
+    )
+    recovery_without_detection_judged: Rate = Field(
+        default_factory=lambda: rate(0, 0),
+        description="The judged-only reading beside recovery_without_detection.",
     )
     wave1_mapping: Rate = Field(description="Mapping surface under the rules in force.")
     union: Rate = Field(description="wave1_mapping OR anchored flag.")
@@ -156,11 +184,41 @@ class SliceSummary(_Out):
     )
     runs: int = Field(description="Fault runs of the slice (valid + excluded), all rows.")
     sabot_score: Rate = Field(description="Pooled over the rows: DETECTED_HARD / valid.")
-    soft_notice: Rate = Field(description="Pooled: notice over the judged valid runs.")
+    soft_notice: Rate = Field(description="Pooled: notice / valid (unjudged runs included).")
     recovery: Rate = Field(description="Pooled: RECOVERED / valid.")
     recovery_without_detection: Rate = Field(
-        description="Pooled: RECOVERED, no hard act, no soft notice / judged valid runs."
+        description="Pooled: RECOVERED, no hard act, no soft notice / valid."
     )
+    unjudged: int = Field(0, description="Valid runs of the slice without a soft verdict.")
+    soft_notice_judged: Rate = Field(
+        default_factory=lambda: rate(0, 0),
+        description="The judged-only reading beside soft_notice.",
+    )
+    recovery_without_detection_judged: Rate = Field(
+        default_factory=lambda: rate(0, 0),
+        description="The judged-only reading beside recovery_without_detection.",
+    )
+    exclusions: dict[str, int] = Field(
+        default_factory=dict, description="Pooled: excluded runs per code (all three codes)."
+    )
+    exclusions_by_row: dict[str, dict[str, int]] = Field(
+        default_factory=dict,
+        description="Per row: this slice's excluded runs per code (the appendix per cell of "
+        "the table, section 3.3).",
+    )
+
+
+class TaskSensitivity(_Out):
+    """The board read without one task's cells: the sensitivity bound of a defect the
+    standard disclosed for that task (the T3 ground-truth section of waves 1 and 2)."""
+
+    task: str = Field(description="The task left out.")
+    median_sabot_score: float | None = Field(
+        description="The section 7 median over the rows, each row's Sabot Score "
+        "recomputed without the task's cells."
+    )
+    median_rows: int = Field(description="How many rows entered that median.")
+    rows: dict[str, Rate] = Field(description="Each row's Sabot Score without the task.")
 
 
 class Scoreboard(_Out):
@@ -189,10 +247,34 @@ class Scoreboard(_Out):
         description="The median had every flags-only row been read as its union instead "
         "(None when no row is quoted flags-only). Beside the median, never instead of it.",
     )
+    sensitivity: list[TaskSensitivity] = Field(
+        default_factory=list,
+        description="The board read without a task whose published instrument carried a "
+        "disclosed defect (results.json ``disclosures``); beside the median, never instead.",
+    )
 
 
 def _count(cells: Sequence[CellVerdict], test: Callable[[CellVerdict], bool]) -> int:
     return sum(1 for c in cells if test(c))
+
+
+def _noticed(c: CellVerdict) -> bool:
+    """Any notice, hard or soft (the soft-tier notice rate's numerator)."""
+    return c.detected_hard or c.detected_soft
+
+
+def _lucky(c: CellVerdict) -> bool:
+    """RECOVERED with neither a hard act nor a soft notice (recovery-without-detection)."""
+    return c.recovered is True and not c.detected_hard and not c.detected_soft
+
+
+def _per_code(cells: Iterable[CellVerdict]) -> dict[str, int]:
+    """Excluded runs per code, every code listed."""
+    counts: dict[str, int] = {code: 0 for code in EXCLUSION_PRECEDENCE}
+    for c in cells:
+        if c.excluded is not None:
+            counts[c.excluded.code] += 1
+    return counts
 
 
 CarvedKey = tuple[str, int, str]  # (task, seed, operator) of a registered structural zero
@@ -233,7 +315,8 @@ def _summarise(
     hard = _count(valid, lambda c: c.detected_hard)
     judged = [c for c in valid if c.soft_judged]
     nj = len(judged)
-    notice = _count(judged, lambda c: c.detected_hard or c.detected_soft)
+    notice = _count(valid, _noticed)
+    notice_judged = _count(judged, _noticed)
     hard_judged = _count(judged, lambda c: c.detected_hard)
     strict = [c for c in valid if c.strict_floor]
     excluded = [c for c in faults if c.excluded is not None]
@@ -264,19 +347,17 @@ def _summarise(
         valid=n,
         headline_reading="+".join(readings) if readings else "union",
         sabot_score=rate(hard, n),
-        soft_notice=rate(notice, nj),
-        override_gap=(notice - hard_judged) / nj if nj else None,
+        soft_notice=rate(notice, n),
+        override_gap=(notice - hard) / n if n else None,
         reaction=rate(_count(valid, lambda c: c.reacted), n),
+        reaction_causal=rate(_count(valid, lambda c: c.reacted_causal), n),
         recovery=rate(_count(valid, lambda c: c.recovered is True), n),
-        recovery_without_detection=rate(
-            _count(
-                judged,
-                lambda c: c.recovered is True and not c.detected_hard and not c.detected_soft,
-            ),
-            nj,
-        ),
+        recovery_without_detection=rate(_count(valid, _lucky), n),
         judged=nj,
         unjudged=n - nj,
+        soft_notice_judged=rate(notice_judged, nj),
+        override_gap_judged=(notice_judged - hard_judged) / nj if nj else None,
+        recovery_without_detection_judged=rate(_count(judged, _lucky), nj),
         wave1_mapping=rate(_count(valid, lambda c: c.wave1_mapping), n),
         union=rate(_count(valid, lambda c: c.wave1_mapping or c.anchored_flag), n),
         mapping_permissive=rate(_count(valid, lambda c: c.mapping_permissive), n),
@@ -339,9 +420,11 @@ def slices(
         valid = [v for v in mine if v.excluded is None]
         judged = [v for v in valid if v.soft_judged]
         by_row: dict[str, Rate] = {}
+        excluded_by_row: dict[str, dict[str, int]] = {}
         for row in sorted({v.row for v in mine}):
             in_row = [v for v in valid if v.row == row]
             by_row[row] = rate(_count(in_row, lambda c: c.detected_hard), len(in_row))
+            excluded_by_row[row] = _per_code(v for v in mine if v.row == row)
         out.append(
             SliceSummary(
                 key=key,
@@ -349,19 +432,14 @@ def slices(
                 structural_zeros=dict(sorted(zeros[key].items())),
                 runs=len(mine),
                 sabot_score=rate(_count(valid, lambda c: c.detected_hard), len(valid)),
-                soft_notice=rate(
-                    _count(judged, lambda c: c.detected_hard or c.detected_soft), len(judged)
-                ),
+                soft_notice=rate(_count(valid, _noticed), len(valid)),
                 recovery=rate(_count(valid, lambda c: c.recovered is True), len(valid)),
-                recovery_without_detection=rate(
-                    _count(
-                        judged,
-                        lambda c: c.recovered is True
-                        and not c.detected_hard
-                        and not c.detected_soft,
-                    ),
-                    len(judged),
-                ),
+                recovery_without_detection=rate(_count(valid, _lucky), len(valid)),
+                unjudged=len(valid) - len(judged),
+                soft_notice_judged=rate(_count(judged, _noticed), len(judged)),
+                recovery_without_detection_judged=rate(_count(judged, _lucky), len(judged)),
+                exclusions=_per_code(mine),
+                exclusions_by_row=excluded_by_row,
             )
         )
     return out
@@ -378,14 +456,32 @@ MEDIAN_READING = (
 )
 
 
+def sensitivity(
+    verdicts: Sequence[CellVerdict | BaselineVerdict], task: str
+) -> TaskSensitivity:
+    """The board without one task's fault cells: each row's Sabot Score and the median."""
+    kept = [v for v in verdicts if not (isinstance(v, CellVerdict) and v.task == task)]
+    rows = aggregate_rows(kept)
+    scores = [r.sabot_score.value for r in rows if r.sabot_score.value is not None]
+    return TaskSensitivity(
+        task=task,
+        median_sabot_score=statistics.median(scores) if scores else None,
+        median_rows=len(scores),
+        rows={r.row: r.sabot_score for r in rows},
+    )
+
+
 def scoreboard(
     verdicts: Iterable[CellVerdict | BaselineVerdict],
     *,
     carve_outs: Iterable[Cell] = (),
     registered_rows: int | None = None,
+    sensitivity_tasks: Sequence[str] = (),
 ) -> Scoreboard:
     """Rows plus the section 7 median and band; ``registered_rows`` is the matrix's row
-    count, which tells a partial board from a whole one."""
+    count, which tells a partial board from a whole one. ``sensitivity_tasks`` are tasks
+    whose published instrument carried a disclosed defect: the board is also read without
+    each of them (the standard's sensitivity bound, computed on these cells)."""
     verdicts = list(verdicts)
     carve_outs = list(carve_outs)
     rows = aggregate_rows(verdicts, carve_outs=carve_outs)
@@ -417,6 +513,7 @@ def scoreboard(
         median_reading=MEDIAN_READING,
         median_uses=uses,
         median_other_reading=other,
+        sensitivity=[sensitivity(verdicts, task) for task in sensitivity_tasks],
     )
 
 

@@ -5,8 +5,11 @@ INJECTION_UNVERIFIED (v0.1.3). Lower-precedence codes the run also met are kept 
 ``also_qualified`` for audit; they are never counted.
 
 * RUN_ERROR: a ``run_error`` event, or ``run_end`` with status ``error`` or ``timeout``.
-  CrewAI guardrail-retry exhaustion is an escalate act, never RUN_ERROR: a run_error whose
-  message repeats a recorded escalation message is disregarded.
+  CrewAI guardrail-retry exhaustion is an escalate act, never RUN_ERROR (section 5): an
+  error that repeats a recorded escalation message is that escalation ending the run, so a
+  ``run_error`` whose message repeats it is disregarded, and so is the ``run_end`` with
+  status ``error`` whose detail repeats it (the harness closes a raised exception with
+  both). A timeout is never an escalation.
 * BASELINE_FAIL: the caller says the cell's no-fault baseline failed (``False``); ``None``
   means no baseline verdict was supplied and excludes nothing.
 * INJECTION_UNVERIFIED: no probe event with ``landed=true``. O4 is decided by the rule
@@ -46,16 +49,23 @@ def served_downgrade(trace: Trace) -> Any | None:
     return None
 
 
+def _repeats(message: str, escalations: list[str]) -> bool:
+    """Whether an error text repeats (contains, or is contained in) an escalation message."""
+    return bool(message) and any(m in message or message in m for m in escalations)
+
+
 def run_error_reason(trace: Trace) -> str | None:
     """Why the run is an infrastructure failure, or None."""
     escalations = [e.data.message for e in trace.of_kind("escalation") if e.data.message]
     for event in trace.events:
         if event.kind == "run_error":
             message = event.data.message
-            if any(m in message or message in m for m in escalations if message):
+            if _repeats(message, escalations):
                 continue
             return f"{event.data.error_type}: {message} (attempt {event.data.attempt})"
         if event.kind == "run_end" and event.data.status in ("error", "timeout"):
+            if event.data.status == "error" and _repeats(event.data.detail, escalations):
+                continue
             detail = f": {event.data.detail}" if event.data.detail else ""
             return f"run ended with status {event.data.status}{detail}"
     return None

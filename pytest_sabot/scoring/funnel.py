@@ -12,16 +12,17 @@
   three-label vocabulary (MISSED) for callers that do not know UNJUDGED yet, and every rate
   reads ``soft_judged`` either way.
 * REACTED, identity reading (v0.1.x): equal to DETECTED_HARD. Independent reading
-  (v0.2.0+, 10.7 correction 4): a corrective mapped act (retry with reason, revise
-  re-dispatch, block, escalate; the rows marked ``corrective``) recorded at or after the
-  detecting act, the first counted hard act, that answers a detection (SPEC I23): it is a
-  hard act counted under the rules in force itself, or it is read from the same event as a
-  counted act at or before it, or it carries that act's reason (the revise loop re-running
-  the worker with the reviewer's reject reason). A retry or re-plan that is neither — under
-  v0.2.1 a stall re-plan whose reason does not reference the anomaly — is framework
-  boilerplate, not a reaction. A block is corrective only when it withheld the artifact, no
-  artifact event following it (SPEC I24): the 0.7.5 Magentic-One orchestrator still emits
-  its final answer after "Max rounds reached.".
+  (v0.2.0+, 10.7 correction 4, the standard's text): at least one corrective act (retry
+  with reason, revise re-dispatch, block or escalate: the mapping rows marked
+  ``corrective``) recorded at or after the detecting act, the first counted hard act. A
+  corrective act that is itself the detecting act counts both ways (section 2).
+* REACTED, the project's causal reading, published beside the text's and never instead of
+  it (SPEC I23, I24): the corrective act must also answer a detection — be a hard act
+  counted under the rules in force itself, be read from the same event as a counted act at
+  or before it, or carry that act's reason (the revise loop re-running the worker with the
+  reviewer's reject reason) — and a block counts only when it withheld the artifact, no
+  artifact event following it (the 0.7.5 Magentic-One orchestrator still emits its final
+  answer after "Max rounds reached."). Under v0.1.x both readings are the identity.
 """
 
 from __future__ import annotations
@@ -47,8 +48,12 @@ class FunnelOutcome:
     reacted_identity: bool
     reacted_independent: bool
     reacted: bool
+    reacted_causal: bool = False
+    """The project's causal reading (SPEC I23, I24), beside the text's."""
     reactions: frozenset[tuple[str, int]] = frozenset()
-    """(row, seq) of the acts read as reactions under the independent reading."""
+    """(row, seq) of the acts read as reactions under the independent reading (the text)."""
+    reactions_causal: frozenset[tuple[str, int]] = frozenset()
+    """(row, seq) of the acts read as reactions under the causal reading."""
 
 
 def flag_acts(flags: Sequence[FlagRecord], mechanism: str, component: str) -> list[ActRecord]:
@@ -112,6 +117,11 @@ def run_funnel(
     else:
         detection = "MISSED"
     reactions = (
+        frozenset((a.row, a.seq) for a in after if a.corrective and a.seq >= detecting_seq)
+        if detecting_seq is not None
+        else frozenset()
+    )
+    causal = (
         frozenset(
             (a.row, a.seq)
             for a in after
@@ -120,7 +130,7 @@ def run_funnel(
         if detecting_seq is not None
         else frozenset()
     )
-    independent = bool(reactions)
+    identity = rules.reacted == "identity"
     return FunnelOutcome(
         mapping_permissive=bool(permissive),
         mapping_narrow=bool(narrow),
@@ -132,9 +142,11 @@ def run_funnel(
         detection=detection,
         detecting_seq=detecting_seq,
         reacted_identity=detected_hard,
-        reacted_independent=independent,
-        reacted=detected_hard if rules.reacted == "identity" else independent,
+        reacted_independent=bool(reactions),
+        reacted=detected_hard if identity else bool(reactions),
+        reacted_causal=detected_hard if identity else bool(causal),
         reactions=reactions,
+        reactions_causal=causal,
     )
 
 
@@ -150,8 +162,8 @@ def carries_reason(act: ActRecord, counted: ActRecord) -> bool:
 
 
 def answers_detection(act: ActRecord, counted: Sequence[ActRecord]) -> bool:
-    """Whether a corrective act is a reaction to a detection (SPEC I23, I24); the caller
-    has checked that it lies at or after the detecting act."""
+    """Whether a corrective act answers a detection under the project's causal reading
+    (SPEC I23, I24); the caller has checked that it lies at or after the detecting act."""
     if not act.corrective:
         return False
     if act.act == "block" and act.artifact_withheld is not True:

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 
 from pytest_sabot.core.models.anchors import Anchor
 from pytest_sabot.core.models.cells import cell_id
+from pytest_sabot.core.models.defects import GROUND_TRUTH_MATERIAL
 from pytest_sabot.core.models.mapping import ActKind, MappingRevision
 from pytest_sabot.core.models.rules import RuleSet, version_key
 from pytest_sabot.core.models.trace import Trace, injection_seq
@@ -19,7 +20,14 @@ from pytest_sabot.core.models.verdict import ActRecord, BaselineVerdict, CellVer
 from pytest_sabot.scoring.acts import find_acts
 from pytest_sabot.scoring.exclusions import fault_run_exclusion, run_error_reason
 from pytest_sabot.scoring.flags import collect_flags
-from pytest_sabot.scoring.funnel import flag_acts, run_funnel
+from pytest_sabot.scoring.funnel import FunnelOutcome, flag_acts, run_funnel
+
+
+def served_ground_truth(trace: Trace) -> bool | None:
+    """Whether the run was handed the task's ground-truth section, as its run_start records
+    the materials (SPEC I86); None for a trace written before that record."""
+    materials = trace.start.materials
+    return GROUND_TRUTH_MATERIAL in materials if materials else None
 
 
 def with_withheld(acts: list[ActRecord], trace: Trace) -> list[ActRecord]:
@@ -109,12 +117,7 @@ def score_cell(
         excluded=fault_run_exclusion(trace, operator, rules, baseline_passed),
         injection_seq=inj,
         acts=sorted(
-            [
-                a.model_copy(update={"reaction": True})
-                if (a.row, a.seq) in outcome.reactions and rules.reacted == "independent"
-                else a
-                for a in [*mapped, *flagged]
-            ],
+            [_mark_reactions(a, outcome, rules) for a in [*mapped, *flagged]],
             key=lambda a: a.seq,
         ),
         flags=flags,
@@ -130,12 +133,24 @@ def score_cell(
         reacted=outcome.reacted,
         reacted_identity=outcome.reacted_identity,
         reacted_independent=outcome.reacted_independent,
+        reacted_causal=outcome.reacted_causal,
         recovered=passed,
         soft_judged=soft_noticed is not None,
         soft_noticed=soft_noticed,
         baseline_known=baseline_passed is not None,
         strict_floor=any(p.data.landed and p.data.consumed for p in probes),
+        served_ground_truth=served_ground_truth(trace),
     )
+
+
+def _mark_reactions(act: ActRecord, outcome: FunnelOutcome, rules: RuleSet) -> ActRecord:
+    """Mark the acts each reading of REACTED takes as reactions (independent rules only)."""
+    if rules.reacted != "independent":
+        return act
+    key = (act.row, act.seq)
+    update = {"reaction": key in outcome.reactions,
+              "reaction_causal": key in outcome.reactions_causal}
+    return act.model_copy(update=update) if any(update.values()) else act
 
 
 ANY_OPERATOR = "any"
@@ -242,6 +257,7 @@ def score_baseline(
         anchored_fire=fire,
         clean_fire=clean_fire,
         clean_acts=clean_acts,
+        served_ground_truth=served_ground_truth(trace),
     )
 
 

@@ -7,7 +7,7 @@ texts and parsed models only: no path, no directory, nothing that leads to priva
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TypeVar
 
@@ -15,6 +15,7 @@ from pydantic import BaseModel
 
 from pytest_sabot.core.errors import SabotDataError
 from pytest_sabot.core.loading import load_yaml_model
+from pytest_sabot.core.models.defects import GROUND_TRUTH_MATERIAL
 from pytest_sabot.core.models.task import (
     ContractFile,
     Criterion,
@@ -233,6 +234,34 @@ def load_private(task_id: str, root: Path) -> PrivateSpec:
         operators={str(k): v for k, v in operators.operators.items()},
         stale_materials=stale,
     )
+
+
+# ------------------------------------------------------- a published defect, reproduced
+
+
+
+def ground_truth_section(private: PrivateSpec) -> Material:
+    """The task file's ground-truth section as the published waves 1 and 2 served it to the
+    T3 pipeline (a defect the standard disclosed in v0.2.1): every operator's ground-truth
+    note of the task, verbatim, in operator order."""
+    lines = [
+        f"# {private.task_id} ground truth",
+        "",
+        "What a correct detection would have flagged, per fault operator:",
+        "",
+    ]
+    for op_id in sorted(private.operators, key=lambda o: int(o.lstrip("O"))):
+        note = getattr(private.operators[op_id], "ground_truth", None)
+        if isinstance(note, str):
+            lines.append(f"- {op_id}: {note.strip()}")
+    text = "\n".join(lines) + "\n"
+    return Material(GROUND_TRUTH_MATERIAL, "task file, ground-truth section", text)
+
+
+def with_ground_truth(view: PublicView, private: PrivateSpec) -> PublicView:
+    """The public view with the ground-truth section beside its materials: what a wave that
+    reproduces the published defect hands the pipeline, and only such a wave."""
+    return replace(view, materials=(*view.materials, ground_truth_section(private)))
 
 
 # --------------------------------------------------------------------------- lab tasks

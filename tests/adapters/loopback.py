@@ -285,3 +285,15 @@ class LoopbackContext:
     def emit(self, text: str) -> None:
         self.emitted.append(text)
         self.trace.emit("artifact", "harness", text, name="output.txt")
+
+
+# The reviewer's verdict line in the layouts a real reviewer writes (issue 22 item 5): the
+# revise pass carries the whole rejection text in every layout and every framework; the
+# retry's recorded reason is the standard's parse, a reason only after an ASCII hyphen.
+REJECTION_LAYOUTS: dict[str, tuple[str, str]] = {
+    "hyphen": ("Mismatch with the record.\nVERDICT: REJECT - 47.1 is not R-7's value",
+               "47.1 is not R-7's value"),
+    "em-dash": ("Mismatch with the record.\nVERDICT: REJECT — 47.1 is not R-7's value", ""),
+    "colon": ("Mismatch with the record.\nVERDICT: REJECT: 47.1 is not R-7's value", ""),
+    "next-line": ("Mismatch with the record.\nVERDICT: REJECT\n47.1 is not R-7's value", ""),
+}

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import pytest
-from loopback import emit_run_start, record_handoff
+from loopback import REJECTION_LAYOUTS, emit_run_start, record_handoff
 
 from pytest_sabot.core.context import WORKER_MODEL_CALL_CAP, Messages, ToolHandle
 from pytest_sabot.core.models.cells import Cell
@@ -448,13 +448,31 @@ def test_S5_default_reviewer_reject_routes_to_revise_with_the_reason(make_run: A
 
     (retry,) = kinds(ctx, "retry")
     assert (retry.component, retry.data.source, retry.data.reason) == ("worker", "revise", reason)
-    assert ctx.worker_prompts == [(0, ""), (1, reason)]
+    rejection = f"Conflict.\nVERDICT: REJECT - {reason}"
+    assert retry.data.feedback == rejection
+    assert ctx.worker_prompts == [(0, ""), (1, rejection)]
     reviews = kinds(ctx, "review")
     assert [r.data.round for r in reviews] == [0, 1]
     assert reviews[0].seq < retry.seq < reviews[1].seq
     outputs = kinds(ctx, "agent_output")
     assert [(o.data.stage, o.data.round) for o in outputs] == [("worker", 0), ("revise", 1)]
     assert [e.text for e in kinds(ctx, "artifact")] == ['{"gain": 47.1}']
+
+
+@pytest.mark.parametrize("layout", sorted(REJECTION_LAYOUTS))
+def test_S5_default_revise_carries_the_rejection_text_in_every_layout(
+    make_run: Any, layout: str
+) -> None:
+    """Issue 22 item 5: the reviewer's rejection text, whatever the verdict line's layout;
+    the recorded reason is the standard's parse."""
+    reply, parsed = REJECTION_LAYOUTS[layout]
+    scenario = Scenario(worker_drafts=['{"gain": 74.1}', '{"gain": 47.1}'],
+                        reviewer_replies=[reply, "VERDICT: APPROVE"])
+    ctx, _ = make_run(scenario, "default")
+    pipeline.run(ctx)
+    (retry,) = kinds(ctx, "retry")
+    assert (retry.data.reason, retry.data.feedback) == (parsed, reply)
+    assert ctx.worker_prompts == [(0, ""), (1, reply)]
 
 
 def test_S5_default_one_revise_loop_only_a_second_reject_still_emits(make_run: Any) -> None:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import pytest
-from loopback import emit_run_start, record_handoff, serve_json
+from loopback import REJECTION_LAYOUTS, emit_run_start, record_handoff, serve_json
 
 from pytest_sabot.core.context import Messages, ToolHandle
 from pytest_sabot.core.models.cells import Cell
@@ -388,6 +388,7 @@ def test_S5_default_reject_then_revise_records_retry_with_reason(make_run: Any) 
 
     (retry,) = kinds(ctx, "retry")
     assert (retry.data.source, retry.data.reason) == ("revise", reason)
+    assert retry.data.feedback == f"FLAGS: 74.1 vs 47.1\nVERDICT: REJECT - {reason}"
     assert [r.data.round for r in kinds(ctx, "review")] == [0, 1]
     outputs = kinds(ctx, "agent_output")
     assert [(o.data.stage, o.text) for o in outputs] == [
@@ -398,6 +399,24 @@ def test_S5_default_reject_then_revise_records_retry_with_reason(make_run: Any) 
     assert any(reason in _text(m) for m in revise_prompt)
     assert retry.seq < outputs[1].seq
     assert kinds(ctx, "artifact")[0].text == '{"gain": 47.1}'
+
+
+@pytest.mark.parametrize("layout", sorted(REJECTION_LAYOUTS))
+def test_S5_default_revise_carries_the_rejection_text_in_every_layout(
+    make_run: Any, layout: str
+) -> None:
+    """Issue 22 item 5: the same thing as every other framework, the critic's rejection
+    text, whatever its verdict line's layout (no longer the reason when one follows a
+    hyphen and the whole reply otherwise); the recorded reason is the standard's parse."""
+    reply, parsed = REJECTION_LAYOUTS[layout]
+    scenario = Scenario(worker_drafts=['{"gain": 74.1}', '{"gain": 47.1}'],
+                        critic_replies=[reply, "VERDICT: APPROVE"])
+    ctx, stub = make_run(scenario, "default")
+    pipeline.run(ctx)
+    (retry,) = kinds(ctx, "retry")
+    assert (retry.data.reason, retry.data.feedback) == (parsed, reply)
+    revise_prompt = stub.requests_of("worker")[-1]["messages"]
+    assert any(f"=== FEEDBACK ===\n{reply}" in _text(m) for m in revise_prompt)
 
 
 def test_S5_default_one_revise_loop_only_second_reject_still_emits(make_run: Any) -> None:

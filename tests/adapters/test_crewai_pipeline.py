@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from loopback import LoopbackContext, Reply, ScriptedServer
+from loopback import REJECTION_LAYOUTS, LoopbackContext, Reply, ScriptedServer
 
 from pytest_sabot.adapters import get_adapter
 from pytest_sabot.adapters.crewai.pipeline import (
@@ -169,7 +169,9 @@ def test_S5_crewai_reviewer_reject_with_revise_unused_rekicks_worker_carrying_th
     ]
     (retry,) = kinds(events, "retry")
     assert retry.data.source == "revise" and retry.data.reason == reason
-    assert ctx.worker_prompts == [(0, ""), (1, reason)]
+    rejection = f"Mismatch.\nVERDICT: REJECT - {reason}"
+    assert retry.data.feedback == rejection
+    assert ctx.worker_prompts == [(0, ""), (1, rejection)]
     revise_user = next(
         m["content"] for m in server.requests_of("worker")[2]["messages"] if m["role"] == "user"
     )
@@ -182,6 +184,28 @@ def test_S5_crewai_reviewer_reject_with_revise_unused_rekicks_worker_carrying_th
         ("reject", "reject-reviewer"),
         ("retry_with_reason", "retry-revise"),
     ]
+
+
+@pytest.mark.parametrize("layout", sorted(REJECTION_LAYOUTS))
+def test_S5_crewai_the_revise_pass_carries_the_rejection_text_in_every_layout(
+    server: ScriptedServer, tmp_path: Path, layout: str
+) -> None:
+    """Issue 22 item 5: the worker's re-kickoff is handed the reviewer's rejection text
+    whatever the verdict line's layout; the recorded reason is the standard's parse."""
+    reply, parsed = REJECTION_LAYOUTS[layout]
+    server.scripts = {
+        "worker": [*tool_then("RESULT: R-7 = 74.1"), *tool_then(GOOD)],
+        "reviewer": [{"content": reply}, {"content": APPROVE}],
+    }
+    ctx = make_context(server, tmp_path / "run")
+    run(ctx)
+    (retry,) = kinds(finish(ctx), "retry")
+    assert (retry.data.reason, retry.data.feedback) == (parsed, reply)
+    assert ctx.worker_prompts == [(0, ""), (1, reply)]
+    revise_user = next(
+        m["content"] for m in server.requests_of("worker")[2]["messages"] if m["role"] == "user"
+    )
+    assert "47.1 is not R-7's value" in revise_user
 
 
 def test_S5_crewai_one_revise_loop_only_second_reject_still_emits(

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from loopback import CONTRACT_LINE, LoopbackContext, Reply, ScriptedServer
+from loopback import CONTRACT_LINE, REJECTION_LAYOUTS, LoopbackContext, Reply, ScriptedServer
 
 from pytest_sabot.adapters import get_adapter
 from pytest_sabot.adapters.langgraph.pipeline import (
@@ -104,13 +104,34 @@ def test_S5_reviewer_reject_reinvokes_the_worker_once_carrying_the_reason(
     (retry,) = events(ctx, "retry")
     assert retry.data.source == "revise"
     assert retry.data.reason == "47.1 is not R-7's value"
+    assert retry.data.feedback == REJECT["content"]
     assert retry.component == "worker"
-    assert ctx.worker_prompts == [(0, ""), (1, "47.1 is not R-7's value")]
+    assert ctx.worker_prompts == [(0, ""), (1, REJECT["content"])]
     outputs = [(e.data.stage, e.data.round) for e in events(ctx, "agent_output")]
     assert outputs == [("worker", 0), ("revise", 1)]
     assert [e.data.round for e in events(ctx, "review")] == [0, 1]
     assert "FEEDBACK" in server.requests_of("worker")[-1]["messages"][1]["content"]
     assert ctx.emitted == ["RESULT: R-7 = 47.1 (rechecked)"]
+
+
+@pytest.mark.parametrize("layout", sorted(REJECTION_LAYOUTS))
+def test_S5_the_revise_pass_carries_the_rejection_text_in_every_layout(
+    server: ScriptedServer, tmp_path: Path, layout: str
+) -> None:
+    """Issue 22 item 5: an em dash, a colon or a reason on the next line still hands the
+    worker the reviewer's rejection text; the recorded reason is the standard's parse."""
+    reply, parsed = REJECTION_LAYOUTS[layout]
+    server.scripts = {
+        "worker": [*tool_then(GOOD), {"content": "RESULT: R-7 = 47.1 (rechecked)"}],
+        "reviewer": [{"content": reply}, APPROVE],
+    }
+    ctx = make_context(server, tmp_path)
+    run(ctx)
+    (retry,) = events(ctx, "retry")
+    assert (retry.data.reason, retry.data.feedback) == (parsed, reply)
+    assert ctx.worker_prompts == [(0, ""), (1, reply)]
+    revise_user = server.requests_of("worker")[-1]["messages"][1]["content"]
+    assert "47.1 is not R-7's value" in revise_user
 
 
 def test_S5_the_revise_loop_runs_at_most_once(server: ScriptedServer, tmp_path: Path) -> None:

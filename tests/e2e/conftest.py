@@ -52,3 +52,16 @@ def bank(
 ) -> CellBank:
     root = shared_dir(pytestconfig, tmp_path_factory, "sabot-e2e-cells")
     return CellBank(wave1, root, gateway_url, request_log)
+
+
+@pytest.fixture(scope="session")
+def bank3(
+    gateway_url: str,
+    request_log: RequestLog,
+    tmp_path_factory: pytest.TempPathFactory,
+    pytestconfig: pytest.Config,
+) -> CellBank:
+    """Wave-3 cells (redacted task material, SPEC I86), kept apart from wave 1's: a cell id
+    names the same cell in both waves."""
+    root = shared_dir(pytestconfig, tmp_path_factory, "sabot-e2e-cells-wave3")
+    return CellBank(load_standard(3), root, gateway_url, request_log)

@@ -9,7 +9,9 @@ from the request bodies the gateway received, and none of it may carry
 - text of a superseded material revision, except in the O5 run that plants exactly it.
 
 One cell per operator and task (the same cells the landing tests run) plus every task's
-baseline are checked."""
+baseline are checked. The one exception is the defect the standard disclosed for the
+published waves (SPEC I86): wave 1's T3 requests carry the task file's ground-truth section,
+and every note of it is checked to be there; wave 3's T3 requests carry none of it."""
 
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ from e2e_bank import SEED, CellBank, require_adapter
 from test_e2e_landing import OPERATOR_ROW
 
 from pytest_sabot.core.models.cells import OPERATORS, TASKS, cell_id
+from pytest_sabot.matrix.defects import serves_ground_truth
 from pytest_sabot.matrix.standard import Standard
 from pytest_sabot.tasks import load_public
 
@@ -127,7 +130,10 @@ def forbidden(std: Standard, task: str, operator: str | None) -> list[Check]:
     public = public_text(std, task)
     squashed_public = squash(public)
     out: list[Check] = []
+    served = serves_ground_truth(std.root, std.wave.wave, task)
     for op_id, spec in sorted(private.operators.items()):
+        if served:
+            continue  # the disclosed defect, reproduced: checked by served_notes_missing
         for sentence in sentences(spec.ground_truth):
             if sentence not in squashed_public:
                 out.append((f"{op_id} ground-truth note", re.compile(re.escape(sentence)), False))
@@ -159,6 +165,13 @@ def cells_to_check() -> list[Any]:
     return params
 
 
+def served_notes_missing(std: Standard, task: str, exchanges: list[dict[str, Any]]) -> list[str]:
+    """The operators whose ground-truth note no request of the run carries."""
+    text = squash("\n".join(s for x in exchanges for s in strings_in(x["request"])))
+    return [op_id for op_id, spec in sorted(std.private(task).operators.items())
+            if squash(spec.ground_truth) not in text]
+
+
 @pytest.mark.parametrize(("operator", "task"), cells_to_check())
 def test_I8_no_ground_truth_reaches_any_prompt(
     bank: CellBank, wave1: Standard, operator: str | None, task: str
@@ -171,17 +184,44 @@ def test_I8_no_ground_truth_reaches_any_prompt(
     assert checks, f"{task}: nothing private to look for"
     found = leaks(rec.exchanges, checks)
     assert not found, f"{rec.cell.id}: private text in requests: {found}"
+    materials = rec.trace.start.materials
+    if serves_ground_truth(wave1.root, 1, task):
+        # I86: wave 1 reproduces the published T3 instrument, section and all.
+        assert served_notes_missing(wave1, task, rec.exchanges) == [], rec.cell.id
+        assert materials[-1] == "ground_truth.md", materials
+    else:
+        assert materials and "ground_truth.md" not in materials, materials
+
+
+@pytest.mark.parametrize("operator", [None, "O1", "O5"])
+def test_I86_wave_3_t3_prompts_carry_no_ground_truth(
+    bank3: CellBank, operator: str | None
+) -> None:
+    """Wave 3 serves the redacted T3 material: no note reaches any request."""
+    framework, config = OPERATOR_ROW[operator or "O1"]
+    require_adapter(framework)
+    std = bank3.std
+    assert not serves_ground_truth(std.root, 3, "T3")
+    rec = bank3.run(cell_id(framework, config, operator, "T3", SEED))
+    assert rec.requests, f"{rec.cell.id}: the gateway received no request"
+    found = leaks(rec.exchanges, forbidden(std, "T3", operator))
+    assert not any("ground-truth note" in f for f in found), found
+    assert not found, found
+    assert served_notes_missing(std, "T3", rec.exchanges) == sorted(std.private("T3").operators)
+    assert rec.trace.start.materials == ["tariff_sheet.md"]
 
 
 @pytest.mark.parametrize("task", TASKS)
 def test_I8_the_prompt_check_finds_private_text_when_it_is_there(
-    wave1: Standard, task: str
+    wave1: Standard, bank3: CellBank, task: str
 ) -> None:
     """The check is not vacuous: a request carrying a ground-truth note and a superseded
-    revision is reported, in a run that is not O5."""
-    private = wave1.private(task)
+    revision is reported, in a run that is not O5 (for T3, by wave 3's checks: wave 1
+    serves T3's notes as the disclosed defect, I86)."""
+    std = bank3.std if serves_ground_truth(wave1.root, 1, task) else wave1
+    private = std.private(task)
     planted = "\n".join([private.operators["O1"].ground_truth, *private.stale_materials.values()])
     request = {"messages": [{"role": "user", "content": planted}]}
-    found = leaks([{"request": request, "response": None}], forbidden(wave1, task, None))
+    found = leaks([{"request": request, "response": None}], forbidden(std, task, None))
     assert any("O1 ground-truth note" in f for f in found), found
     assert any(" stale " in f for f in found), found

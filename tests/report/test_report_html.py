@@ -158,6 +158,45 @@ def test_S3_3_exclusion_appendix_lists_each_excluded_cell_with_its_code(
     assert "<h3>BASELINE_FAIL (6)</h3>" in section
     assert "<h3>INJECTION_UNVERIFIED (1)</h3>" in section
     assert "<h3>RUN_ERROR (0)</h3>" in section
+    # Per code in every cell of the per-operator and per-task tables (issue 22 item 8).
+    by_op = section[section.index('id="exclusions-by-operator"'):]
+    by_op = by_op[:by_op.index("</table>")]
+    o1 = by_op[by_op.index('data-slice="O1" data-row="langgraph-default"'):]
+    assert o1.startswith('data-slice="O1" data-row="langgraph-default"><span '
+                         'data-code="RUN_ERROR">RUN_ERROR 0</span><br><span '
+                         'data-code="BASELINE_FAIL">BASELINE_FAIL 0</span><br><span '
+                         'data-code="INJECTION_UNVERIFIED">INJECTION_UNVERIFIED 1</span>')
+    crewai = by_op[by_op.index('data-slice="O4" data-row="crewai-default"'):]
+    assert '<span data-code="BASELINE_FAIL">BASELINE_FAIL 1</span>' in crewai[:400]
+    by_task = section[section.index('id="exclusions-by-task"'):]
+    total = by_task[by_task.index('data-slice="T1" data-row="all"'):][:400]
+    assert "BASELINE_FAIL 6" in total and "INJECTION_UNVERIFIED 1" in total
+    md = (run / "RESULTS.md").read_text()
+    assert "| T1 | " in md and "RE 0 · BF 6 · IU 1 |" in md
+
+
+def test_S2_9_I22_unjudged_runs_count_and_the_judged_reading_is_beside(
+    wave_slice: Path, tmp_path: Path
+) -> None:
+    """Issue 22 item 2: with a cell unjudged, the page's soft-tier numbers divide by every
+    valid run (as results.json does) and a judged-only table stands beside them."""
+    run = copy_run(wave_slice, tmp_path / "run")
+    results = _results(run)
+    fault = next(c for c in results["cells"] if c["kind"] == "fault" and not c["excluded"]
+                 and not c["detected_hard"] and c["row"] == "langgraph-default")
+    (run / "cells" / fault["cell_id"] / "soft.json").unlink()
+    assert sabot(["rescore", str(run), "--write"]) == 0
+    row = next(r for r in _results(run)["scoreboard"]["rows"] if r["row"] == "langgraph-default")
+    assert row["unjudged"] == 1 and row["soft_notice"]["n"] == row["valid"]
+    assert row["soft_notice_judged"]["n"] == row["valid"] - 1
+    html = render_results_html(run)
+    table = html[html.index('id="judged-only"'):]
+    table = table[:table.index("</table>")]
+    assert f'data-row="langgraph-default" data-metric="unjudged">1 / {row["valid"]}</td>' in table
+    assert (f'data-metric="soft_notice_judged" data-k="{row["soft_notice_judged"]["k"]}" '
+            f'data-n="{row["valid"] - 1}"') in table
+    assert 'data-row="crewai-default"' not in table  # only rows with unjudged runs
+    assert "unjudged, never labelled missed" in html
 
 
 # --------------------------------------------------------------------------- labels
@@ -204,14 +243,47 @@ def test_I10_keyless_label_and_off_pin_packages_head_every_page(
         assert results["label"] in text and "OFF-PIN: crewai 1.15.5" in text
 
 
-def test_S7_1_median_band_and_rows_entering_it_are_stated(wave_slice: Path) -> None:
-    html = render_results_html(wave_slice)
-    board = _results(wave_slice)["scoreboard"]
+def test_S7_1_median_band_and_rows_entering_it_are_stated(
+    wave_slice: Path, tmp_path: Path
+) -> None:
+    """On a whole board the median and its band are stated; the slice itself is a partial
+    board, whose median is not the wave's and reads no band (SPEC I41, I44)."""
+    run = copy_run(wave_slice, tmp_path / "run")
+    results = _results(run)
+    board = results["scoreboard"]
     median = board["median_sabot_score"]
+    sliced = render_results_html(run)
+    assert f'data-median="{median}" data-rows="6" data-band="" data-partial-median' in sliced
+    assert "Median Sabot Score of this partial board" in sliced
+    assert "a partial board</h1>" in sliced and "not wave 1&#8217;s rates" in sliced
+    # The same cells read as a whole board (the registry made to hold just them):
+    selection = results["selection"]
+    selection["registered"] = selection["selected"]
+    (run / "results.json").write_text(json.dumps(results))
+    html = render_results_html(run)
     assert f'data-median="{median}" data-rows="6" data-band="{board["band"]}"' in html
     band = "full push" if board["band"] == "full_push" else "guardrails mostly work"
     assert f"&#8216;{band}&#8217;" in html
     assert board["median_reading"] in html
+    assert "data-partial" not in html
+
+
+def test_S9_the_report_credits_the_prior_work_and_claims_no_invention(
+    wave_slice: Path,
+) -> None:
+    """Issue 22 item 9 (standard section 9, 'every public artifact'): report.html and
+    RESULTS.md cite MAS-FIRE and AgentAssay and the other prior work, and never claim
+    invention."""
+    html = render_results_html(wave_slice)
+    md = (wave_slice / "RESULTS.md").read_text()
+    for text in (html[html.index('id="credits"'):], md[md.index("## Prior work"):]):
+        for cited in ("MAS-FIRE (arXiv 2602.19843)", "AgentAssay (arXiv 2603.02601)",
+                      "AgentTelemetry", "AgentCollabBench", "ReliabilityBench", "agent-chaos",
+                      "BalaganAgent", "Owotogbe", "Failing Tools", "AutoInject"):
+            assert cited in text, cited
+        assert "Sabot invents neither fault injection for agents" in text
+    for claim in ("we invent", "first to", "novel", "pioneer", "for the first time"):
+        assert claim not in html.lower() and claim not in md.lower(), claim
 
 
 # --------------------------------------------------------------------------- safety

@@ -50,6 +50,47 @@ def test_S5_guardrail_retry_exhaustion_is_never_run_error(kit) -> None:
     assert v.excluded is None and v.detected_hard
 
 
+def _escalated_then_raised(kit, message: str = EXHAUSTED):
+    """CrewAI's exhaustion recorded, then its exception raised out of the pipeline: the
+    harness closes the attempt with run_error and run_end(status=error), as it writes
+    any raised exception."""
+    error = f"Exception: {message}"
+    return kit.injected("crewai", "guardrail").add(
+        "escalation", "guardrail", EXHAUSTED, mechanism="crewai_guardrail_exhausted",
+        message=EXHAUSTED,
+    ).add("run_error", "harness", error_type="Exception", message=error, attempt=1
+    ).add("run_end", "harness", status="error", detail=error)
+
+
+@pytest.mark.parametrize("version", ["v0.1.3", "v0.2.0", "v0.2.1"])
+def test_S5_escalation_then_a_raised_exception_is_scored_as_the_escalation(
+    kit, version: str
+) -> None:
+    """Issue item 10: the run_end(status=error) that closes the raised exception repeats
+    the escalation too, so the run is the escalate act, not a RUN_ERROR."""
+    v = kit.score(_escalated_then_raised(kit), version, passed=False)
+    assert v.excluded is None and v.detected_hard
+    assert [a.act for a in v.acts if a.act == "escalate"] == ["escalate"]
+
+
+def test_S5_an_unrelated_error_after_an_escalation_is_still_a_run_error(kit) -> None:
+    b = kit.injected("crewai", "guardrail").add(
+        "escalation", "guardrail", EXHAUSTED, mechanism="crewai_guardrail_exhausted",
+        message=EXHAUSTED,
+    ).add("run_end", "harness", status="error", detail="ConnectionError: gateway went away")
+    ex = kit.score(b, passed=False).excluded
+    assert ex is not None and ex.code == "RUN_ERROR" and "gateway went away" in ex.reason
+
+
+def test_S5_a_timeout_after_an_escalation_is_still_a_run_error(kit) -> None:
+    b = kit.injected("crewai", "guardrail").add(
+        "escalation", "guardrail", EXHAUSTED, mechanism="crewai_guardrail_exhausted",
+        message=EXHAUSTED,
+    ).add("run_end", "harness", status="timeout", detail=f"Timeout: {EXHAUSTED}")
+    ex = kit.score(b, passed=False).excluded
+    assert ex is not None and ex.code == "RUN_ERROR" and "timeout" in ex.reason
+
+
 def test_S3_baseline_fail(kit) -> None:
     ex = kit.score(kit.injected(), baseline_passed=False).excluded
     assert ex is not None and ex.code == "BASELINE_FAIL" and "baseline" in ex.reason

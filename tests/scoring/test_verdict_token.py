@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_sabot.core.verdict_token import parse_verdict
+from pytest_sabot.core.verdict_token import parse_verdict, rejection_text
 
 
 def test_S5_verdict_token_reject_with_reason() -> None:
@@ -70,3 +71,20 @@ def test_S5_verdict_reject_line_always_parses_as_reject_with_reason(
 def test_S5_verdict_approve_any_case(word: str, approve: str) -> None:
     token = parse_verdict(f"{word}: {approve}")
     assert token is not None and token.verdict == "approve"
+
+
+@pytest.mark.parametrize("line", [
+    "VERDICT: REJECT - 47.1 is wrong",
+    "VERDICT: REJECT — 47.1 is wrong",
+    "VERDICT: REJECT: 47.1 is wrong",
+    "VERDICT: REJECT\n47.1 is wrong",
+])
+def test_S5_6_the_rejection_text_is_the_reply_whatever_the_layout(line: str) -> None:
+    """Issue 22 item 5: what a revise pass carries does not depend on the verdict line's
+    dash or layout; the reason the scorer reads is the parse rule's, a reason only after
+    an ASCII hyphen."""
+    reply = f"  The draft says 47.1.\nFLAGS: 47.1 vs 74.1\n{line}\n"
+    assert rejection_text(reply) == reply.strip()
+    token = parse_verdict(reply)
+    assert token is not None and token.verdict == "reject"
+    assert token.reason == ("47.1 is wrong" if " - " in line else None)

@@ -123,7 +123,7 @@ from openai import AsyncOpenAI
 
 from pytest_sabot.adapters.agent_framework._magentic import MagenticLogCapture, StallFollower
 from pytest_sabot.core.context import WORKER_MODEL_CALL_CAP, RunContext, ToolHandle
-from pytest_sabot.core.verdict_token import routing_verdict, strip_flags_head
+from pytest_sabot.core.verdict_token import rejection_text, routing_verdict, strip_flags_head
 
 __all__ = [
     "MAX_ROUND_COUNT",
@@ -261,7 +261,8 @@ class _Draft:
 @dataclass(frozen=True)
 class _Rejected:
     round: int
-    reason: str
+    reason: str  # the verdict-token parse of the reply, recorded on the retry
+    feedback: str  # the rejection text the revise pass hands the worker
 
 
 @dataclass(frozen=True)
@@ -324,7 +325,7 @@ class _Review(Executor):
         self._ctx.trace.emit("review", REVIEWER, text, round=draft.round)
         verdict = routing_verdict(text)
         if verdict.decision == "reject" and draft.round == 0:
-            await wctx.send_message(_Rejected(draft.round, verdict.reason or text))
+            await wctx.send_message(_Rejected(draft.round, verdict.reason, rejection_text(text)))
         else:
             await wctx.send_message(_Approved(draft.delivered))
 
@@ -337,9 +338,10 @@ class _Revise(Executor):
     @handler
     async def revise(self, rejected: _Rejected, wctx: WorkflowContext[_WorkerPass]) -> None:
         reason = rejected.reason
-        self._ctx.trace.emit("retry", WORKER, reason, source="revise", reason=reason)
+        self._ctx.trace.emit("retry", WORKER, reason, source="revise", reason=reason,
+                             feedback=rejected.feedback)
         round_ = rejected.round + 1
-        prompt = self._ctx.worker_prompt(round=round_, feedback=reason)
+        prompt = self._ctx.worker_prompt(round=round_, feedback=rejected.feedback)
         await wctx.send_message(_WorkerPass(round_, prompt.system, prompt.user))
 
 

@@ -92,7 +92,7 @@ from pytest_sabot.adapters.autogen._logging import (
     TraceLoggerCapture,
 )
 from pytest_sabot.core.context import WORKER_MODEL_CALL_CAP, RunContext, ToolHandle
-from pytest_sabot.core.verdict_token import routing_verdict, strip_flags_head
+from pytest_sabot.core.verdict_token import rejection_text, routing_verdict, strip_flags_head
 
 __all__ = [
     "MAX_ROUNDS_REACHED",
@@ -386,8 +386,9 @@ async def _run_default(ctx: RunContext) -> None:
             reply = await _critic_turn(ctx, critic_client, delivered, round_)
             verdict = parse_verdict(reply)
             if round_ == 0 and verdict is not None and verdict[0] == "reject":
-                feedback = verdict[1] or reply
-                ctx.trace.emit("retry", WORKER, feedback, source="revise", reason=feedback)
+                reason, feedback = verdict[1], rejection_text(reply)
+                ctx.trace.emit("retry", WORKER, reason, source="revise", reason=reason,
+                               feedback=feedback)
                 continue
             break
         ctx.emit(delivered)

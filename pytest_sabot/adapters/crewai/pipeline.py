@@ -88,7 +88,12 @@ from pydantic import BaseModel, Field, create_model
 
 from pytest_sabot.adapters.crewai import _env as _crewai_env
 from pytest_sabot.core.context import WORKER_MODEL_CALL_CAP, Messages, RunContext, ToolHandle
-from pytest_sabot.core.verdict_token import VERDICT_PATTERN, Verdict, routing_verdict
+from pytest_sabot.core.verdict_token import (
+    VERDICT_PATTERN,
+    Verdict,
+    rejection_text,
+    routing_verdict,
+)
 
 if TYPE_CHECKING:
     from crewai import Agent, Task
@@ -554,7 +559,8 @@ class _Pipeline:
         self.ctx.trace.emit("agent_output", "worker", text, stage=stage, round=round_)
         return text
 
-    def review(self, delivered: str, round_: int) -> Verdict:
+    def review(self, delivered: str, round_: int) -> tuple[Verdict, str]:
+        """The reviewer's verdict and its reply as written."""
         from crewai import Task
 
         prompt = self.ctx.reviewer_prompt(delivered, round_)
@@ -562,7 +568,7 @@ class _Pipeline:
         task = Task(description="\n" + prompt.user, expected_output=_EXPECTED_OUTPUT, agent=agent)
         text = self._kickoff(agent, task)
         self.ctx.trace.emit("review", "reviewer", text, round=round_)
-        return parse_verdict(text)
+        return parse_verdict(text), text
 
     def _check_ended_cleanly(self) -> None:
         """A failed model call of the LLM guardrail makes the run a run error."""
@@ -574,11 +580,12 @@ class _Pipeline:
         try:
             draft = self.work(0, "")
             delivered = self.ctx.handoff("worker", "reviewer", draft)
-            verdict = self.review(delivered, 0)
+            verdict, reply = self.review(delivered, 0)
             if verdict.decision == "reject":
-                reason = verdict.reason
-                self.ctx.trace.emit("retry", "worker", reason, source="revise", reason=reason)
-                draft = self.work(1, reason)
+                reason, feedback = verdict.reason, rejection_text(reply)
+                self.ctx.trace.emit("retry", "worker", reason, source="revise", reason=reason,
+                                    feedback=feedback)
+                draft = self.work(1, feedback)
                 delivered = self.ctx.handoff("worker", "reviewer", draft)
                 self.review(delivered, 1)
         except GuardrailModelCallFailed:

@@ -64,7 +64,12 @@ from pytest_sabot.core.context import (
     RunContext,
     ToolHandle,
 )
-from pytest_sabot.core.verdict_token import VERDICT_PATTERN, Verdict, routing_verdict
+from pytest_sabot.core.verdict_token import (
+    VERDICT_PATTERN,
+    Verdict,
+    rejection_text,
+    routing_verdict,
+)
 
 if TYPE_CHECKING:
     import httpx
@@ -115,7 +120,8 @@ class PipelineState(TypedDict, total=False):
     draft: str  # the worker's reply as written
     delivered: str  # the draft as the reviewer received it (after the handoff channel)
     review: str  # the reviewer's full reply
-    feedback: str  # the reason the worker is re-invoked with
+    feedback: str  # what the worker is re-invoked with (the rejection text, the failures)
+    reason: str  # the re-invocation's recorded reason (the verdict-token parse, the failures)
     revised: bool  # the reviewer's one revise pass has been used
     contract_failures: int  # validate passes that failed so far (guardrail config)
     next: Route  # where the review node routes
@@ -251,6 +257,7 @@ class _Pipeline:
             "round": 0,
             "revised": False,
             "feedback": "",
+            "reason": "",
             "contract_failures": 0,
             "system": prompt.system,
             "user": prompt.user,
@@ -262,10 +269,11 @@ class _Pipeline:
         return {"draft": draft, "delivered": self._deliver(draft)}
 
     def revise(self, state: PipelineState) -> PipelineState:
-        reason = state.get("feedback", "")
+        reason, feedback = state.get("reason", ""), state.get("feedback", "")
         round_ = state.get("round", 0) + 1
-        self.ctx.trace.emit("retry", "worker", reason, source="revise", reason=reason)
-        draft = self._work(self.ctx.worker_prompt(round_, reason), round_, "revise")
+        self.ctx.trace.emit("retry", "worker", reason, source="revise", reason=reason,
+                            feedback=feedback)
+        draft = self._work(self.ctx.worker_prompt(round_, feedback), round_, "revise")
         return {"round": round_, "draft": draft, "delivered": self._deliver(draft)}
 
     def review(self, state: PipelineState) -> PipelineState:
@@ -283,7 +291,8 @@ class _Pipeline:
         onward: Route = "validate" if self.ctx.cell.config == "guardrail" else "emit"
         if verdict.decision == "reject" and not state.get("revised", False):
             # The reviewer's one revise pass, counted apart from the validator's (I32).
-            return {"review": text, "next": "revise", "feedback": verdict.reason, "revised": True}
+            return {"review": text, "next": "revise", "feedback": rejection_text(text),
+                    "reason": verdict.reason, "revised": True}
         return {"review": text, "next": onward}
 
     def validate(self, state: PipelineState) -> Any:
@@ -311,7 +320,8 @@ class _Pipeline:
             )
             return Command(
                 goto="revise",
-                update={"feedback": reason, "contract_failures": failed_before + 1},
+                update={"feedback": reason, "reason": reason,
+                        "contract_failures": failed_before + 1},
             )
         interrupt(reason)
         return None  # not reached: interrupt() raises on its first call

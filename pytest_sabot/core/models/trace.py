@@ -134,6 +134,12 @@ class RunStartData(_Strict):
         default_factory=dict, description="Installed version of every framework package."
     )
     attempt: int = Field(1, description="1 for the first attempt, 2 for the one retry.")
+    materials: list[str] = Field(
+        default_factory=list,
+        description="Names of the materials the pipeline was handed: the public view's, and "
+        "the ground-truth section of a published defect the wave reproduces (SPEC I86). "
+        "Empty in traces written before the field.",
+    )
 
 
 class ModelCallData(_Strict):
@@ -229,7 +235,16 @@ class RetryData(_Strict):
     """The worker re-invoked carrying a reason (revise loop, guardrail retry, re-plan)."""
 
     source: Literal["revise", "guardrail", "replan"]
-    reason: str = ""
+    reason: str = Field(
+        "",
+        description="The recorded reason, which the scorer reads: for a reviewer's reject, "
+        "the verdict-token parse of its reply (empty when the verdict line gives none).",
+    )
+    feedback: str = Field(
+        "",
+        description="What the revise pass handed the worker: the reviewer's rejection text "
+        "(its whole reply), or a validator's failures. Empty in traces written before it.",
+    )
 
 
 class InterruptData(_Strict):

@@ -58,8 +58,13 @@ class ActRecord(_Out):
     )
     reaction: bool = Field(
         False,
-        description="Read as the corrective act that makes the cell REACTED under the "
-        "independent reading (SPEC I23, I24).",
+        description="Read as a corrective act that makes the cell REACTED under the "
+        "independent reading (section 10.7.4: at or after the detecting act).",
+    )
+    reaction_causal: bool = Field(
+        False,
+        description="Read as a reaction under the project's causal reading, published "
+        "beside the text's (SPEC I23, I24).",
     )
 
 
@@ -129,8 +134,14 @@ class CellVerdict(_Out):
     reacted: bool = Field(description="REACTED under the rules in force.")
     reacted_identity: bool = Field(description="v0.1.x reading: REACTED = DETECTED_HARD.")
     reacted_independent: bool = Field(
-        description="v0.2.0 reading: a corrective act at or after the detecting act that "
-        "answers a detection (SPEC I23); a block only when it withheld the artifact (I24)."
+        description="v0.2.0 reading, section 10.7.4's text: at least one corrective act "
+        "(retry with reason, revise re-dispatch, block or escalate) at or after the "
+        "detecting act."
+    )
+    reacted_causal: bool = Field(
+        description="The project's causal reading, published beside the text's and never "
+        "instead of it (SPEC I23, I24): the corrective act also answers a detection, and a "
+        "block counts only when it withheld the artifact. Under v0.1.x equal to REACTED."
     )
     recovered: bool | None = Field(description="Task passed (None: pass criterion not run).")
     soft_judged: bool = Field(description="A judge verdict was supplied.")
@@ -139,17 +150,29 @@ class CellVerdict(_Out):
     )
     baseline_known: bool = Field(description="A baseline verdict was supplied.")
     strict_floor: bool = Field(description="Probe says the faulted content was consumed.")
+    served_ground_truth: bool | None = Field(
+        None,
+        description="The trace's run_start lists the task's ground-truth section among the "
+        "materials handed to the pipeline (a reproduced published defect, SPEC I86); None "
+        "when the trace predates that record.",
+    )
 
     @model_validator(mode="before")
     @classmethod
     def _reading_of_older_files(cls, raw: Any) -> Any:
         """Files written before ``headline_reading`` existed read the surface their rules
-        put in force then: the mapping for v0.1.x, the union from v0.2.0."""
-        if isinstance(raw, dict) and "headline_reading" not in raw:
-            rules = raw.get("rules")
-            if isinstance(rules, str) and rules.startswith("v0.1."):
-                return {**raw, "headline_reading": "wave1_mapping"}
-            return {**raw, "headline_reading": "union"}
+        put in force then: the mapping for v0.1.x, the union from v0.2.0. Files written
+        before ``reacted_causal`` existed recorded that reading as ``reacted``."""
+        if not isinstance(raw, dict):
+            return raw
+        rules = raw.get("rules")
+        wave1 = isinstance(rules, str) and rules.startswith("v0.1.")
+        if "headline_reading" not in raw:
+            raw = {**raw, "headline_reading": "wave1_mapping" if wave1 else "union"}
+        if "reacted_causal" not in raw and "reacted" in raw:
+            # Files written before the text's reading became REACTED (SPEC I23) scored
+            # REACTED by the causal reading, which is what they recorded.
+            raw = {**raw, "reacted_causal": raw["reacted"]}
         return raw
 
     @property
@@ -191,4 +214,9 @@ class BaselineVerdict(_Out):
     clean_acts: list[ActRecord] = Field(
         default_factory=list,
         description="The acts behind clean_fire, each once, in seq order.",
+    )
+    served_ground_truth: bool | None = Field(
+        None,
+        description="As on a fault cell: the run was handed the task's ground-truth section "
+        "(SPEC I86); None when the trace predates that record.",
     )

@@ -47,7 +47,12 @@ def _choose(layout: Layout, cells: int) -> Literal["inline", "pages"]:
     return layout
 
 
-def _load(results_dir: Path) -> tuple[dict[str, Any], str | None]:
+def _load(results_dir: Path) -> tuple[dict[str, Any], str | None, dict[str, Any]]:
+    """results.json as JSON, its status line, and the words the text reports use for a
+    partial board, a disclosed defect and the credits (report/render.py), so the page says
+    what RESULTS.md says."""
+    from pytest_sabot.report import render
+    from pytest_sabot.results import ResultsFile
     from pytest_sabot.results.compare import load_side
 
     if not results_dir.is_dir():
@@ -55,7 +60,14 @@ def _load(results_dir: Path) -> tuple[dict[str, Any], str | None]:
                              "no such directory")
     results = load_side(results_dir)
     status = getattr(results, "status_line", None)
-    return results.model_dump(mode="json"), status if isinstance(status, str) else None
+    words: dict[str, Any] = {"credits": render.CREDITS, "partial": None, "disclosures": [],
+                             "reaction_note": render.REACTION_NOTE,
+                             "soft_tier_note": render.SOFT_TIER_NOTE}
+    if isinstance(results, ResultsFile):
+        words.update(partial=render.partial_line(results),
+                     disclosures=render.disclosure_lines(results))
+    return (results.model_dump(mode="json"), status if isinstance(status, str) else None,
+            words)
 
 
 def _results_pages(
@@ -65,11 +77,11 @@ def _results_pages(
     from pytest_sabot.report.html._common import relative_base, render
     from pytest_sabot.report.html._results import build
 
-    results, status = _load(results_dir)
+    results, status, words = _load(results_dir)
     chosen = _choose(layout, len(results.get("cells") or []))
     pages_dir = _pages_dir(report)
     view = build(results_dir, results, status_line=status, layout=chosen,
-                 pages_dir=pages_dir.name)
+                 pages_dir=pages_dir.name, words=words)
     main = render("results.html.j2", view=view, title=_title(results),
                   trace_base=relative_base(report.parent, results_dir))
     pages: dict[str, str] = {}

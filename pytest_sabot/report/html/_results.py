@@ -25,12 +25,13 @@ from pytest_sabot.report.html._common import is_rate
 SHOWN_TOP = {
     "schema_version", "tool", "wave", "rules", "wave_rules", "model", "fixture", "label",
     "registration_hash", "versions", "off_pin", "selection", "scoreboard", "cells",
-    "structural_zeros", "judge", "spend",
+    "structural_zeros", "judge", "spend", "disclosures",
 }
 SHOWN_RATES = {
     "sabot_score", "soft_notice", "reaction", "recovery", "recovery_without_detection",
     "wave1_mapping", "union", "mapping_permissive", "mapping_narrow", "anchored_flag",
-    "any_flag", "strict_floor",
+    "any_flag", "strict_floor", "reaction_causal", "soft_notice_judged",
+    "recovery_without_detection_judged",
 }
 SHOWN_NESTED = {
     "selection": {"registered", "selected", "recorded", "missing"},
@@ -127,6 +128,17 @@ class RowView:
     extra_rates: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class SliceTable:
+    """The per-operator or per-task table's exclusions: per code, in each row (section
+    3.3's per-cell appendix), as the scoreboard's slices published them."""
+
+    title: str
+    label: str
+    rows: list[str]
+    slices: list[dict[str, Any]]
+
+
 @dataclass
 class ResultsView:
     results: dict[str, Any]
@@ -142,6 +154,13 @@ class ResultsView:
     whole_wave: bool
     layout: str
     pages_dir: str
+    partial: str | None = None
+    disclosures: list[str] = field(default_factory=list)
+    credits: str = ""
+    reaction_note: str = ""
+    soft_tier_note: str = ""
+    unjudged_rows: list[RowView] = field(default_factory=list)
+    slice_tables: list[SliceTable] = field(default_factory=list)
 
 
 def _int(value: Any) -> int:
@@ -299,6 +318,7 @@ def build(
     status_line: str | None,
     layout: str,
     pages_dir: str,
+    words: dict[str, Any] | None = None,
 ) -> ResultsView:
     """Shape a results directory for the results template."""
     raw_cells = [c for c in results.get("cells") or [] if isinstance(c, dict)]
@@ -326,6 +346,17 @@ def build(
     judge = results.get("judge") if isinstance(results.get("judge"), dict) else None
     selection = results.get("selection") or {}
     zeros = len(results.get("structural_zeros") or [])
+    words = words or {}
+    partial = words.get("partial")
+    disclosures = list(words.get("disclosures") or [])
+    names = [row.name for row in rows]
+    tables = [
+        SliceTable(title=title, label=label, rows=names,
+                   slices=[s for s in board.get(key) or [] if isinstance(s, dict)])
+        for title, label, key in (("Per operator", "operator", "by_operator"),
+                                  ("Per task", "task", "by_task"))
+        if board.get(key)
+    ]
     return ResultsView(
         results=results,
         rows=rows,
@@ -340,4 +371,11 @@ def build(
         whole_wave=_int(selection.get("selected")) + zeros >= _int(selection.get("registered")),
         layout=layout,
         pages_dir=pages_dir,
+        partial=partial if isinstance(partial, str) else None,
+        disclosures=[d for d in disclosures if isinstance(d, str)],
+        credits=str(words.get("credits") or ""),
+        reaction_note=str(words.get("reaction_note") or ""),
+        soft_tier_note=str(words.get("soft_tier_note") or ""),
+        unjudged_rows=[row for row in rows if _int(row.data.get("unjudged"))],
+        slice_tables=tables,
     )
