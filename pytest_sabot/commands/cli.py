@@ -328,12 +328,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def read_results_of(path: Path) -> object:
     """results.json of a directory, with a clear error when it is missing or not ours."""
+    from pytest_sabot.core.loading import parse_json
     from pytest_sabot.results import RESULTS_FILE, RESULTS_SCHEMA_VERSION, read_results
 
     file = path / RESULTS_FILE if path.is_dir() else path
     if not file.is_file():
         raise SabotDataError(file, "", "a results.json written by pytest --sabot-wave")
-    raw = json.loads(file.read_text(encoding="utf-8"))
+    raw = parse_json(file.read_text(encoding="utf-8"), file)
     version = raw.get("schema_version") if isinstance(raw, dict) else None
     if version != RESULTS_SCHEMA_VERSION:
         raise SabotDataError(

@@ -21,6 +21,7 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 
 from pytest_sabot.core.errors import SabotDataError, from_validation_error
+from pytest_sabot.core.loading import TOO_DEEP
 from pytest_sabot.core.models.trace import Trace, TraceEvent
 
 TRACE_FILE = "events.jsonl"
@@ -143,6 +144,8 @@ def parse_events(lines: list[str], source: str | Path) -> Trace:
             raise SabotDataError(
                 source, f"line {number}", "one JSON object per line", str(exc)
             ) from None
+        except RecursionError:
+            raise SabotDataError(source, f"line {number}", TOO_DEEP, "deeper nesting") from None
         try:
             events.append(_EVENT.validate_python(raw))
         except ValidationError as exc:

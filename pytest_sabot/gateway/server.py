@@ -262,7 +262,7 @@ class _Handler(BaseHTTPRequestHandler):
         elif method == "POST" and parts == ["runs"]:
             try:
                 payload = json.loads(body or b"null")
-            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
                 raise ControlError(
                     400, f"registration is not valid JSON: {exc}", "invalid_json"
                 ) from exc
