@@ -346,37 +346,43 @@ def read_results_of(path: Path) -> object:
 
 def rebuild(original: object, directory: Path, rules: str, root: str | None) -> object:
     """results.json built again from the records in ``directory``, with the inputs the
-    original recorded (selection, session, model, judge): offline, no model call."""
+    original recorded (selection, session, model, judge, the package versions the records
+    were made with): offline, no model call. The matrix is the one the session ran, with
+    its adapters as its manifest records them when they are not installed here."""
     from pytest_sabot.core.model_spec import parse_model
-    from pytest_sabot.matrix.standard import load_standard
     from pytest_sabot.results import ResultsFile, build_results
     from pytest_sabot.results.adjudicate import Provenance
+    from pytest_sabot.results.recorded import session_standard
 
     assert isinstance(original, ResultsFile)
-    std = load_standard(original.wave, root, rules=rules)
     sel = original.selection
     reasons = {n.cell_id: (n.reason, n.detail) for n in sel.not_run}
-    return build_results(
-        std,
-        directory,
-        selected_ids=sel.cell_ids or [c.cell_id for c in original.cells] + sel.missing
-        + original.structural_zeros,
-        pulled_in=sel.pulled_in,
-        model=parse_model(original.model),
-        upstream=original.upstream,
-        downgrade_model=original.downgrade_model,
-        judge_spec=original.judge_spec,
-        judge=original.judge,
-        spend=original.spend,
-        extensions=original.extensions,
-        session=original.session,
-        provenance=Provenance(original.model, original.registration_hash, original.rules),
-        not_run=reasons,
-        counted=original.counted,
-        keyword=sel.keyword,
-        markexpr=sel.markexpr,
-        filters=sel.filters,
-    )
+    session = original.session.run_id if original.session is not None else None
+    with session_standard(
+        directory, original.wave, session=session, root=root, rules=rules
+    ) as std:
+        return build_results(
+            std,
+            directory,
+            selected_ids=sel.cell_ids or [c.cell_id for c in original.cells] + sel.missing
+            + original.structural_zeros,
+            pulled_in=sel.pulled_in,
+            model=parse_model(original.model),
+            upstream=original.upstream,
+            downgrade_model=original.downgrade_model,
+            judge_spec=original.judge_spec,
+            judge=original.judge,
+            spend=original.spend,
+            extensions=original.extensions,
+            session=original.session,
+            provenance=Provenance(original.model, original.registration_hash, original.rules),
+            not_run=reasons,
+            counted=original.counted,
+            keyword=sel.keyword,
+            markexpr=sel.markexpr,
+            filters=sel.filters,
+            versions=original.versions,
+        )
 
 
 def cmd_rescore(args: argparse.Namespace) -> int:

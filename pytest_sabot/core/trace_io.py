@@ -176,11 +176,16 @@ def write_text_atomic(path: Path, text: str) -> None:
     """Write a file via a temp file, fsync and os.replace. On any failure (a full disk, an
     interrupt) the temp file is removed and the previous file is left as it was; a failed
     write is raised as OutputUnwritable."""
+    write_bytes_atomic(path, text.encode("utf-8"))
+
+
+def write_bytes_atomic(path: Path, data: bytes) -> None:
+    """:func:`write_text_atomic` for bytes (a copy of a file, kept as it is)."""
     tmp = path.with_name(path.name + f".tmp{os.getpid()}-{threading.get_ident()}")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        with tmp.open("w", encoding="utf-8") as fh:
-            fh.write(text)
+        with tmp.open("wb") as fh:
+            fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)

@@ -312,9 +312,11 @@ def build_results(
     keyword: str | None = None,
     markexpr: str | None = None,
     filters: dict[str, list[str]] | None = None,
+    versions: dict[str, str] | None = None,
 ) -> ResultsFile:
     """Score every counted record of the selection (and the baselines it pulled in) and
-    assemble results.json."""
+    assemble results.json. ``versions`` are the installed packages the records were made
+    with (a rebuild carries the original's; by default, those installed here)."""
     spec = parse_model(model)
     wanted = None if selected_ids is None else set(selected_ids)
     chosen = std.cells if wanted is None else [c for c in std.cells if c.id in wanted]
@@ -331,7 +333,7 @@ def build_results(
         record = read_record(out_dir, cid)
         used[cid] = record.session
     carved = [c for c in chosen if c.carved_out]
-    versions = installed_versions()
+    versions = installed_versions() if versions is None else dict(versions)
     reasons = not_run or {}
     not_run_cells = [
         NotRunCell(

@@ -333,6 +333,11 @@ def manifest(
                                   if e["kind"] == "rerun_error"}),
         pulled_in_reused=sorted({e["cell_id"] for e in pulled if e["detail"] == "reused"}),
         pulled_in_run=sorted({e["cell_id"] for e in pulled if e["detail"] == "run"}),
+        matrix=std.wave.name or f"wave{std.wave.wave}",
+        agent=state.settings.agent,
+        adapters=manifest_mod.keep_adapters(
+            state.out_dir, state.run_id, std.root, std.wave.frameworks
+        ),
     )
 
 
