@@ -399,12 +399,20 @@ def cmd_rescore(args: argparse.Namespace) -> int:
     if original.scoreboard.registered_rows is None:  # written before the field existed
         fresh = fresh.model_copy(update={
             "scoreboard": fresh.scoreboard.model_copy(update={"registered_rows": None})})
+    damaged = [n for n in fresh.selection.not_run if n.reason == "damaged record"]
+    for n in damaged:
+        print(f"damaged record: cell {n.cell_id}: {n.detail}", file=sys.stderr)
     if same_rules:
         identical = fresh.model_dump(mode="json") == original.model_dump(mode="json")
         print(
             f"rescored {len(fresh.cells)} cells under {rules}: "
             + ("identical to results.json" if identical else "DIFFERS from results.json")
         )
+        if not identical:
+            from pytest_sabot.results.drift import drift
+
+            for line in drift(original, fresh):
+                print(f"  {line}")
         for line in scoreboard_lines(fresh):
             print(line)
         if fresh.status_line:
@@ -412,11 +420,15 @@ def cmd_rescore(args: argparse.Namespace) -> int:
         if args.write:
             write_results(fresh, args.dir)
             write_text_atomic(args.dir / "RESULTS.md", markdown(fresh))
+        if damaged:
+            return EXIT_ERROR
         if not identical and not args.write:
             return EXIT_GATE
         return EXIT_INCONCLUSIVE if fresh.status_line else EXIT_PASS
     print(f"both readings: {original.rules} (as recorded) and {rules} (rescored)")
     print(side_by_side(original, fresh))
+    if damaged:
+        return EXIT_ERROR
     return EXIT_INCONCLUSIVE if fresh.status_line else EXIT_PASS
 
 

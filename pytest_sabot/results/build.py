@@ -27,7 +27,7 @@ from pytest_sabot.core.models.verdict import BaselineVerdict, CellVerdict
 from pytest_sabot.core.records import cell_dir
 from pytest_sabot.core.trace_io import read_trace, write_json_atomic
 from pytest_sabot.matrix.standard import Standard
-from pytest_sabot.results.adjudicate import Provenance, Record, read_record, score_dir
+from pytest_sabot.results.adjudicate import Provenance, Record, Scored, read_record, score_dir
 from pytest_sabot.results.lab_gates import LabGates, lab_gates
 from pytest_sabot.scoring import Scoreboard, scoreboard
 
@@ -338,8 +338,8 @@ def build_results(
     not_run_cells = [
         NotRunCell(
             cell_id=cid,
-            reason=reasons[cid][0] if cid in reasons else _default_reason(cid, scored.stopped),
-            detail=reasons[cid][1] if cid in reasons else scored.stopped.get(cid, ""),
+            reason=reasons[cid][0] if cid in reasons else _default_reason(cid, scored),
+            detail=reasons[cid][1] if cid in reasons else _default_detail(cid, scored),
         )
         for cid in scored.missing
     ]
@@ -400,8 +400,14 @@ def build_results(
     )
 
 
-def _default_reason(cell_id: str, stopped: dict[str, str]) -> NotRunReason:
-    return "budget" if cell_id in stopped else "not reached"
+def _default_reason(cell_id: str, scored: Scored) -> NotRunReason:
+    if cell_id in scored.damaged:
+        return "damaged record"
+    return "budget" if cell_id in scored.stopped else "not reached"
+
+
+def _default_detail(cell_id: str, scored: Scored) -> str:
+    return scored.damaged.get(cell_id) or scored.stopped.get(cell_id, "")
 
 
 def write_results(results: ResultsFile, out_dir: Path) -> Path:

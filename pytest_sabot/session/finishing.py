@@ -187,9 +187,13 @@ def _finish(state: SabotSession, session: pytest.Session) -> None:
     )
     status, detail = _status(state, session, first.selection.complete)
     reason = STATUS_REASON[status]
+    damaged = {n.cell_id: n.detail for n in first.selection.not_run
+               if n.reason == "damaged record"}
     for cid in first.selection.missing + [
         c for c in first.selection.pulled_in if c not in reasons
     ]:
+        if cid in damaged:  # its own reason says more than how the session ended
+            reasons.setdefault(cid, ("damaged record", damaged[cid]))
         reasons.setdefault(cid, (reason, detail))
     results = build_results(
         std, state.out_dir, session=info(state, status, detail), not_run=reasons, **shared
@@ -223,6 +227,18 @@ def _finish(state: SabotSession, session: pytest.Session) -> None:
         said = record_session_end(state.settings.history, state.out_dir, results, record)
         if said is not None:
             state.messages.append(said)
+    for event in state.events:
+        if event["kind"] == "damaged":
+            state.messages.append(
+                (f"pytest-sabot: damaged record of {event['cell_id']} set aside and its cell "
+                 f"run again: {event['detail']}", True)
+            )
+    for n in results.selection.not_run:
+        if n.reason == "damaged record":
+            state.messages.append(
+                (f"pytest-sabot: {n.cell_id} left out: its record is damaged ({n.detail}); "
+                 "--sabot-resume sets it aside and runs the cell again", True)
+            )
     if status == "output-unwritable":
         state.messages.append((_unwritable_message(state, results), True))
     junit.suite_properties(state.config, results, state.run_id)

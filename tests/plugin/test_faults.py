@@ -308,3 +308,89 @@ def test_16_a_second_ctrl_c_still_exits_and_stops_the_workers(tmp_path: Path) ->
     _records_intact(session.out)
     results = read_results(session.out)
     assert not results.selection.complete  # whatever got written, it never looks complete
+
+
+# --------------------------------------------------------------------------- issue 21.4
+
+DAMAGED = "langgraph-default-O2-T1-s11"
+DAMAGED_BASELINE = "langgraph-guardrail-baseline-T1-s11"
+
+
+def _damage(out: Path, how: str) -> tuple[str, Path, str]:
+    """Damage one record of a finished output the way a disk or an editor would; returns
+    the cell, the damaged file and where in it (as the message names it)."""
+    cell = DAMAGED_BASELINE if how == "cut-baseline" else DAMAGED
+    run_dir = out / "cells" / cell
+    trace = run_dir / "events.jsonl"
+    lines = trace.read_text().splitlines()
+    if how == "torn-trace":  # a line that stops in the middle
+        lines[3] = lines[3][:40]
+        trace.write_text("\n".join(lines) + "\n")
+        return cell, trace, "line 4"
+    if how in ("cut-trace", "cut-baseline"):  # cut at a line boundary: every line reads
+        kept = len(lines) // 2
+        trace.write_text("\n".join(lines[:kept]) + "\n")
+        return cell, trace, f"line {kept}"
+    if how == "deep-trace":
+        lines[2] = "[" * 100_000 + "]" * 100_000
+        trace.write_text("\n".join(lines) + "\n")
+        return cell, trace, "line 3"
+    outcome = run_dir / "outcome.json"
+    if how == "outcome-not-json":
+        outcome.write_text('{"cell_id": "' + cell[:10])
+        return cell, outcome, "line 1"
+    data = json.loads(outcome.read_text())
+    data["attempts"] = "two"
+    outcome.write_text(json.dumps(data))
+    return cell, outcome, "attempts"
+
+
+@pytest.mark.parametrize(
+    ("how", "workers"),
+    [("torn-trace", []), ("cut-trace", []), ("deep-trace", []), ("outcome-not-json", []),
+     ("outcome-field", ["-n", "2"]), ("cut-baseline", ["-n", "2"])],
+)
+def test_21_4_a_damaged_record_is_named_set_aside_and_its_cell_run_again_on_resume(
+    reference: Run, tmp_path: Path, how: str, workers: list[str]
+) -> None:
+    out = tmp_path / "out"
+    shutil.copytree(reference.out, out)
+    cell, damaged, where = _damage(out, how)
+    damaged_bytes = damaged.read_bytes()
+    junit = tmp_path / "junit.xml"
+    xdist = workers or ["-p", "no:xdist"]
+    session = run(tmp_path, *ROWS, *xdist, "--sabot-resume", f"--junitxml={junit}", out=out)
+    text = session.stdout + session.stderr
+    assert session.returncode == 0, session.describe()
+    assert "Traceback" not in text and "INTERNALERROR" not in text
+    # named: the cell, the file and the line or field, and what is wrong
+    said = next(line for line in text.splitlines() if "damaged record of" in line)
+    assert cell in said and f"{damaged}: field '{where}" in said, said
+    # set aside, never deleted: the damaged file as it was, with the reason beside it
+    (aside,) = sorted((out / "superseded").glob(f"{cell}~*"))
+    assert (aside / damaged.name).read_bytes() == damaged_bytes
+    note = json.loads((aside / "set-aside.json").read_text())
+    assert note["reason"].startswith("a damaged record (") and where in note["reason"]
+    newest = read_manifests(out)[-1]
+    assert newest.set_aside == {cell: note["reason"]}
+    # the cell ran again and nothing intact was lost: the slice reads as an unbroken run
+    assert junit.is_file() and junit.read_text().count("<testcase ") == CELLS
+    _same_as_reference(session, reference)
+
+
+def test_21_4_sabot_rescore_names_the_cell_whose_trace_was_cut_at_a_line_boundary(
+    reference: Run, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "out"
+    shutil.copytree(reference.out, out)
+    cell, trace, where = _damage(out, "cut-trace")
+    assert main(["rescore", str(out)]) == 2  # a damaged record: corruption, exit 2
+    printed = capsys.readouterr()
+    text = printed.out + printed.err
+    assert "DIFFERS from results.json" in text
+    named = f"cell {cell}: no verdict now (damaged record: {trace}: field '{where}'"
+    assert named in text, text
+    assert "it was cut" in text
+    assert f"damaged record: cell {cell}: {trace}" in printed.err
+    # every other cell still scores as it did
+    assert f"rescored {CELLS - 1} cells" in text
