@@ -45,7 +45,8 @@ import argparse
 import importlib
 import json
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -53,6 +54,7 @@ from pydantic import ValidationError
 from pytest_sabot.commands import EXIT_ERROR, EXIT_GATE, EXIT_INCONCLUSIVE, EXIT_PASS
 from pytest_sabot.commands.mcp import add_parser as add_mcp_parser
 from pytest_sabot.core.errors import SabotDataError
+from pytest_sabot.core.records import OutputInUse
 from pytest_sabot.session.options import BY_DEST, OPTIONS
 
 
@@ -317,13 +319,30 @@ def main(argv: Sequence[str] | None = None) -> int:
             "merge": _command("merge", "cmd_merge"),
         }[args.command]
         return handler(args)
-    except (SabotDataError, KeyError, OSError) as exc:
+    except (SabotDataError, KeyError, OSError, OutputInUse) as exc:
         print(f"sabot: {exc}", file=sys.stderr)
         return EXIT_ERROR
     except (ValidationError, json.JSONDecodeError) as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         print(f"sabot: a file does not have the expected format: {first}", file=sys.stderr)
         return EXIT_ERROR
+
+
+@contextmanager
+def writing(directory: Path, command: str) -> Iterator[None]:
+    """Hold the output's session lock while a command rewrites its results: never while a
+    session is writing them (an OutputInUse error names that session)."""
+    from pytest_sabot.core.records import SessionLock
+
+    lock = SessionLock(directory)
+    try:
+        lock.acquire(command)
+    except OutputInUse as exc:
+        raise OutputInUse(f"{directory}: {exc}; {command} rewrites nothing") from None
+    try:
+        yield
+    finally:
+        lock.release()
 
 
 def read_results_of(path: Path) -> object:
@@ -418,8 +437,9 @@ def cmd_rescore(args: argparse.Namespace) -> int:
         if fresh.status_line:
             print(fresh.status_line)
         if args.write:
-            write_results(fresh, args.dir)
-            write_text_atomic(args.dir / "RESULTS.md", markdown(fresh))
+            with writing(args.dir, "sabot rescore --write"):
+                write_results(fresh, args.dir)
+                write_text_atomic(args.dir / "RESULTS.md", markdown(fresh))
         if damaged:
             return EXIT_ERROR
         if not identical and not args.write:
@@ -460,12 +480,13 @@ def cmd_report(args: argparse.Namespace) -> int:
 
     results = read_results_of(args.dir)
     assert isinstance(results, ResultsFile)
-    write_text_atomic(args.dir / "RESULTS.md", markdown(results))
-    print_summary(console(), results)
     from pytest_sabot.report.html import write_results_html
 
-    out = console()
-    out.print(Text(f"report: {write_results_html(args.dir)}"))
+    with writing(args.dir, "sabot report"):
+        write_text_atomic(args.dir / "RESULTS.md", markdown(results))
+        print_summary(console(), results)
+        html = write_results_html(args.dir)
+    console().print(Text(f"report: {html}"))
     return EXIT_INCONCLUSIVE if results.status_line else EXIT_PASS
 
 

@@ -4,6 +4,7 @@ xdist worker, and everything the plugin's hooks do."""
 from __future__ import annotations
 
 import math
+import sys
 from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -15,7 +16,7 @@ from pytest_sabot.core import manifest as manifest_mod
 from pytest_sabot.core.errors import SabotDataError
 from pytest_sabot.core.models.cells import Cell
 from pytest_sabot.core.models.states import NotRunReason
-from pytest_sabot.core.records import now_iso
+from pytest_sabot.core.records import OutputInUse, SessionLock, now_iso
 from pytest_sabot.core.trace_io import OutputUnwritable
 from pytest_sabot.session import gateway as gateway_mod
 from pytest_sabot.session import junit, preflight, signals
@@ -90,6 +91,7 @@ class SabotSession:
         self.results_written = False
         self.report_html: Path | None = None  # report.html, once written
         self.local_adapters: list[str] = []  # framework names --sabot-adapter registered
+        self.out_lock: SessionLock | None = None  # held from the output's opening on
         self._restore_signals: Callable[[], None] = _nothing
 
     # ------------------------------------------------------------------ properties
@@ -200,6 +202,8 @@ class SabotSession:
 
     def unconfigure(self) -> None:
         self._restore_signals()
+        if self.out_lock is not None:
+            self.out_lock.release()
         from pytest_sabot.core.frameworks import forget_local
 
         for name in self.local_adapters:
@@ -289,8 +293,10 @@ class SabotSession:
         metafunc.parametrize("sabot_cell_id", params)
 
     def collection_finished(self, items: Sequence[pytest.Item]) -> None:
-        """A process that collected: its items are final now."""
-        if self.std is None:
+        """A process that collected: its items are final now (unless the collection was
+        interrupted: pytest reports its end even then, and a selection it never finished
+        is not the user's, so nothing is opened)."""
+        if self.std is None or isinstance(sys.exc_info()[1], KeyboardInterrupt):
             return
         ids = cell_ids_of_items(items)
         if not self.is_worker:
@@ -316,18 +322,28 @@ class SabotSession:
             return
         preflight.check_replay_covers(self.settings, [c.id for c in selection.to_record])
         preflight.check_downgrade(self.settings, self.std, selection.runnable)
+        with signals.deferred():  # a SIGTERM now interrupts once the output is open
+            self._open_output(len(selection.to_record))
+
+    def _open_output(self, cells: int) -> None:
+        """The session's first writes: its lock on the output, the space reserve, the
+        manifest (running) and results.json (pending)."""
+        from pytest_sabot.session import finishing
+
         try:
             self.out_dir.mkdir(parents=True, exist_ok=True)
-            self.reserve = manifest_mod.reserve(
-                self.out_dir, self.run_id, len(selection.to_record)
-            )
-            from pytest_sabot.session import finishing
-
+            self.out_lock = SessionLock(self.out_dir)
+            self.out_lock.acquire(self.run_id)
+            self.reserve = manifest_mod.reserve(self.out_dir, self.run_id, cells)
             manifest_mod.write_manifest(self.out_dir, finishing.manifest(self, "running", ""))
             finishing.write_pending(self)
+        except OutputInUse as exc:
+            raise preflight.usage(f"--sabot-out={self.out_dir}: {exc}; nothing was run") from None
         except (OutputUnwritable, OSError) as exc:
             if self.reserve is not None:
                 manifest_mod.release(self.reserve)
+            if self.out_lock is not None:
+                self.out_lock.release()
             raise preflight.usage(
                 f"--sabot-out={self.out_dir}: the session's record cannot be written "
                 f"({exc}); nothing was run"
@@ -438,6 +454,8 @@ class SabotSession:
     # ------------------------------------------------------------------ finish
 
     def finish(self, session: pytest.Session) -> None:
+        if not self.is_worker:
+            signals.hold()  # the results are written whatever SIGTERM comes now
         if self.is_worker:
             # The worker's gateway spend travels to the controller (xdist's workeroutput).
             spend = gateway_mod.stats(self.gateway)
