@@ -20,6 +20,7 @@ from pytest_sabot.core.records import OutputInUse, SessionLock, now_iso
 from pytest_sabot.core.trace_io import OutputUnwritable
 from pytest_sabot.session import gateway as gateway_mod
 from pytest_sabot.session import junit, preflight, signals
+from pytest_sabot.session import secrets as secrets_mod
 from pytest_sabot.session.selection import (
     Selection,
     cell_id_of,
@@ -139,6 +140,7 @@ class SabotSession:
         )
         if not self.wave_given:
             return
+        secrets_mod.register(self.settings)  # before anything runs or is written
         self._register_adapters()
         from pytest_sabot.core.frameworks import warning_modules
 
@@ -202,6 +204,10 @@ class SabotSession:
 
     def unconfigure(self) -> None:
         self._restore_signals()
+        if self.wave_given and not self.is_worker:
+            problem = secrets_mod.scrub_junit(self.config)
+            if problem is not None:
+                print(problem, file=sys.stderr)
         if self.out_lock is not None:
             self.out_lock.release()
         from pytest_sabot.core.frameworks import forget_local
