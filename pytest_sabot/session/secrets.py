@@ -15,6 +15,7 @@ ends, with the controller's.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from pathlib import Path
@@ -63,6 +64,12 @@ def register(settings: Settings) -> None:
         value = os.environ.get(name)
         if value and len(value.strip()) >= MIN_SECRET_LEN:
             redact_in_logs(value)
+    if settings.gateway_url:  # its secret is on the command line the manifest keeps
+        from pytest_sabot.gateway.client import split_gateway_url
+
+        # a malformed URL is refused, with its reason, when the gateway is reached
+        with contextlib.suppress(ValueError):
+            redact_in_logs(split_gateway_url(settings.gateway_url)[1])
 
 
 def scrub_report(report: pytest.TestReport) -> None:
