@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from pytest_sabot.session.core import FATAL, RESULT, STATE, SabotSession, session_of
+from pytest_sabot.session.secrets import scrub_report
 from pytest_sabot.session.settings import add_options
 
 # --------------------------------------------------------------------------- options
@@ -134,6 +135,7 @@ def pytest_runtest_makereport(
     fatal = item.stash.get(FATAL, None)
     if fatal is not None and report.when == "setup":
         report.sabot_fatal = fatal  # type: ignore[attr-defined]
+    scrub_report(report)  # before it is printed, sent to the controller or put in JUnit
     return report
 
 

@@ -46,7 +46,8 @@ import argparse
 import importlib
 import json
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -54,6 +55,7 @@ from pydantic import ValidationError
 from pytest_sabot.commands import EXIT_ERROR, EXIT_GATE, EXIT_INCONCLUSIVE, EXIT_PASS
 from pytest_sabot.commands.mcp import add_parser as add_mcp_parser
 from pytest_sabot.core.errors import SabotDataError
+from pytest_sabot.core.records import OutputInUse
 from pytest_sabot.session.options import BY_DEST, OPTIONS
 
 
@@ -328,7 +330,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "merge": _command("merge", "cmd_merge"),
         }[args.command]
         return handler(args)
-    except (SabotDataError, KeyError, OSError) as exc:
+    except (SabotDataError, KeyError, OSError, OutputInUse) as exc:
         print(f"sabot: {exc}", file=sys.stderr)
         return EXIT_ERROR
     except (ValidationError, json.JSONDecodeError) as exc:
@@ -337,14 +339,32 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_ERROR
 
 
+@contextmanager
+def writing(directory: Path, command: str) -> Iterator[None]:
+    """Hold the output's session lock while a command rewrites its results: never while a
+    session is writing them (an OutputInUse error names that session)."""
+    from pytest_sabot.core.records import SessionLock
+
+    lock = SessionLock(directory)
+    try:
+        lock.acquire(command)
+    except OutputInUse as exc:
+        raise OutputInUse(f"{directory}: {exc}; {command} rewrites nothing") from None
+    try:
+        yield
+    finally:
+        lock.release()
+
+
 def read_results_of(path: Path) -> object:
     """results.json of a directory, with a clear error when it is missing or not ours."""
+    from pytest_sabot.core.loading import parse_json
     from pytest_sabot.results import RESULTS_FILE, RESULTS_SCHEMA_VERSION, read_results
 
     file = path / RESULTS_FILE if path.is_dir() else path
     if not file.is_file():
         raise SabotDataError(file, "", "a results.json written by pytest --sabot-wave")
-    raw = json.loads(file.read_text(encoding="utf-8"))
+    raw = parse_json(file.read_text(encoding="utf-8"), file)
     version = raw.get("schema_version") if isinstance(raw, dict) else None
     if version != RESULTS_SCHEMA_VERSION:
         raise SabotDataError(
@@ -356,13 +376,19 @@ def read_results_of(path: Path) -> object:
 
 def rebuild(original: object, directory: Path, rules: str, root: str | None) -> object:
     """results.json built again from the records in ``directory``, with the inputs the
-    original recorded (selection, session, model, judge): offline, no model call."""
-    from pytest_sabot.matrix.standard import load_standard
+    original recorded (selection, session, model, judge, the package versions the records
+    were made with): offline, no model call. The matrix is the one the session ran, with
+    its adapters as its manifest records them when they are not installed here."""
     from pytest_sabot.results import ResultsFile
     from pytest_sabot.results.rebuild import rebuild as rebuilt
+    from pytest_sabot.results.recorded import session_standard
 
     assert isinstance(original, ResultsFile)
-    return rebuilt(original, load_standard(original.wave, root, rules=rules), directory)
+    session = original.session.run_id if original.session is not None else None
+    with session_standard(
+        directory, original.wave, session=session, root=root, rules=rules
+    ) as std:
+        return rebuilt(original, std, directory)
 
 
 def cmd_rescore(args: argparse.Namespace) -> int:
@@ -380,25 +406,38 @@ def cmd_rescore(args: argparse.Namespace) -> int:
     if original.scoreboard.registered_rows is None:  # written before the field existed
         fresh = fresh.model_copy(update={
             "scoreboard": fresh.scoreboard.model_copy(update={"registered_rows": None})})
+    damaged = [n for n in fresh.selection.not_run if n.reason == "damaged record"]
+    for n in damaged:
+        print(f"damaged record: cell {n.cell_id}: {n.detail}", file=sys.stderr)
     if same_rules:
         identical = fresh.model_dump(mode="json") == original.model_dump(mode="json")
         print(
             f"rescored {len(fresh.cells)} cells under {rules}: "
             + ("identical to results.json" if identical else "DIFFERS from results.json")
         )
+        if not identical:
+            from pytest_sabot.results.drift import drift
+
+            for line in drift(original, fresh):
+                print(f"  {line}")
         sys.stdout.flush()
         print_summary(console(), fresh)
         if fresh.status_line:
             print(fresh.status_line)
         if args.write:
-            write_results(fresh, args.dir)
-            write_text_atomic(args.dir / "RESULTS.md", markdown(fresh))
+            with writing(args.dir, "sabot rescore --write"):
+                write_results(fresh, args.dir)
+                write_text_atomic(args.dir / "RESULTS.md", markdown(fresh))
+        if damaged:
+            return EXIT_ERROR
         if not identical and not args.write:
             return EXIT_GATE
         return EXIT_INCONCLUSIVE if fresh.status_line else EXIT_PASS
     print(f"both readings: {original.rules} (as recorded) and {rules} (rescored)")
     sys.stdout.flush()
     side_by_side(original, fresh)
+    if damaged:
+        return EXIT_ERROR
     return EXIT_INCONCLUSIVE if fresh.status_line else EXIT_PASS
 
 
@@ -423,12 +462,13 @@ def cmd_report(args: argparse.Namespace) -> int:
 
     results = read_results_of(args.dir)
     assert isinstance(results, ResultsFile)
-    write_text_atomic(args.dir / "RESULTS.md", markdown(results))
-    print_summary(console(), results)
     from pytest_sabot.report.html import write_results_html
 
-    out = console()
-    out.print(Text(f"report: {write_results_html(args.dir)}"))
+    with writing(args.dir, "sabot report"):
+        write_text_atomic(args.dir / "RESULTS.md", markdown(results))
+        print_summary(console(), results)
+        html = write_results_html(args.dir)
+    console().print(Text(f"report: {html}"))
     return EXIT_INCONCLUSIVE if results.status_line else EXIT_PASS
 
 

@@ -107,8 +107,8 @@ def timeline(cell_dir: Path, root: Path | None = None) -> Timeline:
         gate_of,
     )
     from pytest_sabot.judge.run import read_soft_record
-    from pytest_sabot.matrix.standard import load_standard
     from pytest_sabot.results.outcomes import funnel_word, outcome_of
+    from pytest_sabot.results.recorded import session_standard
 
     cell_id, out_dir, _ = _cell_paths(cell_dir)
     outcome = _read_outcome(Path(cell_dir))
@@ -118,9 +118,12 @@ def timeline(cell_dir: Path, root: Path | None = None) -> Timeline:
     notes: list[str] = []
     verdict = funnel = "unscored"
     try:
-        std = load_standard(int(start["wave"]), root, rules=str(start["rules"]))
-        cell = std.cell(cell_id)
-        scored = _score(std, cell, Path(cell_dir), out_dir)
+        with session_standard(
+            out_dir, int(start["wave"]), session=outcome.session, root=root,
+            rules=str(start["rules"]),
+        ) as std:
+            cell = std.cell(cell_id)
+            scored = _score(std, cell, Path(cell_dir), out_dir)
         verdict = outcome_of(scored).verdict
         if isinstance(scored, CellVerdict):
             funnel = scored.excluded.code if scored.excluded else funnel_word(scored)

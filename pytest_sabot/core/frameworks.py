@@ -55,6 +55,7 @@ __all__ = [
     "installed_versions",
     "off_pin",
     "register_local",
+    "register_recorded",
     "require_frameworks",
 ]
 
@@ -228,6 +229,44 @@ def register_local(target: str) -> FrameworkAdapter:
     ADAPTERS.register(declared.name, target, origin="--sabot-adapter")
     _declared[declared.name] = declared
     return declared
+
+
+RECORDED_ORIGIN = "recorded by session "
+
+
+def _recorded_run(ctx: RunContext) -> None:
+    raise RegistryError(
+        f"framework {ctx.cell.framework!r}: only its records are read here (its adapter is "
+        "not installed); install the adapter to run it"
+    )
+
+
+def register_recorded(
+    name: str, mapping: Path, packages: Mapping[str, str], session: str
+) -> bool:
+    """Stand in for a framework whose adapter is not importable here, so the records a
+    session made with it can be read and rescored: its declaration as the session recorded
+    it (its packages' pins, the copy of its mapping kept beside the session's manifest).
+    Nothing it declares can run. Returns False (and changes nothing) when the framework is
+    registered already: an installed adapter is always the one used."""
+    if name in ADAPTERS:
+        return False
+    declared = FrameworkAdapter(
+        name=name,
+        run="pytest_sabot.core.frameworks:_recorded_run",
+        packages=dict(packages),
+        mapping=str(Path(mapping).resolve()),
+    )
+    ADAPTERS.register(name, lambda: declared, origin=RECORDED_ORIGIN + session)
+    _declared[name] = declared
+    return True
+
+
+def forget_recorded(name: str) -> None:
+    """Undo :func:`register_recorded` (the records have been read)."""
+    if name in ADAPTERS and ADAPTERS.entry(name).origin.startswith(RECORDED_ORIGIN):
+        ADAPTERS.unregister(name)
+        _declared.pop(name, None)
 
 
 def forget_local(name: str) -> None:

@@ -8,10 +8,16 @@ expected, as a :class:`~pytest_sabot.core.errors.SabotDataError`.
 
 YAML is read strictly: a mapping that names the same key twice is refused (YAML itself
 would keep the last value silently).
+
+JSON records (traces, outcomes, results, seed registries) are parsed by :func:`parse_json`,
+which names the file and the line of a syntax error the same way. A document nested deeper
+than the parser can follow (``[[[[...`` a hundred thousand levels) is refused as malformed
+by both readers, never raised as a RecursionError.
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -20,11 +26,13 @@ from pydantic import BaseModel, ValidationError
 
 from pytest_sabot.core.errors import SabotDataError, from_validation_error
 
-__all__ = ["load_yaml_model", "read_yaml", "read_yaml_mapping", "validate"]
+__all__ = ["load_yaml_model", "parse_json", "read_yaml", "read_yaml_mapping", "validate"]
 
 M = TypeVar("M", bound=BaseModel)
 
 TOP_LEVEL = "(top level)"
+TOO_DEEP = "a document nested no deeper than the parser can follow (about 1,000 levels)"
+"""What a reader expected of a JSON or YAML document that nests deeper than that."""
 _BASE_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
@@ -72,6 +80,22 @@ def read_yaml(path: str | Path, text: str | None = None) -> Any:
         where = f"line {mark.line + 1}" if mark is not None else ""
         problem = getattr(exc, "problem", None) or str(exc)
         raise SabotDataError(source, where, "valid YAML", str(problem)) from None
+    except RecursionError:
+        raise SabotDataError(source, "", TOO_DEEP, "deeper nesting") from None
+
+
+def parse_json(
+    text: str | bytes, source: str | Path, where: str = "", expected: str = "valid JSON"
+) -> Any:
+    """Parse one JSON document read from ``source``; a syntax error names the line (or
+    ``where``, e.g. the line of a JSONL file), and a document nested too deep is refused
+    the same way, as a SabotDataError."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise SabotDataError(source, where or f"line {exc.lineno}", expected, exc.msg) from None
+    except RecursionError:
+        raise SabotDataError(source, where, TOO_DEEP, "deeper nesting") from None
 
 
 def read_yaml_mapping(path: str | Path, text: str | None = None) -> dict[str, Any]:

@@ -8,22 +8,34 @@ no cell writes nothing.
 With it, a space reserve: a file of zeros sized for the session's results, written at the
 start and released at the end, so that results.json and this manifest can still be
 written when the disk fills up while cells run.
+
+The manifest names every framework adapter the session ran (where it was registered from,
+its declaration's target, its packages' pins) and, for a framework whose mapping file lives
+outside the standard root (a third party's adapter, ``--sabot-adapter``, a trusted agent),
+keeps a copy of that mapping beside it (``sessions/<run id>.adapters/<framework>/``), so
+the session's records can be read and rescored where the adapter is not installed
+(SPEC I107).
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import secrets
 import socket
+from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from pytest_sabot.core.errors import SabotDataError
+from pytest_sabot.core.frameworks import ADAPTERS, adapter
 from pytest_sabot.core.models.states import SessionStatus
+from pytest_sabot.core.models.trace import Framework
 from pytest_sabot.core.records import SESSIONS_DIR
-from pytest_sabot.core.trace_io import OutputUnwritable, write_json_atomic
+from pytest_sabot.core.trace_io import OutputUnwritable, write_bytes_atomic, write_json_atomic
 
 MANIFEST_SCHEMA_VERSION = "1"
 RESERVE_PER_CELL = 8 * 1024
@@ -46,6 +58,31 @@ class SessionSelection(BaseModel):
     markexpr: str | None = Field(None, description="The -m expression.")
     filters: dict[str, list[str]] = Field(default_factory=dict, description="--sabot-* filters.")
     args: list[str] = Field(default_factory=list, description="The command line as given.")
+
+
+class AdapterRecord(BaseModel):
+    """One framework adapter a session ran."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    framework: Framework
+    origin: str = Field(
+        description="Where it was registered from: an entry point of a distribution, the "
+        "source checkout, --sabot-adapter or --sabot-agent."
+    )
+    target: str = Field(description="module:factory of the adapter's declaration.")
+    packages: dict[str, str] = Field(
+        default_factory=dict, description="Distribution -> the version the adapter pins."
+    )
+    mapping: str = Field(
+        description="Its mapping file: 'mappings/<name>' of the standard root, or the copy "
+        "kept beside the manifest ('sessions/<run id>.adapters/<framework>/<name>', relative "
+        "to the output directory) when the adapter ships its own."
+    )
+    mapping_sha256: str = Field(description="sha256 of that mapping file.")
+    kept: bool = Field(
+        False, description="Whether ``mapping`` is the copy kept in the output directory."
+    )
 
 
 class SessionRecord(BaseModel):
@@ -90,6 +127,15 @@ class SessionRecord(BaseModel):
     pulled_in_run: list[str] = Field(
         default_factory=list, description="Pulled-in baselines this session ran."
     )
+    matrix: str = Field("", description="Name of the matrix the session ran (its cells file).")
+    agent: str | None = Field(
+        None,
+        description="--sabot-agent's module:callable when a trusted local agent's row "
+        "replaced the wave's rows (local_agent-default).",
+    )
+    adapters: list[AdapterRecord] = Field(
+        default_factory=list, description="Every framework adapter of the session's rows."
+    )
 
 
 def manifest_path(out: Path, run_id: str) -> Path:
@@ -106,10 +152,63 @@ def read_manifests(out: Path) -> list[SessionRecord]:
     folder = out / SESSIONS_DIR
     if not folder.is_dir():
         return []
-    return [
-        SessionRecord.model_validate_json(p.read_text(encoding="utf-8"))
-        for p in sorted(folder.glob("*.json"))
-    ]
+    return [read_manifest(p) for p in sorted(folder.glob("*.json"))]
+
+
+def read_manifest(path: Path) -> SessionRecord:
+    """One session's manifest; a damaged one is a SabotDataError naming the file."""
+    from pydantic import ValidationError
+
+    from pytest_sabot.core.errors import from_validation_error
+
+    try:
+        return SessionRecord.model_validate_json(path.read_bytes())
+    except ValidationError as exc:
+        raise from_validation_error(path, exc) from None
+    except OSError as exc:
+        raise SabotDataError(path, "", "a readable session manifest", exc.strerror) from None
+
+
+def adapters_path(out: Path, run_id: str) -> Path:
+    """The folder beside a session's manifest holding the mappings it keeps."""
+    return out / SESSIONS_DIR / f"{run_id}.adapters"
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def keep_adapters(
+    out: Path, run_id: str, root: Path, frameworks: Iterable[str]
+) -> list[AdapterRecord]:
+    """The adapter records of a session's frameworks; a mapping outside the standard root
+    is copied beside the manifest once (a copy is added, never replaced)."""
+    records = []
+    for name in dict.fromkeys(frameworks):
+        declared = adapter(name)
+        entry = ADAPTERS.entry(name)
+        source = declared.mapping_path(root)
+        digest = _sha256(source)
+        kept = not source.resolve().is_relative_to(Path(root).resolve())
+        if kept:
+            target = adapters_path(out, run_id) / name / source.name
+            if not target.is_file() or _sha256(target) != digest:
+                write_bytes_atomic(target, source.read_bytes())
+            where = str(target.relative_to(out))
+        else:
+            where = str(source.resolve().relative_to(Path(root).resolve()))
+        records.append(
+            AdapterRecord(
+                framework=name,
+                origin=entry.origin,
+                target=entry.target if isinstance(entry.target, str) else repr(entry.target),
+                packages=dict(declared.packages),
+                mapping=where,
+                mapping_sha256=digest,
+                kept=kept,
+            )
+        )
+    return records
 
 
 def reserve_path(out: Path, run_id: str) -> Path:

@@ -6,21 +6,33 @@ earlier record is set aside.
                                        crashed.json when its worker process died
     <out>/superseded/<cell id>~<n>/    earlier records, set aside (never deleted)
     <out>/sessions/<run id>.json       one manifest per session that ran cells
+    <out>/locks/                       file locks: one per cell record, and the session's
 
 A record is only ever added or moved: a session that runs a cell again first moves the
 earlier record to ``superseded/`` with a note saying which session set it aside and why.
+
+One session writes an output directory at a time: the session lock
+(``locks/session.lock``, held by the session's controller from the moment it opens the
+output until it ends; the operating system releases it when the process dies) refuses a
+second session on the same output with a message naming the session that holds it
+(SPEC I109).
 """
 
 from __future__ import annotations
 
 import datetime as _dt
+import json
 import os
+import socket
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from pytest_sabot.core.trace_io import OutputUnwritable, write_json_atomic
+
+if TYPE_CHECKING:
+    from filelock import FileLock
 
 CELLS_DIR = "cells"
 OUTCOME_FILE = "outcome.json"
@@ -29,6 +41,8 @@ SUPERSEDED_DIR = "superseded"
 SESSIONS_DIR = "sessions"
 LOCKS_DIR = "locks"
 SET_ASIDE_FILE = "set-aside.json"
+SESSION_LOCK = "session.lock"
+SESSION_HOLDER = "session.json"
 
 
 class SetAside(BaseModel):
@@ -111,3 +125,72 @@ def set_aside(out_dir: Path, cell_id: str, reason: str, session: str = "") -> Pa
     note = SetAside(cell_id=cell_id, reason=reason, session=session, at=now_iso())
     write_json_atomic(target / SET_ASIDE_FILE, note.model_dump(mode="json"))
     return target
+
+
+class OutputInUse(Exception):
+    """Another session (or a command writing results) holds the output directory."""
+
+
+class SessionHolder(BaseModel):
+    """locks/session.json: who holds the session lock of an output directory."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    holder: str = Field(description="Run id of the session, or the command, holding it.")
+    pid: int
+    host: str
+    since: str = Field(description="When it took the lock (UTC, ISO 8601).")
+
+
+class SessionLock:
+    """The one writer of an output directory at a time (``locks/session.lock``)."""
+
+    def __init__(self, out_dir: Path) -> None:
+        self.out_dir = Path(out_dir)
+        self.path = self.out_dir / LOCKS_DIR / SESSION_LOCK
+        self.holder_path = self.out_dir / LOCKS_DIR / SESSION_HOLDER
+        self._lock: FileLock | None = None
+
+    def acquire(self, holder: str) -> None:
+        """Take the lock at once, or raise OutputInUse naming who holds it."""
+        from filelock import FileLock, Timeout
+
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            lock = FileLock(self.path, timeout=0)
+            lock.acquire()
+        except Timeout:
+            raise OutputInUse(self._in_use()) from None
+        except OSError as exc:
+            raise OutputUnwritable(self.path, exc) from exc
+        self._lock = lock
+        note = SessionHolder(holder=holder, pid=os.getpid(), host=socket.gethostname(),
+                             since=now_iso())
+        try:
+            write_json_atomic(self.holder_path, note.model_dump(mode="json"))
+        except OutputUnwritable:
+            self.release()
+            raise
+
+    def _in_use(self) -> str:
+        who = "another session"
+        try:
+            note = SessionHolder.model_validate(json.loads(self.holder_path.read_text("utf-8")))
+            who = (f"session {note.holder} (pid {note.pid} on {note.host}, since "
+                   f"{note.since})")
+        except (OSError, ValueError):
+            pass
+        return (
+            f"the output is being written by {who}: two sessions never write one output at "
+            "once (their records and verdicts would cross). Wait for it to end, or give "
+            "this session another --sabot-out"
+        )
+
+    def release(self) -> None:
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None
+
+    @property
+    def held(self) -> bool:
+        return self._lock is not None

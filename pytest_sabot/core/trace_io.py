@@ -6,6 +6,11 @@ everything recorded so far; ``finish()`` fsyncs and renames it to ``events.jsonl
 A write that fails (a full disk, a quota, an output directory that cannot be written) is
 raised as ``OutputUnwritable``, naming the file: it is a fault of the machine, never a run
 error of the cell. The atomic writers never leave their temporary file behind.
+
+Every writer here scrubs what it writes of the secrets registered in the process
+(:mod:`pytest_sabot.core.secrets`): an event's text and data before it is validated and
+appended (so the trace in memory is the trace on disk), a JSON payload and a text before
+they reach the disk. A copy of a file kept as it is (``write_bytes_atomic``) is not changed.
 """
 
 from __future__ import annotations
@@ -21,7 +26,9 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 
 from pytest_sabot.core.errors import SabotDataError, from_validation_error
+from pytest_sabot.core.loading import TOO_DEEP
 from pytest_sabot.core.models.trace import Trace, TraceEvent
+from pytest_sabot.core.secrets import known_secrets, scrub_text, scrub_value
 
 TRACE_FILE = "events.jsonl"
 PARTIAL_SUFFIX = ".partial"
@@ -80,6 +87,8 @@ class TraceWriter:
     def emit(self, kind: str, component: str, text: str = "", **data: Any) -> Any:
         """Validate and append one event; returns the validated event."""
         with self._lock:
+            if known_secrets():
+                text, data = scrub_text(text), scrub_value(data)
             raw = {
                 "seq": len(self._events),
                 "t": time.time(),
@@ -143,6 +152,8 @@ def parse_events(lines: list[str], source: str | Path) -> Trace:
             raise SabotDataError(
                 source, f"line {number}", "one JSON object per line", str(exc)
             ) from None
+        except RecursionError:
+            raise SabotDataError(source, f"line {number}", TOO_DEEP, "deeper nesting") from None
         try:
             events.append(_EVENT.validate_python(raw))
         except ValidationError as exc:
@@ -166,18 +177,24 @@ def read_trace(path: Path) -> Trace:
 
 def write_json_atomic(path: Path, payload: Any) -> None:
     """Write JSON via a temp file, fsync and os.replace, so a kill leaves the old file."""
-    write_text_atomic(path, json.dumps(payload, indent=2, sort_keys=True) + "\n")
+    text = json.dumps(scrub_value(payload), indent=2, sort_keys=True) + "\n"
+    write_text_atomic(path, text)
 
 
 def write_text_atomic(path: Path, text: str) -> None:
     """Write a file via a temp file, fsync and os.replace. On any failure (a full disk, an
     interrupt) the temp file is removed and the previous file is left as it was; a failed
-    write is raised as OutputUnwritable."""
+    write is raised as OutputUnwritable. The text is scrubbed of known secrets."""
+    write_bytes_atomic(path, scrub_text(text).encode("utf-8"))
+
+
+def write_bytes_atomic(path: Path, data: bytes) -> None:
+    """:func:`write_text_atomic` for bytes (a copy of a file, kept as it is)."""
     tmp = path.with_name(path.name + f".tmp{os.getpid()}-{threading.get_ident()}")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        with tmp.open("w", encoding="utf-8") as fh:
-            fh.write(text)
+        with tmp.open("wb") as fh:
+            fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)

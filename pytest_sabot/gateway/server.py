@@ -340,7 +340,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _json(body: bytes, what: str) -> Any:
         try:
             return json.loads(body or b"null")
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
             raise ControlError(
                 400, f"{what} registration is not valid JSON: {exc}", "invalid_json"
             ) from exc

@@ -496,7 +496,7 @@ class GatewayService:
     def _parse(self, raw_body: bytes) -> tuple[dict[str, Any], ChatRequest] | Served:
         try:
             body = json.loads(raw_body)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
             return self._reject(400, f"request body is not valid JSON: {exc}", "invalid_json")
         if not isinstance(body, dict):
             return self._reject(400, "request body must be a JSON object", "invalid_json")

@@ -156,8 +156,14 @@ def _escalated(run_dir: Path) -> bool:
 
 
 def _run_adapter(ctx: PipelineContext | LabPipelineContext, timeout_s: float) -> str | None:
-    """Run the framework pipeline in a thread; returns an error text or None."""
+    """Run the framework pipeline in a thread; returns an error text or None.
+
+    Whether the pipeline has ended is its own event, set as its thread leaves the
+    pipeline: ``Thread.join`` interrupted by a KeyboardInterrupt (SIGTERM, Ctrl-C) can mark
+    a running thread as stopped, and a pipeline thread still running when the interpreter
+    ends aborts the process in native code (``FATAL: exception not rethrown``)."""
     result: dict[str, Any] = {}
+    ended = threading.Event()
 
     def target() -> None:
         try:
@@ -166,6 +172,8 @@ def _run_adapter(ctx: PipelineContext | LabPipelineContext, timeout_s: float) ->
             result["error"] = f"{type(exc).__name__}: {exc}"
             result["trace"] = traceback.format_exc(limit=8)
             result["exception"] = exc
+        finally:
+            ended.set()
 
     if timeout_s <= 0:  # no timeout: run in this thread (profiling, debugging)
         target()
@@ -174,37 +182,36 @@ def _run_adapter(ctx: PipelineContext | LabPipelineContext, timeout_s: float) ->
     thread.start()
     timed_out = True
     try:
-        thread.join(timeout_s)
-        timed_out = thread.is_alive()
+        timed_out = not ended.wait(timeout_s)
     finally:
-        if thread.is_alive():
+        if not ended.is_set():
             # Closing the run at the gateway makes every further model call fail fast, so
             # the abandoned pipeline ends on its own instead of running on in the
             # background. The exchanges it made before the timeout stay in the trace.
+            _ABANDONED.append((thread, ended))
             ctx.close_gateway_run()
-            thread.join(_ABANDON_GRACE_S)
-            if thread.is_alive():
-                _ABANDONED.append(thread)
+            if ended.wait(_ABANDON_GRACE_S):
+                _ABANDONED.remove((thread, ended))
     if timed_out:
         return f"Timeout: the pipeline ran past {timeout_s:g}s"
     return result.get("error")
 
 
-# Pipeline threads that outlived their time limit. The process waits for them before it
-# exits (``wait_for_abandoned``): an interpreter that ends under a running framework thread
-# can abort in native code instead of exiting cleanly.
-_ABANDONED: list[threading.Thread] = []
+# Pipeline threads that outlived their time limit (or an interrupt). The process waits for
+# them before it exits (``wait_for_abandoned``): an interpreter that ends under a running
+# framework thread can abort in native code instead of exiting cleanly.
+_ABANDONED: list[tuple[threading.Thread, threading.Event]] = []
 _ABANDON_GRACE_S = 5.0
 
 
 def wait_for_abandoned(timeout_s: float) -> int:
-    """Join the pipeline threads abandoned after a timeout, for at most ``timeout_s`` in
-    all; returns how many are still running."""
+    """Wait for the pipeline threads abandoned after a timeout or an interrupt, for at
+    most ``timeout_s`` in all; returns how many are still running."""
     deadline = time.monotonic() + timeout_s
-    for thread in list(_ABANDONED):
-        thread.join(max(0.0, deadline - time.monotonic()))
-        if not thread.is_alive():
-            _ABANDONED.remove(thread)
+    for entry in list(_ABANDONED):
+        _thread, ended = entry
+        if ended.wait(max(0.0, deadline - time.monotonic())):
+            _ABANDONED.remove(entry)
     return len(_ABANDONED)
 
 

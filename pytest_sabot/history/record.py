@@ -24,12 +24,13 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from pytest_sabot.core.errors import SabotDataError
 from pytest_sabot.core.records import now_iso
+from pytest_sabot.core.secrets import scrub_value
 from pytest_sabot.history.errors import HistoryError
 from pytest_sabot.history.sources import (
     FALLBACK_FIELDS,
@@ -263,6 +264,18 @@ def record_session(
         return apply_entry(db, entry)
 
 
+M = TypeVar("M", bound=BaseModel)
+
+
+def _scrubbed(model: M | None) -> M | None:
+    """``model`` without the process's known secrets (the same object when it has none)."""
+    if model is None:
+        return None
+    dumped = model.model_dump(mode="json")
+    clean = scrub_value(dumped)
+    return model if clean is dumped else type(model).model_validate(clean)
+
+
 def record_session_end(
     chosen: str | None,
     out_dir: Path,
@@ -279,6 +292,9 @@ def record_session_end(
     nothing: the line names the file, what is wrong and how to add the run later."""
     if chosen is not None and chosen.strip().lower() == "none":
         return None
+    clean = _scrubbed(results)  # SPEC I106
+    assert clean is not None
+    results, manifest = clean, _scrubbed(manifest)
     path = Path(chosen) if chosen else default_history_path(out_dir)
     run_id = manifest.run_id if manifest is not None else (
         results.session.run_id if results.session is not None else str(out_dir))

@@ -12,13 +12,13 @@ the same directory is set aside as ``run.prev-N.json``, never overwritten.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from pytest_sabot.core.errors import SabotDataError, from_validation_error
+from pytest_sabot.core.loading import parse_json
 from pytest_sabot.core.trace_io import write_json_atomic
 from pytest_sabot.lab.agent import AgentKind, AgentView
 from pytest_sabot.lab.evidence import EvidenceRef, Streams, WaitEvent
@@ -193,11 +193,10 @@ def read_run(path: Path) -> LabRun:
     if path.is_dir():
         path = path / RUN_FILE
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise SabotDataError(path, "", "a readable run record", exc.strerror) from None
-    except json.JSONDecodeError as exc:
-        raise SabotDataError(path, f"line {exc.lineno}", "JSON", exc.msg) from None
+    raw = parse_json(text, path, expected="JSON")
     try:
         return LabRun.model_validate(raw)
     except ValidationError as exc:

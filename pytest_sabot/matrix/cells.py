@@ -6,14 +6,13 @@ what was expected, before anything runs (SPEC.md S8.1, S8.4, S10.6).
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from pytest_sabot.core.errors import SabotDataError
 from pytest_sabot.core.frameworks import framework_names
-from pytest_sabot.core.loading import read_yaml_mapping, validate
+from pytest_sabot.core.loading import parse_json, read_yaml_mapping, validate
 from pytest_sabot.core.models.anchors import AnchorRegistry
 from pytest_sabot.core.models.cells import (
     CONFIGS,
@@ -266,10 +265,7 @@ def load_seed_registry(path: Path, spec: WaveSpec, wave_file: Path) -> SeedRegis
     if not path.is_file():
         raise SabotDataError(wave_file, "seeds_file",
                              f"an existing seed registry at {path}", spec.seeds_file)
-    try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise SabotDataError(path, f"line {exc.lineno}", "well-formed JSON", exc.msg) from None
+    raw = parse_json(path.read_text(encoding="utf-8"), path, expected="well-formed JSON")
     registry = validate(path, SeedRegistry, raw)
     if registry.wave != spec.wave:
         raise SabotDataError(path, "wave", f"{spec.wave} (the wave that names this registry)",

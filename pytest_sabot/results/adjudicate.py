@@ -9,6 +9,12 @@ that means a baseline *record* in the same output, made under the same model, re
 hash and rule version as the fault cell's record (SPEC I41). A fault cell without one is
 never counted: ``score_dir`` leaves it out of the verdicts and lists it as unpaired, with
 the reason, so it stays out of every denominator.
+
+A record that does not read (a torn or edited ``events.jsonl``, a trace cut before its
+``run_end``, an ``outcome.json``, ``not_run.json`` or ``soft.json`` that is not what the
+harness writes, a record of another cell) is *damaged*: ``read_record`` says so, naming the
+file, the line or field and what is wrong, and never raises. A session sets a damaged
+record aside and runs the cell again; scoring leaves it out with that reason (SPEC I108).
 """
 
 from __future__ import annotations
@@ -16,22 +22,26 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from pytest_sabot.core.errors import SabotDataError
+from pytest_sabot.core.loading import parse_json, validate
 from pytest_sabot.core.models.cells import Cell
 from pytest_sabot.core.models.verdict import BaselineVerdict, CellVerdict, Exclusion
 from pytest_sabot.core.records import OUTCOME_FILE, RunOutcome, cell_dir
 from pytest_sabot.core.records import set_aside as _set_aside
 from pytest_sabot.core.trace_io import PARTIAL_SUFFIX, TRACE_FILE, read_trace, write_json_atomic
-from pytest_sabot.judge.run import read_soft_record
+from pytest_sabot.judge.models import SoftRecord
+from pytest_sabot.judge.run import SOFT_FILE, read_soft_record
 from pytest_sabot.matrix.standard import Standard
 from pytest_sabot.scoring import score_baseline, score_cell
 
 NOT_RUN_FILE = "not_run.json"
 
 Verdict = CellVerdict | BaselineVerdict
+M = TypeVar("M", bound=BaseModel)
 
 
 class NotRun(BaseModel):
@@ -73,7 +83,7 @@ class Provenance:
         return None
 
 
-RecordKind = Literal["none", "partial", "run", "not_run", "stopped"]
+RecordKind = Literal["none", "partial", "run", "not_run", "stopped", "damaged"]
 
 
 @dataclass(frozen=True)
@@ -82,12 +92,15 @@ class Record:
 
     ``none``: nothing; ``partial``: files of a run that never finished (killed); ``run``: a
     complete run (trace and outcome); ``not_run``: a fault cell skipped because its baseline
-    failed; ``stopped``: a run the spend cap stopped (not finished, run again on resume)."""
+    failed; ``stopped``: a run the spend cap stopped (not finished, run again on resume);
+    ``damaged``: files that do not read as a record (``damage`` says which file, where,
+    and what is wrong)."""
 
     cell_id: str
     kind: RecordKind
     outcome: RunOutcome | None = None
     note: NotRun | None = None
+    damage: str | None = None
 
     @property
     def finished(self) -> bool:
@@ -114,31 +127,79 @@ class Record:
         return self.kind == "run" and self.outcome is not None and self.outcome.error is not None
 
 
+def _read_model(path: Path, model: type[M]) -> M:
+    """A JSON record file as its model; anything else is a SabotDataError naming the file,
+    the line or field, and what was expected."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise SabotDataError(path, "", "UTF-8 text") from None
+    except OSError as exc:
+        raise SabotDataError(path, "", "a readable file", exc.strerror or str(exc)) from None
+    return validate(path, model, parse_json(text, path), top_field="")
+
+
 def read_outcome(run_dir: Path) -> RunOutcome | None:
     path = run_dir / OUTCOME_FILE
     if not path.is_file():
         return None
-    return RunOutcome.model_validate_json(path.read_text(encoding="utf-8"))
+    return _read_model(path, RunOutcome)
 
 
 def read_not_run(run_dir: Path) -> NotRun | None:
     path = run_dir / NOT_RUN_FILE
     if not path.is_file():
         return None
-    return NotRun.model_validate_json(path.read_text(encoding="utf-8"))
+    return _read_model(path, NotRun)
+
+
+def _same_cell(path: Path, field: str, recorded: str, cell_id: str) -> None:
+    if recorded != cell_id:
+        raise SabotDataError(path, field, f"{cell_id!r} (the cell whose record this is)",
+                             recorded)
+
+
+def check_trace(run_dir: Path, cell_id: str) -> None:
+    """A finished run's trace reads whole: every line an event, the run's own cell, and the
+    last event its ``run_end`` (a trace cut at a line boundary reads, but ends early)."""
+    trace = read_trace(run_dir)
+    path = run_dir / TRACE_FILE
+    _same_cell(path, "line 1.run_start.data.cell_id", trace.start.cell_id, cell_id)
+    last = trace.events[-1]
+    if last.kind != "run_end":
+        raise SabotDataError(
+            path, f"line {len(trace.events)}",
+            "the run's run_end as the last event (the file ends before it: it was cut)",
+            f"{last.kind} event, seq {last.seq}",
+        )
+
+
+def _check_soft(run_dir: Path) -> None:
+    path = run_dir / SOFT_FILE
+    if path.is_file():
+        _read_model(path, SoftRecord)
 
 
 def read_record(out_dir: Path, cell_id: str) -> Record:
+    """What the output holds for one cell; a record that does not read is ``damaged``."""
     run_dir = cell_dir(out_dir, cell_id)
     if not run_dir.exists():
         return Record(cell_id, "none")
-    note = read_not_run(run_dir)
-    if note is not None:
-        return Record(cell_id, "not_run", note=note)
-    outcome = read_outcome(run_dir)
-    if outcome is not None and (run_dir / TRACE_FILE).is_file():
-        kind: RecordKind = "stopped" if outcome.stopped is not None else "run"
-        return Record(cell_id, kind, outcome=outcome)
+    try:
+        note = read_not_run(run_dir)
+        if note is not None:
+            _same_cell(run_dir / NOT_RUN_FILE, "cell_id", note.cell_id, cell_id)
+            return Record(cell_id, "not_run", note=note)
+        outcome = read_outcome(run_dir)
+        if outcome is not None:
+            _same_cell(run_dir / OUTCOME_FILE, "cell_id", outcome.cell_id, cell_id)
+        if outcome is not None and (run_dir / TRACE_FILE).is_file():
+            check_trace(run_dir, cell_id)
+            _check_soft(run_dir)
+            kind: RecordKind = "stopped" if outcome.stopped is not None else "run"
+            return Record(cell_id, kind, outcome=outcome)
+    except SabotDataError as exc:
+        return Record(cell_id, "damaged", damage=str(exc))
     if any(run_dir.iterdir()):
         return Record(cell_id, "partial", outcome=outcome)
     return Record(cell_id, "none")
@@ -276,6 +337,7 @@ class Scored:
     unpaired: dict[str, str] = field(default_factory=dict)  # fault cell -> why not scored
     missing: list[str] = field(default_factory=list)  # runnable cells with no usable record
     stopped: dict[str, str] = field(default_factory=dict)  # cells the spend cap stopped
+    damaged: dict[str, str] = field(default_factory=dict)  # cell -> what is wrong with it
     sessions: dict[str, str] = field(default_factory=dict)  # cell -> session of its record
 
 
@@ -284,6 +346,8 @@ def pairing_problem(cell: Cell, fault: Record, base: Record | None) -> str | Non
     can). Standard section 3: no baseline, no valid cell."""
     bid = cell.baseline_id
     if base is None or not base.finished:
+        if base is not None and base.kind == "damaged":
+            return f"the record of baseline {bid} is damaged ({base.damage})"
         if base is not None and base.kind == "stopped":
             return f"baseline {bid} was stopped by the budget before it finished"
         return f"baseline {bid} has no record in this output"
@@ -319,6 +383,8 @@ def score_dir(
         record = read_record(out_dir, cell.id)
         if record.kind == "stopped" and record.outcome is not None:
             out.stopped[cell.id] = record.outcome.error or "stopped by the spend cap"
+        if record.kind == "damaged":
+            out.damaged[cell.id] = str(record.damage)
         if record.finished and (accept is None or accept(cell, record)):
             records[cell.id] = record
         else:

@@ -28,7 +28,7 @@ from pytest_sabot.core.models.verdict import BaselineVerdict, CellVerdict
 from pytest_sabot.core.records import cell_dir
 from pytest_sabot.core.trace_io import read_trace, write_json_atomic
 from pytest_sabot.matrix.standard import Standard
-from pytest_sabot.results.adjudicate import Provenance, Record, read_record, score_dir
+from pytest_sabot.results.adjudicate import Provenance, Record, Scored, read_record, score_dir
 from pytest_sabot.results.lab_gates import LabGates, lab_gates
 from pytest_sabot.scoring import Scoreboard, scoreboard
 
@@ -376,9 +376,11 @@ def build_results(
     keyword: str | None = None,
     markexpr: str | None = None,
     filters: dict[str, list[str]] | None = None,
+    versions: dict[str, str] | None = None,
 ) -> ResultsFile:
     """Score every counted record of the selection (and the baselines it pulled in) and
-    assemble results.json."""
+    assemble results.json. ``versions`` are the installed packages the records were made
+    with (a rebuild carries the original's; by default, those installed here)."""
     spec = parse_model(model)
     wanted = None if selected_ids is None else set(selected_ids)
     chosen = std.cells if wanted is None else [c for c in std.cells if c.id in wanted]
@@ -395,13 +397,13 @@ def build_results(
         record = read_record(out_dir, cid)
         used[cid] = record.session
     carved = [c for c in chosen if c.carved_out]
-    versions = installed_versions()
+    versions = installed_versions() if versions is None else dict(versions)
     reasons = not_run or {}
     not_run_cells = [
         NotRunCell(
             cell_id=cid,
-            reason=reasons[cid][0] if cid in reasons else _default_reason(cid, scored.stopped),
-            detail=reasons[cid][1] if cid in reasons else scored.stopped.get(cid, ""),
+            reason=reasons[cid][0] if cid in reasons else _default_reason(cid, scored),
+            detail=reasons[cid][1] if cid in reasons else _default_detail(cid, scored),
         )
         for cid in scored.missing
     ]
@@ -490,8 +492,14 @@ def _skipped(v: CellVerdict | BaselineVerdict) -> bool:
     )
 
 
-def _default_reason(cell_id: str, stopped: dict[str, str]) -> NotRunReason:
-    return "budget" if cell_id in stopped else "not reached"
+def _default_reason(cell_id: str, scored: Scored) -> NotRunReason:
+    if cell_id in scored.damaged:
+        return "damaged record"
+    return "budget" if cell_id in scored.stopped else "not reached"
+
+
+def _default_detail(cell_id: str, scored: Scored) -> str:
+    return scored.damaged.get(cell_id) or scored.stopped.get(cell_id, "")
 
 
 def write_results(results: ResultsFile, out_dir: Path) -> Path:

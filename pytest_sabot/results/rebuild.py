@@ -51,4 +51,5 @@ def rebuild(
         keyword=sel.keyword,
         markexpr=sel.markexpr,
         filters=sel.filters,
+        versions=original.versions,
     )

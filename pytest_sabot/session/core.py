@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -16,10 +17,11 @@ from pytest_sabot.core import manifest as manifest_mod
 from pytest_sabot.core.errors import SabotDataError
 from pytest_sabot.core.models.cells import Cell
 from pytest_sabot.core.models.states import NotRunReason
-from pytest_sabot.core.records import now_iso
+from pytest_sabot.core.records import OutputInUse, SessionLock, now_iso
 from pytest_sabot.core.trace_io import OutputUnwritable
 from pytest_sabot.session import gateway as gateway_mod
 from pytest_sabot.session import junit, preflight, signals
+from pytest_sabot.session import secrets as secrets_mod
 from pytest_sabot.session.selection import (
     Selection,
     cell_id_of,
@@ -95,6 +97,7 @@ class SabotSession:
         self.boards: Boards | None = None  # fixed with the selection (session/boards.py)
         self.directory_results: ResultsFile | None = None  # the directory's, when apart
         self.local_adapters: list[str] = []  # framework names --sabot-adapter registered
+        self.out_lock: SessionLock | None = None  # held from the output's opening on
         self._restore_signals: Callable[[], None] = _nothing
 
     # ------------------------------------------------------------------ properties
@@ -142,6 +145,7 @@ class SabotSession:
         )
         if not self.wave_given:
             return
+        secrets_mod.register(self.settings)  # before anything runs or is written
         self._register_adapters()
         from pytest_sabot.core.frameworks import warning_modules
 
@@ -240,6 +244,12 @@ class SabotSession:
 
     def unconfigure(self) -> None:
         self._restore_signals()
+        if self.wave_given and not self.is_worker:
+            problem = secrets_mod.scrub_junit(self.config)
+            if problem is not None:
+                print(problem, file=sys.stderr)
+        if self.out_lock is not None:
+            self.out_lock.release()
         from pytest_sabot.core.frameworks import forget_local
 
         for name in self.local_adapters:
@@ -334,8 +344,10 @@ class SabotSession:
         metafunc.parametrize("sabot_cell_id", params)
 
     def collection_finished(self, items: Sequence[pytest.Item]) -> None:
-        """A process that collected: its items are final now."""
-        if self.std is None:
+        """A process that collected: its items are final now (unless the collection was
+        interrupted: pytest reports its end even then, and a selection it never finished
+        is not the user's, so nothing is opened)."""
+        if self.std is None or isinstance(sys.exc_info()[1], KeyboardInterrupt):
             return
         ids = cell_ids_of_items(items)
         if not self.is_worker:
@@ -365,18 +377,28 @@ class SabotSession:
         preflight.check_replay_covers(self.settings, [c.id for c in selection.to_record])
         preflight.check_projection(self.settings, selection.to_record, self.out_dir)
         preflight.check_downgrade(self.settings, self.std, selection.runnable)
+        with signals.deferred():  # a SIGTERM now interrupts once the output is open
+            self._open_output(len(selection.to_record))
+
+    def _open_output(self, cells: int) -> None:
+        """The session's first writes: its lock on the output, the space reserve, the
+        manifest (running) and results.json (pending)."""
+        from pytest_sabot.session import finishing
+
         try:
             self.out_dir.mkdir(parents=True, exist_ok=True)
-            self.reserve = manifest_mod.reserve(
-                self.out_dir, self.run_id, len(selection.to_record)
-            )
-            from pytest_sabot.session import finishing
-
+            self.out_lock = SessionLock(self.out_dir)
+            self.out_lock.acquire(self.run_id)
+            self.reserve = manifest_mod.reserve(self.out_dir, self.run_id, cells)
             manifest_mod.write_manifest(self.out_dir, finishing.manifest(self, "running", ""))
             finishing.write_pending(self)
+        except OutputInUse as exc:
+            raise preflight.usage(f"--sabot-out={self.out_dir}: {exc}; nothing was run") from None
         except (OutputUnwritable, OSError) as exc:
             if self.reserve is not None:
                 manifest_mod.release(self.reserve)
+            if self.out_lock is not None:
+                self.out_lock.release()
             raise preflight.usage(
                 f"--sabot-out={self.out_dir}: the session's record cannot be written "
                 f"({exc}); nothing was run"
@@ -488,6 +510,8 @@ class SabotSession:
     # ------------------------------------------------------------------ finish
 
     def finish(self, session: pytest.Session) -> None:
+        if not self.is_worker:
+            signals.hold()  # the results are written whatever SIGTERM comes now
         if self.is_worker:
             # The worker's gateway spend travels to the controller (xdist's workeroutput).
             spend = gateway_mod.stats(self.gateway)

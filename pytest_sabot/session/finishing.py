@@ -204,9 +204,13 @@ def _finish(state: SabotSession, session: pytest.Session) -> None:
     )
     status, detail = _status(state, session, first.selection.complete)
     reason = STATUS_REASON[status]
+    damaged = {n.cell_id: n.detail for n in first.selection.not_run
+               if n.reason == "damaged record"}
     for cid in first.selection.missing + [
         c for c in first.selection.pulled_in if c not in reasons
     ]:
+        if cid in damaged:  # its own reason says more than how the session ended
+            reasons.setdefault(cid, ("damaged record", damaged[cid]))
         reasons.setdefault(cid, (reason, detail))
     results = build_results(
         std, state.out_dir, session=info(state, status, detail), not_run=reasons, **shared
@@ -250,6 +254,18 @@ def _finish(state: SabotSession, session: pytest.Session) -> None:
         said = record_session_end(state.settings.history, state.out_dir, results, record)
         if said is not None:
             state.messages.append(said)
+    for event in state.events:
+        if event["kind"] == "damaged":
+            state.messages.append(
+                (f"pytest-sabot: damaged record of {event['cell_id']} set aside and its cell "
+                 f"run again: {event['detail']}", True)
+            )
+    for n in results.selection.not_run:
+        if n.reason == "damaged record":
+            state.messages.append(
+                (f"pytest-sabot: {n.cell_id} left out: its record is damaged ({n.detail}); "
+                 "--sabot-resume sets it aside and runs the cell again", True)
+            )
     if status == "output-unwritable":
         state.messages.append((_unwritable_message(state, results), True))
     from pytest_sabot.session.final import final_fields, settle
@@ -363,6 +379,11 @@ def manifest(
                                   if e["kind"] == "rerun_error"}),
         pulled_in_reused=sorted({e["cell_id"] for e in pulled if e["detail"] == "reused"}),
         pulled_in_run=sorted({e["cell_id"] for e in pulled if e["detail"] == "run"}),
+        matrix=std.wave.name or f"wave{std.wave.wave}",
+        agent=state.settings.agent,
+        adapters=manifest_mod.keep_adapters(
+            state.out_dir, state.run_id, std.root, std.wave.frameworks
+        ),
     )
 
 

@@ -314,6 +314,16 @@ OPTIONS: tuple[OptionSpec, ...] = (
         env="SABOT_HISTORY",
     ),
     OptionSpec(
+        "--sabot-secret-env",
+        "sabot_secret_env",
+        "Environment variables holding secrets of your own (comma list, e.g. "
+        "MY_SERVICE_TOKEN): their values are replaced by [REDACTED] in everything the "
+        "session writes (traces, results, reports, logs, JUnit XML), like the provider key "
+        "and the gateway's secret already are.",
+        kind="list",
+        env="SABOT_SECRET_ENV",
+    ),
+    OptionSpec(
         "--sabot-upstream-deadline",
         "sabot_upstream_deadline",
         "Overall deadline in seconds of one live model call, retries, backoff and waiting "

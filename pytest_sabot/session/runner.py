@@ -117,6 +117,8 @@ class CellRunner:
         return self.resume
 
     def _why_aside(self, record: Record) -> str:
+        if record.kind == "damaged":
+            return f"a damaged record ({record.damage}); run again"
         if not record.finished:
             if record.kind == "stopped":
                 return "stopped by the spend cap before it finished; run again"
@@ -143,6 +145,8 @@ class CellRunner:
                 return record
             if record.kind != "none":
                 reason = self._why_aside(record)
+                if record.kind == "damaged":
+                    self._note("damaged", cell.id, str(record.damage))
                 if record.run_error and self.resume and self._compatible(record):
                     self._note("rerun_error", cell.id)
                 if record.kind != "partial" or not self._crash_retry(cell):

@@ -45,6 +45,7 @@ class Settings:
     spend_ledger: str | None
     upstream_deadline: float
     history: str | None
+    secret_env: list[str]
 
     @property
     def live(self) -> bool:
@@ -109,6 +110,7 @@ def read_settings(config: pytest.Config) -> Settings:
         spend_ledger=values["sabot_spend_ledger"],
         upstream_deadline=float(values["sabot_upstream_deadline"]),
         history=values["sabot_history"],
+        secret_env=list(values["sabot_secret_env"] or []),
     )
 
 

@@ -33,6 +33,7 @@ from typing import Any, Protocol
 
 from pytest_sabot.core.context import ToolHandle
 from pytest_sabot.core.models.task import ToolRole, ToolSpec
+from pytest_sabot.core.secrets import scrub_text
 from pytest_sabot.tasks.checks import CHECKS
 from pytest_sabot.tasks.contract import normalize_artifact
 from pytest_sabot.tasks.loader import PublicView
@@ -119,9 +120,11 @@ class Workspace:
         return path.read_text(encoding="utf-8") if path.is_file() else None
 
     def write(self, name: str, content: str) -> int:
+        """Commit a file; what reaches the disk is scrubbed of the process's known secrets
+        (the world is a record too: SPEC I106)."""
         if not _SAFE_NAME.match(name):
             raise ValueError(f"not a plain file name: {name!r}")
-        data = content.encode("utf-8")
+        data = scrub_text(content).encode("utf-8")
         tmp = self.root / f".{name}.tmp"
         try:
             tmp.write_bytes(data)
@@ -134,7 +137,9 @@ class Workspace:
     def committed(self, name: str, artifact: str) -> bool:
         """Whether ``name`` exists and holds the artifact (both normalized)."""
         present = self.read(name)
-        return present is not None and normalize_artifact(present) == normalize_artifact(artifact)
+        return present is not None and normalize_artifact(present) == normalize_artifact(
+            scrub_text(artifact)
+        )
 
     def effects(self, required: list[str] | tuple[str, ...], artifact: str) -> dict[str, bool]:
         """The required-effects map evaluate_pass takes: each required file present with

@@ -45,6 +45,7 @@ from pytest_sabot.core.models.cells import WaveSpec, expand
 from pytest_sabot.core.models.mapping import load_mapping
 from pytest_sabot.core.models.trace import REPORTED_EVENT_KINDS
 from pytest_sabot.core.registry import importable
+from pytest_sabot.core.secrets import scrub_text
 from pytest_sabot.trusted.channel import Refusal
 from pytest_sabot.trusted.protocol import ModelEndpoint, Start, ToolSpec
 from pytest_sabot.trusted.proxy import MODEL_REQUEST, carried
@@ -348,7 +349,7 @@ class _Scrub:
     def text(self, value: str) -> str:
         for secret in self.secrets:
             value = value.replace(secret, REDACTED)
-        return value
+        return scrub_text(value)  # and every secret the process knows (SPEC I106)
 
     def file(self, path: Path) -> None:
         """The child's log, scrubbed in place once the child is gone (before the run's

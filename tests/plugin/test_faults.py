@@ -131,6 +131,8 @@ def _no_temp_files(out: Path) -> None:
 
 def _records_intact(out: Path) -> None:
     """Every finished record still reads: its trace parses and ends, its outcome loads."""
+    if not (out / "cells").is_dir():
+        return
     for cell in (out / "cells").iterdir():
         record = read_record(out, cell.name)
         if record.kind == "run":
@@ -308,3 +310,196 @@ def test_16_a_second_ctrl_c_still_exits_and_stops_the_workers(tmp_path: Path) ->
     _records_intact(session.out)
     results = read_results(session.out)
     assert not results.selection.complete  # whatever got written, it never looks complete
+
+
+# --------------------------------------------------------------------------- issue 21.4
+
+DAMAGED = "langgraph-default-O2-T1-s11"
+DAMAGED_BASELINE = "langgraph-guardrail-baseline-T1-s11"
+
+
+def _damage(out: Path, how: str) -> tuple[str, Path, str]:
+    """Damage one record of a finished output the way a disk or an editor would; returns
+    the cell, the damaged file and where in it (as the message names it)."""
+    cell = DAMAGED_BASELINE if how == "cut-baseline" else DAMAGED
+    run_dir = out / "cells" / cell
+    trace = run_dir / "events.jsonl"
+    lines = trace.read_text().splitlines()
+    if how == "torn-trace":  # a line that stops in the middle
+        lines[3] = lines[3][:40]
+        trace.write_text("\n".join(lines) + "\n")
+        return cell, trace, "line 4"
+    if how in ("cut-trace", "cut-baseline"):  # cut at a line boundary: every line reads
+        kept = len(lines) // 2
+        trace.write_text("\n".join(lines[:kept]) + "\n")
+        return cell, trace, f"line {kept}"
+    if how == "deep-trace":
+        lines[2] = "[" * 100_000 + "]" * 100_000
+        trace.write_text("\n".join(lines) + "\n")
+        return cell, trace, "line 3"
+    outcome = run_dir / "outcome.json"
+    if how == "outcome-not-json":
+        outcome.write_text('{"cell_id": "' + cell[:10])
+        return cell, outcome, "line 1"
+    data = json.loads(outcome.read_text())
+    data["attempts"] = "two"
+    outcome.write_text(json.dumps(data))
+    return cell, outcome, "attempts"
+
+
+@pytest.mark.parametrize(
+    ("how", "workers"),
+    [("torn-trace", []), ("cut-trace", []), ("deep-trace", []), ("outcome-not-json", []),
+     ("outcome-field", ["-n", "2"]), ("cut-baseline", ["-n", "2"])],
+)
+def test_21_4_a_damaged_record_is_named_set_aside_and_its_cell_run_again_on_resume(
+    reference: Run, tmp_path: Path, how: str, workers: list[str]
+) -> None:
+    out = tmp_path / "out"
+    shutil.copytree(reference.out, out)
+    cell, damaged, where = _damage(out, how)
+    damaged_bytes = damaged.read_bytes()
+    junit = tmp_path / "junit.xml"
+    xdist = workers or ["-p", "no:xdist"]
+    session = run(tmp_path, *ROWS, *xdist, "--sabot-resume", f"--junitxml={junit}", out=out)
+    text = session.stdout + session.stderr
+    assert session.returncode == 0, session.describe()
+    assert "Traceback" not in text and "INTERNALERROR" not in text
+    # named: the cell, the file and the line or field, and what is wrong
+    said = next(line for line in text.splitlines() if "damaged record of" in line)
+    assert cell in said and f"{damaged}: field '{where}" in said, said
+    # set aside, never deleted: the damaged file as it was, with the reason beside it
+    (aside,) = sorted((out / "superseded").glob(f"{cell}~*"))
+    assert (aside / damaged.name).read_bytes() == damaged_bytes
+    note = json.loads((aside / "set-aside.json").read_text())
+    assert note["reason"].startswith("a damaged record (") and where in note["reason"]
+    newest = read_manifests(out)[-1]
+    assert newest.set_aside == {cell: note["reason"]}
+    # the cell ran again and nothing intact was lost: the slice reads as an unbroken run
+    assert junit.is_file() and junit.read_text().count("<testcase ") == CELLS
+    _same_as_reference(session, reference)
+
+
+def test_21_4_sabot_rescore_names_the_cell_whose_trace_was_cut_at_a_line_boundary(
+    reference: Run, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "out"
+    shutil.copytree(reference.out, out)
+    cell, trace, where = _damage(out, "cut-trace")
+    assert main(["rescore", str(out)]) == 2  # a damaged record: corruption, exit 2
+    printed = capsys.readouterr()
+    text = printed.out + printed.err
+    assert "DIFFERS from results.json" in text
+    named = f"cell {cell}: no verdict now (damaged record: {trace}: field '{where}'"
+    assert named in text, text
+    assert "it was cut" in text
+    assert f"damaged record: cell {cell}: {trace}" in printed.err
+    # every other cell still scores as it did
+    assert f"rescored {CELLS - 1} cells" in text
+
+
+# --------------------------------------------------------------------------- issue 21.5
+
+# Sends the controller SIGTERM at one point of its session, named by SIGTERM_AT:
+# "<hook>[:n]" at the n-th call of that hook, or "timer:<seconds>" that long after the first
+# cell's setup (while its pipeline runs, the framework still importing).
+SIGTERM_AT = '''
+import os, signal, threading, time
+import pytest
+
+AT = os.environ.get("SIGTERM_AT", "")
+NAME, _, ARG = AT.partition(":")
+SEEN = {}
+STATE = {"config": None}
+
+
+def pytest_configure(config):
+    STATE["config"] = config
+
+
+def _controller():
+    return not hasattr(STATE["config"], "workerinput")
+
+
+def _hit(hook):
+    if hook != NAME or not _controller():
+        return
+    SEEN[hook] = SEEN.get(hook, 0) + 1
+    if SEEN[hook] == int(ARG or 1):
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(0.05)
+
+
+def pytest_collectstart(collector): _hit("collectstart")
+def pytest_itemcollected(item): _hit("itemcollected")
+def pytest_collection_modifyitems(session, config, items): _hit("modifyitems")
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_finish(session): _hit("collection_finish")
+def pytest_runtest_logreport(report): _hit("logreport")
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session): _hit("sessionfinish")
+def pytest_terminal_summary(terminalreporter): _hit("summary")
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodeready(node): _hit("nodeready")
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_node_collection_finished(node, ids): _hit("node_collection_finished")
+
+
+def pytest_runtest_setup(item):
+    _hit("setup")
+    if NAME == "timer" and _controller() and not SEEN.get("timer"):
+        SEEN["timer"] = 1
+        pid = os.getpid()
+        threading.Timer(float(ARG), lambda: os.kill(pid, signal.SIGTERM)).start()
+'''
+
+# (where, worker options, what the session must have left: "nothing" written, an
+# "interrupted" record, or a "complete" one)
+SIGTERM_POINTS = [
+    ("collectstart", "no:xdist", "nothing"),
+    ("modifyitems", "no:xdist", "nothing"),
+    ("collection_finish", "no:xdist", "nothing"),
+    ("timer:0.6", "no:xdist", "interrupted"),
+    ("timer:1.0", "no:xdist", "interrupted"),
+    ("timer:1.4", "no:xdist", "interrupted"),
+    ("sessionfinish", "no:xdist", "complete"),
+    ("summary", "no:xdist", "complete"),
+    ("nodeready", "2", "nothing"),
+    ("node_collection_finished:2", "2", "interrupted"),
+    ("logreport:3", "2", "interrupted"),
+    ("summary", "2", "complete"),
+]
+
+
+@pytest.mark.parametrize(("at", "workers", "left"), SIGTERM_POINTS,
+                         ids=[f"{at}-{'n2' if w == '2' else 'n0'}" for at, w, _ in SIGTERM_POINTS])
+def test_21_5_sigterm_at_any_point_never_aborts_nor_prints_a_traceback(
+    tmp_path: Path, at: str, workers: str, left: str
+) -> None:
+    args, env = plugin(tmp_path / "plugins", "sigterm_at", SIGTERM_AT)
+    xdist = ["-p", "no:xdist"] if workers == "no:xdist" else ["-n", workers]
+    junit = tmp_path / "junit.xml"
+    session = run(tmp_path, *args, *ROWS, *xdist, f"--junitxml={junit}",
+                  env={**env, "SIGTERM_AT": at})
+    text = session.stdout + session.stderr
+    assert "FATAL" not in text and session.returncode not in (134, -signal.SIGABRT), text[-3000:]
+    assert "Traceback" not in text and "INTERNALERROR" not in text, text[-3000:]
+    assert junit.is_file()
+    if left == "nothing":  # stopped before its selection was fixed: nothing was opened
+        assert session.returncode == pytest.ExitCode.INTERRUPTED, session.describe()
+        assert not session.out.exists()
+        return
+    results = session.results
+    assert results.session is not None
+    accounted_once(results)
+    _no_temp_files(session.out)
+    _records_intact(session.out)
+    (manifest,) = read_manifests(session.out)
+    if left == "complete":  # the results were being written: the session ends as it was
+        assert session.returncode == 0, session.describe()
+        assert results.session.status == manifest.status == "complete"
+        return
+    assert session.returncode == pytest.ExitCode.INTERRUPTED, session.describe()
+    assert results.session.status == manifest.status == "interrupted"
+    assert not results.selection.complete
+    assert "INCOMPLETE:" in session.stdout

@@ -5,6 +5,8 @@ explicit option that results.json discloses (SPEC I19).
 
 from __future__ import annotations
 
+import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -13,9 +15,11 @@ from plugin_runs import (
     SLICE,
     Run,
     accounted_once,
+    clean_env,
     copy_out,
     file_hashes,
     plugin,
+    pytest_command,
     run,
     shared,
     shared_dir,
@@ -171,3 +175,87 @@ def test_I19_resume_keeps_recorded_run_errors_and_reruns_them_only_when_asked(
     (aside,) = sorted((redone.out / "superseded").glob(f"{BASELINE}~*"))
     assert "RUN_ERROR" in (aside / "set-aside.json").read_text()
     assert main(["rescore", str(redone.out)]) == 0
+
+
+# --------------------------------------------------------------------------- issue 21.5
+
+# Holds the session in its first cell's setup until the file HOLD_UNTIL names exists, so a
+# second session can be started while the first one is certainly writing its output.
+HOLDER = '''
+import os, time
+from pathlib import Path
+
+def pytest_runtest_setup(item):
+    release = Path(os.environ["HOLD_UNTIL"])
+    while not release.exists():
+        time.sleep(0.05)
+'''
+
+
+def _start_holding(where: Path, out: Path, release: Path) -> subprocess.Popen[str]:
+    args, env = plugin(where / "plugins", "holder", HOLDER)
+    where.mkdir(parents=True, exist_ok=True)
+    return subprocess.Popen(
+        pytest_command(out, *args, "--sabot-wave=1", "-p", "no:xdist", *THREE),
+        cwd=where, env=clean_env({**env, "HOLD_UNTIL": str(release)}),
+        stdout=(where / "stdout.txt").open("w"), stderr=subprocess.STDOUT, text=True,
+    )
+
+
+def _opened(out: Path, proc: subprocess.Popen[str]) -> str:
+    """Wait until the session has opened the output; its run id."""
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and proc.poll() is None:
+        manifests = list((out / "sessions").glob("*.json")) if out.exists() else []
+        if manifests and (out / "results.json").is_file():
+            return manifests[0].stem
+        time.sleep(0.05)
+    raise AssertionError(f"the first session never opened its output (exit {proc.poll()})")
+
+
+@pytest.mark.parametrize("second", [["-p", "no:xdist"], ["-n", "2"]], ids=["n0", "n2"])
+def test_21_5_a_second_session_on_an_output_being_written_is_refused_and_changes_nothing(
+    tmp_path: Path, second: list[str]
+) -> None:
+    out, release = tmp_path / "out", tmp_path / "release"
+    first = _start_holding(tmp_path / "first", out, release)
+    try:
+        holder = _opened(out, first)
+        before = snapshot(out)
+        refused = run(tmp_path / "second", "--sabot-wave=1", *second, *THREE, out=out)
+        text = refused.stdout + refused.stderr
+        assert refused.returncode == pytest.ExitCode.USAGE_ERROR, refused.describe()
+        assert f"is being written by session {holder} (pid {first.pid}" in text, text
+        assert "nothing was run" in text and "Traceback" not in text
+        assert snapshot(out) == before  # the refused session wrote nothing at all
+        assert main(["report", str(out)]) == 2  # a command rewriting results waits its turn
+        assert snapshot(out) == before
+    finally:
+        release.touch()
+        first.wait(timeout=600)
+    done = Run(tmp_path / "first", out, first.returncode,
+               (tmp_path / "first" / "stdout.txt").read_text(), "")
+    assert done.returncode == 0, done.describe()
+    results = done.results
+    assert results.selection.complete and results.session is not None
+    assert results.session.run_id == holder
+    accounted_once(results)
+    assert main(["rescore", str(out)]) == 0  # every verdict is what its record says
+    for cell in THREE_CELLS:
+        assert read_record(out, cell).session == holder
+    # the first session has ended: the output is free again
+    after = run(tmp_path / "third", "--sabot-wave=1", "-p", "no:xdist", *THREE, "--sabot-resume",
+                out=out)
+    assert after.returncode == 0, after.describe()
+
+
+def test_21_5_the_lock_of_a_killed_session_ends_with_it(tmp_path: Path) -> None:
+    out, release = tmp_path / "out", tmp_path / "release"
+    first = _start_holding(tmp_path / "first", out, release)
+    _opened(out, first)
+    first.kill()  # SIGKILL: no handler runs, the operating system drops the lock
+    first.wait(timeout=60)
+    second = run(tmp_path / "second", "--sabot-wave=1", "-p", "no:xdist", *THREE, out=out)
+    assert second.returncode == 0, second.describe()
+    assert second.results.selection.complete
+    assert main(["rescore", str(out)]) == 0

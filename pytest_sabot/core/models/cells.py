@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from pytest_sabot.core.frameworks import STANDARD_FRAMEWORKS
-from pytest_sabot.core.models.trace import Config, Framework, OperatorId, TaskId
+from pytest_sabot.core.models.trace import Config, OperatorId, RegisteredFramework, TaskId
 
 FRAMEWORKS: tuple[str, ...] = STANDARD_FRAMEWORKS
 """The standard's frameworks (section 8), the default of every wave. Any other registered
@@ -29,7 +29,7 @@ class CarveOut(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    framework: Framework
+    framework: RegisteredFramework
     config: Config
     operators: list[OperatorId]
     reason: str = Field(description="Why these cells cannot execute with the fault in view.")
@@ -75,7 +75,7 @@ class WaveSpec(BaseModel):
         None, description="Anchor registry file under cells/ (None when flags are off)."
     )
     seeds_file: str = Field(description="Seed registry under cells/seeds/, e.g. 'wave1.json'.")
-    frameworks: list[Framework] = Field(default_factory=lambda: list(FRAMEWORKS))
+    frameworks: list[RegisteredFramework] = Field(default_factory=lambda: list(FRAMEWORKS))
     configs: list[Config] = Field(default_factory=lambda: list(CONFIGS))
     operators: list[OperatorId] = Field(default_factory=lambda: list(OPERATORS))
     tasks: list[TaskId] = Field(default_factory=lambda: list(TASKS))
@@ -150,7 +150,7 @@ class Cell(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     wave: int
-    framework: Framework
+    framework: RegisteredFramework
     config: Config
     operator: OperatorId | None = Field(description="None for the no-fault baseline.")
     task: TaskId

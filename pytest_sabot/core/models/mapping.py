@@ -42,7 +42,7 @@ from pytest_sabot.core.errors import SabotDataError
 from pytest_sabot.core.frameworks import adapter
 from pytest_sabot.core.loading import load_yaml_model
 from pytest_sabot.core.models.rules import version_key
-from pytest_sabot.core.models.trace import ACT_SURFACE_KINDS, Config, Framework
+from pytest_sabot.core.models.trace import ACT_SURFACE_KINDS, Config, RegisteredFramework
 
 MappedAct = Literal["reject", "retry_with_reason", "escalate", "block"]
 ActKind = Literal["reject", "retry_with_reason", "escalate", "block", "flag"]
@@ -142,7 +142,7 @@ class MappingRevision(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    framework: Framework = Field(description="Framework (filled in from the file).")
+    framework: RegisteredFramework = Field(description="Framework (filled in from the file).")
     since: str = Field(description="Rule version this revision takes effect in.")
     date: str = Field(description="ISO date of the revision.")
     note: str = Field("", description="What changed in this revision and why.")
@@ -173,7 +173,7 @@ class MappingFile(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    framework: Framework = Field(description="The framework this file maps.")
+    framework: RegisteredFramework = Field(description="The framework this file maps.")
     revisions: list[MappingRevision] = Field(
         min_length=1, description="Every revision, oldest first, each a full restatement."
     )

@@ -14,6 +14,7 @@ NotRunReason = Literal[
     "stopped",
     "not reached",
     "pending",
+    "damaged record",
 ]
 SessionStatus = Literal[
     "running",

@@ -14,12 +14,25 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, get_args
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, WithJsonSchema, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    WithJsonSchema,
+    model_validator,
+)
 
 from pytest_sabot.core.frameworks import framework_names
 
 TRACE_FORMAT_VERSION = "1"
 
+
+
+FRAMEWORK_NAME = r"^[a-z][a-z0-9_]*$"
+"""The shape of a framework's name: lower-case letters, digits and underscores, starting
+with a letter (the same rule a FrameworkAdapter's name obeys)."""
 
 
 def _registered_framework(name: str) -> str:
@@ -29,24 +42,43 @@ def _registered_framework(name: str) -> str:
         listed = f"{listed} or {known[-1]!r}" if listed else repr(known[-1])
         raise ValueError(
             f"Input should be {listed} (a framework registered through the "
-            "pytest_sabot.adapters entry points or --sabot-adapter)"
+            "pytest_sabot.adapters entry points or --sabot-adapter; no adapter of "
+            f"{name!r} is installed here)"
         )
     return name
 
 
 Framework = Annotated[
     str,
+    StringConstraints(pattern=FRAMEWORK_NAME),
+    WithJsonSchema(
+        {
+            "type": "string",
+            "pattern": FRAMEWORK_NAME,
+            "description": "A framework's name, e.g. 'langgraph', 'crewai', 'autogen' or a "
+            "candidate's ('local_agent'). Records check its shape only, so a record stays "
+            "readable and rescorable where its adapter is not installed.",
+        }
+    ),
+]
+"""A framework's name as a record carries it (traces, verdicts, results): its shape is
+checked, never the registry, so the record of a session whose adapter is not importable
+here still reads (SPEC I107)."""
+RegisteredFramework = Annotated[
+    str,
+    StringConstraints(pattern=FRAMEWORK_NAME),
     AfterValidator(_registered_framework),
     WithJsonSchema(
         {
             "type": "string",
-            "pattern": "^[a-z][a-z0-9_]*$",
+            "pattern": FRAMEWORK_NAME,
             "description": "A framework whose adapter is registered (pytest_sabot.adapters "
             "entry points), e.g. 'langgraph', 'crewai', 'autogen'.",
         }
     ),
 ]
-"""A framework's name, checked against the registry of framework adapters."""
+"""A framework's name in a file that says what to run (cells, mappings): checked against
+the registry of framework adapters, so a typo stops the session before anything runs."""
 Config = Literal["default", "guardrail"]
 OperatorId = Literal["O1", "O2", "O3", "O4", "O5", "O6", "O7", "O8", "O9", "O10", "O11"]
 """O1..O6 are the standard's operators; O7..O11 are the fault lab's, run only on T6 in the

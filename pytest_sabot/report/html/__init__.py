@@ -132,8 +132,10 @@ def write_results_html(
 
 def _write_quick(path: Path, text: str) -> None:
     """Replace one derived page atomically, without an fsync per page."""
+    from pytest_sabot.core.secrets import scrub_text
+
     tmp = path.with_name(path.name + f".tmp{os.getpid()}")
-    tmp.write_text(text, encoding="utf-8")
+    tmp.write_text(scrub_text(text), encoding="utf-8")
     os.replace(tmp, path)
 
 

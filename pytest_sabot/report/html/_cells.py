@@ -159,7 +159,7 @@ def _read_json(path: Path) -> tuple[dict[str, Any] | None, str | None]:
         return None, None
     try:
         value = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
         return None, f"{path.name}: not readable as JSON ({exc})"
     if not isinstance(value, dict):
         return None, f"{path.name}: expected a JSON object"
@@ -188,7 +188,7 @@ def read_events(run_dir: Path) -> tuple[list[dict[str, Any]], str | None]:
             continue
         try:
             raw = json.loads(line)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             bad.append(number)
             continue
         if isinstance(raw, dict):

@@ -1,0 +1,113 @@
+"""The secrets a session knows from its start, and the one writer the harness does not own:
+pytest's test reports, which become the terminal's failure text and the JUnit XML.
+
+Every process of a session (the controller and each xdist worker, which inherit the
+environment) registers, before anything runs: the provider key (``OPENAI_API_KEY``) and the
+value of every ``--sabot-secret-env NAME``. The gateway registers its session secret when it
+starts, a gateway client the secret of a gateway given by URL, the supervisor of a child the
+credential it hands the child (:func:`pytest_sabot.gateway.secrets.redact_in_logs`), each in
+the process that learns it (SPEC I106).
+
+A test report is scrubbed in the process that ran the test, before it is sent anywhere (an
+xdist worker's secrets are its own), and the JUnit XML file once more when the controller
+ends, with the controller's.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_sabot.core.secrets import (
+    MIN_SECRET_LEN,
+    has_secret,
+    known_secrets,
+    redact_in_logs,
+    scrub_text,
+)
+from pytest_sabot.core.trace_io import OutputUnwritable, write_text_atomic
+from pytest_sabot.session.settings import Settings
+
+PROVIDER_KEYS = ("OPENAI_API_KEY",)
+"""Environment variables whose values are secrets in every session, named or not."""
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def register(settings: Settings) -> None:
+    """Register this process's known secrets; a ``--sabot-secret-env`` that names nothing
+    usable is a usage error (a secret it was meant to hide would reach the records)."""
+    for name in settings.secret_env:
+        flag = f"--sabot-secret-env={name}"
+        if not _ENV_NAME.match(name):
+            raise pytest.UsageError(
+                f"pytest-sabot: {flag}: expected the name of an environment variable "
+                "(letters, digits and underscores)"
+            )
+        value = os.environ.get(name)
+        if not value:
+            raise pytest.UsageError(
+                f"pytest-sabot: {flag}: the environment variable {name} is not set, so "
+                "there is no secret to keep out of the records (set it, or drop the option)"
+            )
+        if len(value.strip()) < MIN_SECRET_LEN:
+            raise pytest.UsageError(
+                f"pytest-sabot: {flag}: its value is shorter than {MIN_SECRET_LEN} "
+                "characters; replacing it everywhere would change ordinary words"
+            )
+        redact_in_logs(value)
+    for name in PROVIDER_KEYS:
+        value = os.environ.get(name)
+        if value and len(value.strip()) >= MIN_SECRET_LEN:
+            redact_in_logs(value)
+    if settings.gateway_url:  # its secret is on the command line the manifest keeps
+        from pytest_sabot.gateway.client import split_gateway_url
+
+        # a malformed URL is refused, with its reason, when the gateway is reached
+        with contextlib.suppress(ValueError):
+            redact_in_logs(split_gateway_url(settings.gateway_url)[1])
+
+
+def scrub_report(report: pytest.TestReport) -> None:
+    """A test report without the process's secrets: its failure text, its captured output
+    and its JUnit properties (what pytest prints and what the JUnit XML holds)."""
+    if not known_secrets():
+        return
+    longrepr: Any = report.longrepr
+    if isinstance(longrepr, tuple) and len(longrepr) == 3:  # a skip: (path, line, reason)
+        path, line, reason = longrepr
+        report.longrepr = (path, line, scrub_text(str(reason)))
+    elif longrepr is not None:
+        text = str(longrepr)
+        if has_secret(text):
+            report.longrepr = scrub_text(text)
+    report.sections = [(title, scrub_text(body)) for title, body in report.sections]
+    report.user_properties = [
+        (name, scrub_text(value) if isinstance(value, str) else value)
+        for name, value in report.user_properties
+    ]
+
+
+def scrub_junit(config: pytest.Config) -> str | None:
+    """The JUnit XML file pytest wrote, scrubbed in place of the secrets this process
+    knows; returns a problem to say, if it could not be rewritten."""
+    xmlpath = getattr(config.option, "xmlpath", None)
+    if not xmlpath or not known_secrets():
+        return None
+    path = Path(xmlpath)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError:
+        return None
+    clean = scrub_text(text)
+    if clean == text:
+        return None
+    try:
+        write_text_atomic(path, clean)
+    except OutputUnwritable as exc:
+        return f"pytest-sabot: the JUnit XML could not be scrubbed of known secrets ({exc})"
+    return None

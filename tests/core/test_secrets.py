@@ -1,0 +1,90 @@
+"""Issue 21.3: the secrets a process knows are scrubbed by every writer of the harness, in
+every form a writer turns them into (SPEC I106). Each test registers fresh random secrets
+(the registry is the process's), then writes with the real writers and reads the bytes."""
+
+from __future__ import annotations
+
+import html
+import json
+import logging
+import secrets
+from pathlib import Path
+from urllib.parse import quote
+
+import pytest
+
+from pytest_sabot.core import secrets as core_secrets
+from pytest_sabot.core.records import cell_dir
+from pytest_sabot.core.secrets import REDACTED, redact_in_logs, scrub_text, scrub_value
+from pytest_sabot.core.trace_io import TraceWriter, write_json_atomic, write_text_atomic
+from pytest_sabot.gateway import secrets as gateway_secrets
+from pytest_sabot.tasks.world import Workspace
+
+
+def _fresh(prefix: str = "s3cr3t") -> str:
+    value = f"{prefix}-{secrets.token_urlsafe(18)}"
+    redact_in_logs(value)
+    return value
+
+
+def test_I106_the_gateways_registration_is_the_writers_registry() -> None:
+    assert gateway_secrets.redact_in_logs is core_secrets.redact_in_logs
+    assert gateway_secrets.Scrubber is core_secrets.Scrubber
+    secret = secrets.token_urlsafe(24)
+    gateway_secrets.redact_in_logs(secret)
+    assert scrub_text(f"http://127.0.0.1:1/{secret}/run") == f"http://127.0.0.1:1/{REDACTED}/run"
+    # a scrubber of the gateway's own also scrubs what the process registered
+    assert gateway_secrets.Scrubber().text(secret) == REDACTED
+
+
+def test_I106_every_writer_scrubs_a_registered_secret_in_every_form(tmp_path: Path) -> None:
+    secret = _fresh()
+    odd = _fresh('my "odd" <token> & é')  # escaped differently by JSON, HTML and URLs
+    forms = [secret, odd, json.dumps(odd)[1:-1], html.escape(odd), quote(odd, safe="")]
+    said = " | ".join(forms)
+    trace = TraceWriter(tmp_path / "run")
+    event = trace.emit("agent_output", "worker", f"draft {said}", stage="worker")
+    trace.finish()
+    write_json_atomic(tmp_path / "doc.json", {"k": said, said: [said, {"deep": said}]})
+    write_text_atomic(tmp_path / "page.html", f"<p>{html.escape(odd)}</p><a>{secret}</a>")
+    workspace = Workspace(tmp_path / "cell")
+    workspace.write("answer.md", said)
+    assert workspace.committed("answer.md", said)  # the world compares what it keeps
+    for path in [tmp_path / "run" / "events.jsonl", tmp_path / "doc.json", tmp_path / "page.html",
+                 tmp_path / "cell" / "workspace" / "answer.md"]:
+        data = path.read_text(encoding="utf-8")
+        assert REDACTED in data, path
+        for form in forms:
+            assert form not in data, (path, form)
+        assert "s3cr3t-" not in data and "odd" not in data, path
+    assert secret not in event.text  # the trace in memory is the trace on disk
+
+
+def test_I106_a_value_without_a_secret_is_left_as_it_is(tmp_path: Path) -> None:
+    _fresh()
+    value = {"words": ["a sk-like word: risk-averse", "Bearer of news"], "n": 3}
+    assert scrub_value(value) is value
+    write_json_atomic(tmp_path / "plain.json", value)
+    assert json.loads((tmp_path / "plain.json").read_text()) == value
+
+
+def test_I106_a_log_record_carries_no_registered_secret(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    secret = _fresh()
+    with caplog.at_level(logging.INFO):
+        logging.getLogger("httpx").info("HTTP Request: POST http://127.0.0.1:9/%s/v1", secret)
+    assert secret not in caplog.text and REDACTED in caplog.text
+
+
+def test_I106_a_too_short_value_is_never_registered() -> None:
+    redact_in_logs("abc")
+    assert scrub_text("abc abcdef") == "abc abcdef"
+
+
+def test_I106_a_cell_record_written_by_the_harness_writers_is_scrubbed(tmp_path: Path) -> None:
+    secret = _fresh("provider")
+    run_dir = cell_dir(tmp_path, "c")
+    write_json_atomic(run_dir / "outcome.json", {"artifact": f"key={secret}", "error": secret})
+    text = (run_dir / "outcome.json").read_text()
+    assert secret not in text and text.count(REDACTED) == 2
