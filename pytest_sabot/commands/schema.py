@@ -34,14 +34,14 @@ from pytest_sabot.gateway.protocol import RecordedExchange
 from pytest_sabot.judge.models import SoftRecord
 from pytest_sabot.lab.record import LabRun
 from pytest_sabot.lab.scenario import Scenario
-from pytest_sabot.results import ResultsFile
-from pytest_sabot.results.adjudicate import NotRun
-from pytest_sabot.tasks.lab_task import (
+from pytest_sabot.lab.task import (
     LabCriterionFile,
     LabOperatorsFile,
     LabTaskFile,
     LabWorldFile,
 )
+from pytest_sabot.results import ResultsFile
+from pytest_sabot.results.adjudicate import NotRun
 
 __all__ = [
     "DEFAULT_OUT",
