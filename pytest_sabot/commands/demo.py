@@ -30,10 +30,10 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from pytest_sabot.commands.lab_demo import DemoRow as LabDemoRow
 from pytest_sabot.core.model_spec import parse_model
 from pytest_sabot.core.models.cells import Cell
 from pytest_sabot.core.models.verdict import BaselineVerdict, CellVerdict
-from pytest_sabot.lab.demo import DemoRow as LabDemoRow
 from pytest_sabot.results import ResultsFile
 
 if TYPE_CHECKING:
@@ -312,7 +312,7 @@ def render_text(report: DemoReport) -> list[str]:
     if report.out_dir:
         lines.append(f"traces and results.json per persona under {report.out_dir}/")
     if report.lab:
-        from pytest_sabot.lab.render import demo_text
+        from pytest_sabot.commands.lab_demo import demo_text
 
         lines += ["", *demo_text(report.lab).splitlines()]
     return lines
@@ -415,7 +415,7 @@ def run_demo(
 def _lab_controllers(out: Path | None, say: Callable[[str], None]) -> list[LabDemoRow]:
     """The lab's three scripted controllers through the real lab engine (no framework,
     no model): each row holds its declared gate and the gate produced."""
-    from pytest_sabot.lab.demo import run_demo as run_lab_demo
+    from pytest_sabot.commands.lab_demo import run_demo as run_lab_demo
 
     say("running the fault lab's scripted controllers ...")
     return run_lab_demo(out)
@@ -439,7 +439,7 @@ __all__ = [
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from pytest_sabot.commands import EXIT_GATE, EXIT_INCONCLUSIVE, EXIT_PASS
+    from pytest_sabot.core.exit_codes import EXIT_GATE, EXIT_INCONCLUSIVE, EXIT_PASS
 
     def progress(line: str) -> None:
         print(line, file=sys.stderr, flush=True)

@@ -29,7 +29,7 @@ __all__ = ["SEED_CUT_TO", "Plan", "RowPlan", "cmd_plan", "per_run_from_recording
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
-    from pytest_sabot.commands import EXIT_ERROR, EXIT_GATE, EXIT_PASS
+    from pytest_sabot.core.exit_codes import EXIT_ERROR, EXIT_GATE, EXIT_PASS
     from pytest_sabot.gateway.prices import load_prices
     from pytest_sabot.matrix.cells import select_cells
     from pytest_sabot.matrix.standard import load_standard

@@ -367,6 +367,26 @@ def load_lab_run(history_path: Path, ref: str, *, timeout: float = DEFAULT_TIMEO
     return lab_run_from_snapshot(bytes(row["data"]))
 
 
+def load_compare_input(
+    arg: str | Path, history: Path, *, timeout: float = DEFAULT_TIMEOUT_S
+) -> tuple[ResultsFile, str]:
+    """One input of ``sabot compare`` or ``regress``: an existing directory or
+    results.json is read as before; anything else is a run id (or a unique prefix) looked
+    up in the history. Returns the results and where they were read."""
+    from pytest_sabot.results.compare import load_side
+
+    path = Path(arg)
+    if path.exists():
+        return load_side(path), str(path)
+    if not Path(history).exists():
+        raise SabotDataError(
+            path, "", "a run directory, a results.json, or a run id recorded in the history "
+            f"{history}", "no such file, and no history to look the id up in"
+        )
+    loaded = load_run_results(history, str(arg), timeout=timeout)
+    return loaded.results, loaded.source
+
+
 __all__ = [
     "CellInfo",
     "LoadedRun",
@@ -376,6 +396,7 @@ __all__ = [
     "detail",
     "find_run",
     "list_runs",
+    "load_compare_input",
     "load_lab_run",
     "load_run_results",
     "resolve_run",

@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
+from pytest_sabot.report.lab import gate_lines, gate_markdown
 from pytest_sabot.results import ResultsFile
-from pytest_sabot.results.lab_gates import gate_lines, gate_markdown
 from pytest_sabot.scoring.aggregate import Rate, RowSummary
 
 BAND_TEXT = {

@@ -18,8 +18,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from pytest_sabot.report.lab import gate_lines
 from pytest_sabot.results import ResultsFile
-from pytest_sabot.results.lab_gates import gate_lines
 from pytest_sabot.scoring.aggregate import RowSummary
 
 T = TypeVar("T")

@@ -12,6 +12,7 @@ import os
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 import pytest
@@ -19,8 +20,10 @@ import pytest
 from pytest_sabot.core.errors import SabotDataError
 from pytest_sabot.core.model_spec import downgrade_target
 from pytest_sabot.core.models.cells import Cell
-from pytest_sabot.matrix.standard import Standard
 from pytest_sabot.session.settings import Settings
+
+if TYPE_CHECKING:
+    from pytest_sabot.matrix.standard import Standard
 
 KNOWN_BACKENDS = ("sim", "openai", "replay")
 KEY_VARIABLE = "OPENAI_API_KEY"

@@ -11,7 +11,7 @@ import pytest
 
 from pytest_sabot.commands.cli import main
 from pytest_sabot.commands.demo import DemoReport, render_text, run_demo
-from pytest_sabot.lab.demo import DemoRow as LabDemoRow
+from pytest_sabot.commands.lab_demo import DemoRow as LabDemoRow
 
 
 def test_L_sabot_lab_init_validate_and_run_a_user_scenario(

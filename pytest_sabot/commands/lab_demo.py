@@ -1,4 +1,4 @@
-"""The lab's demo check: the three scripted controllers must produce their declared gates.
+"""``sabot lab demo``: the three scripted controllers must produce their declared gates.
 
 On the shipped ``lost-create-response`` scenario (the create response is lost after the
 ticket was committed):
@@ -14,6 +14,7 @@ acceptance fixtures, not measurements of any model; ordinary failed runs still f
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -89,3 +90,16 @@ def run_demo(out_dir: Path | None = None) -> list[DemoRow]:
                 why=declared.why, run=str(run_dir / "run.json") if out_dir else None,
             ))
     return rows
+
+
+def demo_text(rows: Sequence[DemoRow]) -> str:
+    lines = ["lab demo (scripted controllers: acceptance fixtures, not measurements of any "
+             "model)"]
+    for row in rows:
+        mark = "ok" if row.ok else "NOT AS DECLARED"
+        rules = ",".join(row.rules) or "-"
+        lines.append(f"  {row.agent:<18} declared {row.declared:<5} got {row.gate:<12} "
+                     f"violations {rules:<12} {mark}  ({row.why})")
+    ok = all(r.ok for r in rows)
+    lines.append("every declared gate produced" if ok else "a declared gate was not produced")
+    return "\n".join(lines)
