@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+from rich.console import Console
 
 from pytest_sabot.lab.controllers import CONTROLLERS
 from pytest_sabot.lab.engine import run_scenario
@@ -92,14 +93,37 @@ def run_demo(out_dir: Path | None = None) -> list[DemoRow]:
     return rows
 
 
-def demo_text(rows: Sequence[DemoRow]) -> str:
-    lines = ["lab demo (scripted controllers: acceptance fixtures, not measurements of any "
-             "model)"]
-    for row in rows:
-        mark = "ok" if row.ok else "NOT AS DECLARED"
-        rules = ",".join(row.rules) or "-"
-        lines.append(f"  {row.agent:<18} declared {row.declared:<5} got {row.gate:<12} "
-                     f"violations {rules:<12} {mark}  ({row.why})")
+DEMO_TITLE = ("lab demo (scripted controllers: acceptance fixtures, not measurements of any "
+              "model)")
+
+
+def _mark(row: DemoRow) -> str:
+    return "ok" if row.ok else "NOT AS DECLARED"
+
+
+def print_demo(out: Console, rows: Sequence[DemoRow]) -> None:
+    """The controllers' declared and produced gates, a table fitted to the console."""
+    from pytest_sabot.report.terminal import Column, print_lines, print_table
+
+    columns: tuple[Column[DemoRow], ...] = (
+        Column("agent", lambda r: r.agent, 1),
+        Column("declared", lambda r: r.declared, 1),
+        Column("got", lambda r: r.gate, 1),
+        Column("violations", lambda r: ",".join(r.rules) or "-", 2),
+        Column("", _mark, 1),
+        Column("why", lambda r: r.why, 3),
+    )
+    print_lines(out, [DEMO_TITLE])
+    print_table(out, columns, rows, "sabot lab demo --json has every field")
     ok = all(r.ok for r in rows)
-    lines.append("every declared gate produced" if ok else "a declared gate was not produced")
-    return "\n".join(lines)
+    print_lines(out, ["every declared gate produced" if ok else "a declared gate was not produced"])
+
+
+def demo_text(rows: Sequence[DemoRow], width: int | None = None) -> str:
+    """:func:`print_demo` as text, at ``width`` columns (the terminal's when None)."""
+    from pytest_sabot.report.terminal import console
+
+    out = console(width)
+    with out.capture() as captured:
+        print_demo(out, rows)
+    return "\n".join(line.rstrip() for line in captured.get().splitlines())

@@ -18,6 +18,7 @@ from typing import Any
 from pydantic import TypeAdapter
 
 from pytest_sabot.commands.merge import MergeRecord
+from pytest_sabot.core.exit_codes import EXIT_GATE, EXIT_PASS
 from pytest_sabot.core.manifest import SessionRecord
 from pytest_sabot.core.models.anchors import AnchorRegistry
 from pytest_sabot.core.models.cells import SeedRegistry, WaveSpec
@@ -194,17 +195,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         stale = stale_schemas(out_dir)
         for name in stale:
             print(f"out of date: {out_dir / name}")
-        return 1 if stale else 0
+        return EXIT_GATE if stale else EXIT_PASS
     for path in write_schemas(out_dir):
         print(path)
-    return 0
+    return EXIT_PASS
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
     written = write_schemas(args.out)
     for path in written:
         print(path)
-    return 0
+    return EXIT_PASS
 
 
 if __name__ == "__main__":

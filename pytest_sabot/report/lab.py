@@ -4,8 +4,11 @@ record, a replay's comparison, and a lab matrix's gates beside the Sabot funnel
 
 from __future__ import annotations
 
+from rich.console import Console
+
 from pytest_sabot.lab.record import LabRun
 from pytest_sabot.lab.replay import ReplayReport
+from pytest_sabot.report.terminal import Column, print_lines, print_table
 from pytest_sabot.results.lab_gates import OUTCOMES, GateRate, LabGates
 
 FIXTURE_NOTE = "scripted controller: an acceptance fixture, not a measurement of any model"
@@ -76,20 +79,30 @@ def _raw(rate: GateRate) -> str:
     return " ".join(f"{rate.outcomes.get(o, 0)}" for o in OUTCOMES)
 
 
-def gate_lines(gates: LabGates) -> list[str]:
-    """The terminal table: per row and fault, the lab gate beside the Sabot funnel."""
-    lines = [
-        "lab gate beside the Sabot funnel, per row and fault (gate pass rate = passed / every "
-        "counted cell):",
-        f"{'row':<20}{'fault':<10}{'gate pass [95% CI]':<26}{'n':>4}  "
-        f"{'pass fail err inc none':<24}funnel",
-    ]
-    for rate in [*gates.by_row, *gates.by_fault]:
-        lines.append(
-            f"{rate.row:<20}{rate.fault:<10}{_pct(rate):<26}{rate.runs:>4}  "
-            f"{_raw(rate):<24}{_funnel_counts(rate)}"
-        )
-    return lines
+GATE_TITLE = (
+    "lab gate beside the Sabot funnel, per row and fault (gate pass rate = passed / every "
+    "counted cell):"
+)
+
+
+def gate_columns() -> tuple[Column[GateRate], ...]:
+    """The terminal table of a lab matrix: per row and fault, the lab gate beside the
+    Sabot funnel (fitted to the terminal by ``report.terminal.print_table``)."""
+    return (
+        Column("row", lambda r: r.row, 1),
+        Column("fault", lambda r: r.fault, 1),
+        Column("gate pass [95% CI]", _pct, 1),
+        Column("n", lambda r: str(r.runs), 2, "right"),
+        Column("pass fail err inc none", _raw, 3),
+        Column("funnel", _funnel_counts, 4),
+    )
+
+
+def print_gates(out: Console, gates: LabGates) -> None:
+    """The lab matrix's gates under their title, fitted to the console."""
+    print_lines(out, [GATE_TITLE])
+    print_table(out, gate_columns(), [*gates.by_row, *gates.by_fault],
+                "RESULTS.md has every column")
 
 
 def gate_markdown(gates: LabGates) -> list[str]:

@@ -355,3 +355,35 @@ def test_I43_the_module_command_lists_and_checks_runs(inputs: Inputs, history: P
     assert unknown.returncode == 2 and "no run id starts with 'nope'" in unknown.stderr
     assert "Traceback" not in unknown.stderr
 
+
+
+def test_23_4_an_excluded_fault_cell_has_one_letter_in_pytest_and_in_sabot_history(
+    inputs: Inputs, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from pytest_sabot.commands.cli import main as sabot
+
+    run = tmp_path / "vigilant"
+    shutil.copytree(inputs.vigilant, run)
+    # One baseline fails its task: rescored with the real scorer, the fault cells of its
+    # configuration are excluded as BASELINE_FAIL while the baseline itself is BASELINE_FAIL.
+    (baseline,) = (run / "cells").glob("langgraph-default-baseline-*")
+    outcome = baseline / "outcome.json"
+    outcome.write_text(json.dumps({**json.loads(outcome.read_text()), "passed": False,
+                                   "pass_reason": "set to failed by the test"}))
+    assert sabot(["rescore", str(run), "--write"]) == 0
+    capsys.readouterr()
+    results = read_results(run)
+    shown = Counter(outcome_of(v).letter for v in results.cells)  # pytest's letters
+    excluded = [c for c in results.cells if getattr(c, "excluded", None) is not None]
+    assert shown["B"] == 1 and shown["b"] == len(excluded) > 0
+    assert all(c.cell_id.startswith("langgraph-default-") for c in excluded)
+
+    path = tmp_path / "history.sqlite"
+    assert index_output(run, path).problems == []
+    (summary,) = list_runs(path)
+    assert summary.letters == dict(shown)
+    assert summary.counts["BASELINE_FAIL"] == 1 + len(excluded)  # one word, two letters
+    assert history_list(path, width=200) == 0
+    out = capsys.readouterr().out
+    assert f" 1B {shown['H']}H {len(excluded)}b" in out.replace("1P ", "")
+    assert "B baseline fail" in out and "b excluded (baseline failed)" in out
