@@ -1,8 +1,5 @@
-"""The ``sabot`` command line (``cli``) and its commands: rescore, report, validate, plan,
-schema, compare, demo, and the anchor fire-rate table."""
-
-# The same four exit codes for every command (``pytest_sabot.commands.cli``).
-EXIT_PASS = 0
-EXIT_GATE = 1
-EXIT_ERROR = 2
-EXIT_INCONCLUSIVE = 3
+"""The ``sabot`` command line (``cli``) and its commands, one module each: rescore, report,
+validate, plan, schema, compare, demo, history, replay, inspect, export, merge, mcp, the
+fault lab's (``lab``, ``lab_demo``, ``lab_mcp``) and the anchor fire-rate table. Every
+command returns an exit code of :mod:`pytest_sabot.core.exit_codes`; the ``python -m``
+entry points of the packages below are shims over these modules."""

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pytest_sabot.core.errors import SabotDataError
+from pytest_sabot.core.exit_codes import EXIT_ERROR, EXIT_PASS
 from pytest_sabot.core.models.anchors import Anchor, AnchorRegistry, load_anchor_registry
 from pytest_sabot.core.models.trace import Trace, injection_seq
 from pytest_sabot.core.paths import standard_root
@@ -213,7 +214,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         traces = load_traces(args.reports)
     except SabotDataError as err:
         print(f"error: {err}", file=sys.stderr)
-        return 2
+        return EXIT_ERROR
     rates = fire_rates(traces, registry)
     baselines = sum(1 for t in traces if t.start.operator is None)
     if args.json:
@@ -222,4 +223,4 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         print(f"registry {registry.registry}: {len(traces)} traces, {baselines} baselines\n")
         print(render_table(rates), end="")
-    return 0
+    return EXIT_PASS

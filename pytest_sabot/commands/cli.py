@@ -21,7 +21,7 @@
     sabot merge DIR... --out OUT          combine the shards of a wave into one scored directory
 
 Running a wave is pytest's job: ``pytest --sabot-wave=N``. Exit codes, the same four for
-every command:
+every command (:mod:`pytest_sabot.core.exit_codes`):
 
     0  pass (replay: reproduction verified)
     1  a gate or a regression: rescore differs from results.json, plan is over the cap,
@@ -46,15 +46,16 @@ import argparse
 import importlib
 import json
 import sys
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from pydantic import ValidationError
 
-from pytest_sabot.commands import EXIT_ERROR, EXIT_GATE, EXIT_INCONCLUSIVE, EXIT_PASS
+from pytest_sabot.commands.history import add_parsers as add_history_parsers
+from pytest_sabot.commands.history import history_args
 from pytest_sabot.commands.mcp import add_parser as add_mcp_parser
 from pytest_sabot.core.errors import SabotDataError
+from pytest_sabot.core.exit_codes import EXIT_ERROR
 from pytest_sabot.core.records import OutputInUse
 from pytest_sabot.session.options import BY_DEST, OPTIONS
 
@@ -123,80 +124,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("out", nargs="?", type=Path, default=Path("schemas"))
     _add_compare_demo(sub)
     add_mcp_parser(sub)
-    _add_history(sub)
+    add_history_parsers(sub)
     _add_evidence(sub)
     return parser
-
-
-def _history_args(p: argparse.ArgumentParser, leaf: bool = True) -> None:
-    """--history and --wait; on a subcommand's own parser their default leaves what was
-    given before the subcommand (``sabot history --history F list``) in place."""
-    p.add_argument(
-        "--history",
-        default=argparse.SUPPRESS if leaf else None,
-        help="the run history file (default: $SABOT_HISTORY, else reports/history.sqlite)",
-    )
-    p.add_argument(
-        "--wait",
-        type=_seconds,
-        default=argparse.SUPPRESS if leaf else None,
-        help="seconds to wait for another process writing the history (default 15)",
-    )
-
-
-def _seconds(text: str) -> float:
-    from pytest_sabot.session.options import seconds
-
-    return seconds(text)
-
-
-def _add_history(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from pytest_sabot.session.options import positive_int
-
-    p = sub.add_parser(
-        "history",
-        help="the local run history: list runs (the default), show one, index records",
-        description="The local run history (docs/HISTORY.md). Without a subcommand: the "
-        "runs, newest first.",
-    )
-    _history_args(p, leaf=False)
-    hist = p.add_subparsers(dest="history_command")
-    s = hist.add_parser("list", help="the runs, newest first")
-    s.add_argument("--limit", type=positive_int, help="the newest N runs only")
-    s.add_argument("--json", action="store_true", help="print JSON")
-    _history_args(s)
-    s = hist.add_parser("show", help="one run: its fields, scoreboard rows and cells")
-    s.add_argument("run", help="run id, or a unique prefix of one")
-    s.add_argument("--json", action="store_true", help="print JSON")
-    _history_args(s)
-    s = hist.add_parser("index", help="(re)build the history from the records on disk")
-    s.add_argument("dirs", nargs="+", type=Path, help="output directories or output roots")
-    s.add_argument("--json", action="store_true", help="print JSON")
-    _history_args(s)
-    s = hist.add_parser("resolve", help="print the output directory of a run")
-    s.add_argument("run", help="run id, or a unique prefix of one")
-    _history_args(s)
-
-    from pytest_sabot.history.regress import DEFAULT_MIN_PAIRED
-    from pytest_sabot.results.compare import DEFAULT_RESAMPLES, DEFAULT_SEED
-
-    p = sub.add_parser(
-        "regress",
-        help="exit 1 when a row of B dropped beyond its interval from A (runs of one "
-        "registration)",
-    )
-    p.add_argument("a", help="reference: run id (or prefix), run directory or results.json")
-    p.add_argument("b", help="run under test: run id (or prefix), run directory or "
-                   "results.json")
-    p.add_argument("--json", action="store_true", help="print the check as JSON")
-    p.add_argument("--resamples", type=positive_int, default=DEFAULT_RESAMPLES,
-                   help=f"bootstrap resamples per row (default {DEFAULT_RESAMPLES})")
-    p.add_argument("--seed", type=int, default=DEFAULT_SEED,
-                   help=f"bootstrap seed (default {DEFAULT_SEED})")
-    p.add_argument("--min-paired", type=positive_int, default=DEFAULT_MIN_PAIRED,
-                   help="paired cells a row needs to be tested (default "
-                   f"{DEFAULT_MIN_PAIRED})")
-    _history_args(p, leaf=False)
 
 
 def _add_evidence(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -232,7 +162,7 @@ def _add_evidence(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                    "of its cells")
     p.add_argument("--out", type=Path, help="the file to write (json default: stdout; "
                    "html default: report.html beside results.json)")
-    _history_args(p, leaf=False)
+    history_args(p, leaf=False)
     p = sub.add_parser(
         "lab", add_help=False,
         help="the fault lab (python -m pytest_sabot.lab ...); each run it records is added "
@@ -244,11 +174,9 @@ def _add_evidence(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 def _cmd_lab(argv: Sequence[str]) -> int:
     """``sabot lab ...``: the lab's own command line (its options and --help as they are),
     with every run it records (``run``, ``mcp``) added to the run history."""
-    from pytest_sabot.commands.history import lab_runs_recorded
-    from pytest_sabot.lab.__main__ import main as lab_main
+    from pytest_sabot.commands.lab import main as lab_main
 
-    with lab_runs_recorded():
-        return lab_main(list(argv))
+    return lab_main(list(argv), prog="sabot lab", history=True)
 
 
 def _add_compare_demo(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -272,7 +200,7 @@ def _add_compare_demo(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
         type=int,
         help="seed of the bootstrap (default 20260723); the same seed gives the same CI",
     )
-    _history_args(p, leaf=False)
+    history_args(p, leaf=False)
     p = sub.add_parser(
         "demo",
         help="keyless acceptance demo: real cells under sim:vigilant and sim:credulous, "
@@ -314,8 +242,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(given)
     try:
         handler = {
-            "rescore": cmd_rescore,
-            "report": cmd_report,
+            "rescore": _command("rescore", "cmd_rescore"),
+            "report": _command("report", "cmd_report"),
             "validate": _command("validate", "cmd_validate"),
             "plan": _command("plan", "cmd_plan"),
             "schema": _command("schema", "cmd_schema"),
@@ -337,139 +265,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         print(f"sabot: a file does not have the expected format: {first}", file=sys.stderr)
         return EXIT_ERROR
-
-
-@contextmanager
-def writing(directory: Path, command: str) -> Iterator[None]:
-    """Hold the output's session lock while a command rewrites its results: never while a
-    session is writing them (an OutputInUse error names that session)."""
-    from pytest_sabot.core.records import SessionLock
-
-    lock = SessionLock(directory)
-    try:
-        lock.acquire(command)
-    except OutputInUse as exc:
-        raise OutputInUse(f"{directory}: {exc}; {command} rewrites nothing") from None
-    try:
-        yield
-    finally:
-        lock.release()
-
-
-def read_results_of(path: Path) -> object:
-    """results.json of a directory, with a clear error when it is missing or not ours."""
-    from pytest_sabot.core.loading import parse_json
-    from pytest_sabot.results import RESULTS_FILE, RESULTS_SCHEMA_VERSION, read_results
-
-    file = path / RESULTS_FILE if path.is_dir() else path
-    if not file.is_file():
-        raise SabotDataError(file, "", "a results.json written by pytest --sabot-wave")
-    raw = parse_json(file.read_text(encoding="utf-8"), file)
-    version = raw.get("schema_version") if isinstance(raw, dict) else None
-    if version != RESULTS_SCHEMA_VERSION:
-        raise SabotDataError(
-            file, "schema_version", f"{RESULTS_SCHEMA_VERSION} (this pytest-sabot's format)",
-            version,
-        )
-    return read_results(file)
-
-
-def rebuild(original: object, directory: Path, rules: str, root: str | None) -> object:
-    """results.json built again from the records in ``directory``, with the inputs the
-    original recorded (selection, session, model, judge, the package versions the records
-    were made with): offline, no model call. The matrix is the one the session ran, with
-    its adapters as its manifest records them when they are not installed here."""
-    from pytest_sabot.results import ResultsFile
-    from pytest_sabot.results.rebuild import rebuild as rebuilt
-    from pytest_sabot.results.recorded import session_standard
-
-    assert isinstance(original, ResultsFile)
-    session = original.session.run_id if original.session is not None else None
-    with session_standard(
-        directory, original.wave, session=session, root=root, rules=rules
-    ) as std:
-        return rebuilt(original, std, directory)
-
-
-def cmd_rescore(args: argparse.Namespace) -> int:
-    from pytest_sabot.core.trace_io import write_text_atomic
-    from pytest_sabot.report.render import markdown
-    from pytest_sabot.report.terminal import console, print_summary
-    from pytest_sabot.results import ResultsFile, write_results
-
-    original = read_results_of(args.dir)
-    assert isinstance(original, ResultsFile)
-    rules = args.rules or original.rules
-    fresh = rebuild(original, args.dir, rules, args.sabot_root)
-    assert isinstance(fresh, ResultsFile)
-    same_rules = rules == original.rules
-    if original.scoreboard.registered_rows is None:  # written before the field existed
-        fresh = fresh.model_copy(update={
-            "scoreboard": fresh.scoreboard.model_copy(update={"registered_rows": None})})
-    damaged = [n for n in fresh.selection.not_run if n.reason == "damaged record"]
-    for n in damaged:
-        print(f"damaged record: cell {n.cell_id}: {n.detail}", file=sys.stderr)
-    if same_rules:
-        identical = fresh.model_dump(mode="json") == original.model_dump(mode="json")
-        print(
-            f"rescored {len(fresh.cells)} cells under {rules}: "
-            + ("identical to results.json" if identical else "DIFFERS from results.json")
-        )
-        if not identical:
-            from pytest_sabot.results.drift import drift
-
-            for line in drift(original, fresh):
-                print(f"  {line}")
-        sys.stdout.flush()
-        print_summary(console(), fresh)
-        if fresh.status_line:
-            print(fresh.status_line)
-        if args.write:
-            with writing(args.dir, "sabot rescore --write"):
-                write_results(fresh, args.dir)
-                write_text_atomic(args.dir / "RESULTS.md", markdown(fresh))
-        if damaged:
-            return EXIT_ERROR
-        if not identical and not args.write:
-            return EXIT_GATE
-        return EXIT_INCONCLUSIVE if fresh.status_line else EXIT_PASS
-    print(f"both readings: {original.rules} (as recorded) and {rules} (rescored)")
-    sys.stdout.flush()
-    side_by_side(original, fresh)
-    if damaged:
-        return EXIT_ERROR
-    return EXIT_INCONCLUSIVE if fresh.status_line else EXIT_PASS
-
-
-def side_by_side(a: object, b: object) -> None:
-    """Per row: Sabot Score under the original rules next to the rescored one, fitted to
-    the terminal (``report.terminal.side_by_side``)."""
-    from pytest_sabot.report.terminal import console
-    from pytest_sabot.report.terminal import side_by_side as table
-    from pytest_sabot.results import ResultsFile
-
-    assert isinstance(a, ResultsFile) and isinstance(b, ResultsFile)
-    table(a, b, console())
-
-
-def cmd_report(args: argparse.Namespace) -> int:
-    from rich.text import Text
-
-    from pytest_sabot.core.trace_io import write_text_atomic
-    from pytest_sabot.report.render import markdown
-    from pytest_sabot.report.terminal import console, print_summary
-    from pytest_sabot.results import ResultsFile
-
-    results = read_results_of(args.dir)
-    assert isinstance(results, ResultsFile)
-    from pytest_sabot.report.html import write_results_html
-
-    with writing(args.dir, "sabot report"):
-        write_text_atomic(args.dir / "RESULTS.md", markdown(results))
-        print_summary(console(), results)
-        html = write_results_html(args.dir)
-    console().print(Text(f"report: {html}"))
-    return EXIT_INCONCLUSIVE if results.status_line else EXIT_PASS
 
 
 __all__ = ["OPTIONS", "main"]

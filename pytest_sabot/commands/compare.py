@@ -163,9 +163,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
     """``sabot compare A B``: a report, not a gate. Exits 0 when the runs were compared, 3
     when either did not record its whole selection (its numbers cover its recorded cells
     only), 2 on bad input; ``sabot regress`` is the gate on a regression."""
-    from pytest_sabot.commands import EXIT_ERROR, EXIT_INCONCLUSIVE, EXIT_PASS
+    from pytest_sabot.core.exit_codes import EXIT_ERROR, EXIT_INCONCLUSIVE, EXIT_PASS
     from pytest_sabot.history import chosen_history
-    from pytest_sabot.history.commands import load_compare_input
+    from pytest_sabot.history.queries import load_compare_input
     from pytest_sabot.history.store import DEFAULT_TIMEOUT_S
 
     resamples = DEFAULT_RESAMPLES if args.resamples is None else args.resamples

@@ -29,11 +29,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field
+from rich.console import Console
 
+from pytest_sabot.commands.lab_demo import DemoRow as LabDemoRow
 from pytest_sabot.core.model_spec import parse_model
 from pytest_sabot.core.models.cells import Cell
 from pytest_sabot.core.models.verdict import BaselineVerdict, CellVerdict
-from pytest_sabot.lab.demo import DemoRow as LabDemoRow
 from pytest_sabot.results import ResultsFile
 
 if TYPE_CHECKING:
@@ -275,28 +276,26 @@ def install_hint(missing: dict[str, str]) -> str:
     return f"pip install 'pytest-sabot[{','.join(extras)}]'"
 
 
-def render_text(report: DemoReport) -> list[str]:
-    """The demo's table and verdict line."""
-    width = max((len(r.cell_id) for r in report.rows), default=4) + 2
-    dw = max((len(r.declared) for r in report.rows), default=8) + 2
-    ow = max((len(r.observed) for r in report.rows), default=8) + 2
-    lines = [
-        f"Sabot demo: wave {report.wave}, rules {report.rules}",
-        report.label,
-        "",
-        f"{'cell':<{width}}{'persona':<15}{'declared':<{dw}}{'observed':<{ow}}ok",
-    ]
-    for r in report.rows:
-        lines.append(
-            f"{r.cell_id:<{width}}{r.persona:<15}{r.declared:<{dw}}{r.observed:<{ow}}"
-            f"{'yes' if r.ok else 'NO'}"
-        )
-    good = sum(r.ok for r in report.rows)
-    lines.append("")
-    lines.append(
-        f"{good}/{len(report.rows)} declared outcomes produced by the real engine "
-        f"in {report.seconds:.0f}s"
+def print_demo(out: Console, report: DemoReport) -> None:
+    """The demo's table, fitted to the console, and its verdict lines."""
+    from pytest_sabot.report.terminal import Column, print_lines, print_table
+
+    columns: tuple[Column[DemoRow], ...] = (
+        Column("cell", lambda r: r.cell_id, 1),
+        Column("persona", lambda r: r.persona, 1),
+        Column("declared", lambda r: r.declared, 2),
+        Column("observed", lambda r: r.observed, 1),
+        Column("ok", lambda r: "yes" if r.ok else "NO", 1),
     )
+    print_lines(out, [f"Sabot demo: wave {report.wave}, rules {report.rules}", report.label,
+                      ""])
+    print_table(out, columns, report.rows, "--json has every field")
+    good = sum(r.ok for r in report.rows)
+    lines = [
+        "",
+        f"{good}/{len(report.rows)} declared outcomes produced by the real engine "
+        f"in {report.seconds:.0f}s",
+    ]
     if report.missing:
         names = ", ".join(report.missing)
         hint = install_hint(report.missing)
@@ -311,11 +310,22 @@ def render_text(report: DemoReport) -> list[str]:
             lines.append(f"MISMATCH {r.cell_id} ({r.persona}): expected because {r.why}")
     if report.out_dir:
         lines.append(f"traces and results.json per persona under {report.out_dir}/")
+    print_lines(out, lines, wrap=False)
     if report.lab:
-        from pytest_sabot.lab.render import demo_text
+        from pytest_sabot.commands.lab_demo import print_demo as print_lab_demo
 
-        lines += ["", *demo_text(report.lab).splitlines()]
-    return lines
+        print_lines(out, [""])
+        print_lab_demo(out, report.lab)
+
+
+def render_text(report: DemoReport, width: int | None = None) -> list[str]:
+    """The demo as the terminal shows it at ``width`` columns (the terminal's when None)."""
+    from pytest_sabot.report.terminal import console
+
+    out = console(width)
+    with out.capture() as captured:
+        print_demo(out, report)
+    return [line.rstrip() for line in captured.get().splitlines()]
 
 
 # --------------------------------------------------------------------------- running
@@ -415,7 +425,7 @@ def run_demo(
 def _lab_controllers(out: Path | None, say: Callable[[str], None]) -> list[LabDemoRow]:
     """The lab's three scripted controllers through the real lab engine (no framework,
     no model): each row holds its declared gate and the gate produced."""
-    from pytest_sabot.lab.demo import run_demo as run_lab_demo
+    from pytest_sabot.commands.lab_demo import run_demo as run_lab_demo
 
     say("running the fault lab's scripted controllers ...")
     return run_lab_demo(out)
@@ -433,13 +443,14 @@ __all__ = [
     "install_hint",
     "missing_frameworks",
     "observe",
+    "print_demo",
     "render_text",
     "run_demo",
 ]
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from pytest_sabot.commands import EXIT_GATE, EXIT_INCONCLUSIVE, EXIT_PASS
+    from pytest_sabot.core.exit_codes import EXIT_GATE, EXIT_INCONCLUSIVE, EXIT_PASS
 
     def progress(line: str) -> None:
         print(line, file=sys.stderr, flush=True)
@@ -448,8 +459,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
     if args.json:
         print(report.model_dump_json(indent=2))
     else:
-        for line in render_text(report):
-            print(line)
+        from pytest_sabot.report.terminal import console
+
+        print_demo(console(), report)
     if args.out is not None:
         _record_history(args.out, getattr(args, "history", None))
     if not report.ok:

@@ -25,8 +25,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from pytest_sabot.commands import EXIT_ERROR, EXIT_PASS
 from pytest_sabot.core.errors import SabotDataError
+from pytest_sabot.core.exit_codes import EXIT_ERROR, EXIT_PASS
 from pytest_sabot.core.models.verdict import CellVerdict
 from pytest_sabot.results import RESULTS_FILE, ResultsFile
 

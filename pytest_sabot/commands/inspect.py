@@ -20,8 +20,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 from rich.table import Table
 
-from pytest_sabot.commands import EXIT_ERROR, EXIT_PASS
 from pytest_sabot.core.errors import SabotDataError
+from pytest_sabot.core.exit_codes import EXIT_ERROR, EXIT_PASS
 from pytest_sabot.core.models.verdict import CellVerdict
 
 

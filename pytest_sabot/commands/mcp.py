@@ -42,8 +42,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pytest_sabot.commands import EXIT_PASS
 from pytest_sabot.core.errors import SabotDataError
+from pytest_sabot.core.exit_codes import EXIT_PASS
 from pytest_sabot.session.options import BY_DEST
 
 if TYPE_CHECKING:
@@ -390,7 +390,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     except SabotDataError:
         pass
     else:  # a lab scenario: the lab's own MCP server
-        from pytest_sabot.lab.commands import cmd_mcp as lab_mcp
+        from pytest_sabot.commands.lab import cmd_mcp as lab_mcp
 
         return lab_mcp(args.cell, args.out)
     from pytest_sabot.core.frameworks import ADAPTERS

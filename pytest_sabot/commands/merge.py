@@ -22,8 +22,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from pytest_sabot.commands import EXIT_INCONCLUSIVE, EXIT_PASS
 from pytest_sabot.core.errors import SabotDataError
+from pytest_sabot.core.exit_codes import EXIT_INCONCLUSIVE, EXIT_PASS
 
 MERGE_FILE = "merge.json"
 MERGE_SCHEMA_VERSION = "1"
@@ -70,7 +70,7 @@ def _refuse(path: Path, field: str, expected: str, got: object = None) -> SabotD
 
 
 def _results(directory: Path) -> Any:
-    from pytest_sabot.commands.cli import read_results_of
+    from pytest_sabot.commands.results_dir import read_results_of
 
     return read_results_of(directory)
 

@@ -21,15 +21,13 @@ from pytest_sabot.gateway.projection import (
     RowPlan,
     per_run_from_recordings,
     project,
-    render,
 )
 
-__all__ = ["SEED_CUT_TO", "Plan", "RowPlan", "cmd_plan", "per_run_from_recordings", "project",
-           "render"]
+__all__ = ["SEED_CUT_TO", "Plan", "RowPlan", "cmd_plan", "per_run_from_recordings", "project"]
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
-    from pytest_sabot.commands import EXIT_ERROR, EXIT_GATE, EXIT_PASS
+    from pytest_sabot.core.exit_codes import EXIT_ERROR, EXIT_GATE, EXIT_PASS
     from pytest_sabot.gateway.prices import load_prices
     from pytest_sabot.matrix.cells import select_cells
     from pytest_sabot.matrix.standard import load_standard
@@ -61,6 +59,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
         source=f"recorded in {args.recorded}" if args.recorded else "built-in estimates",
         ledger_dir=Path(args.sabot_spend_ledger or "reports"),
     )
-    for line in render(plan, model):
-        print(line)
+    from pytest_sabot.report.plan import print_plan
+    from pytest_sabot.report.terminal import console
+
+    print_plan(console(), plan, model)
     return EXIT_GATE if plan.over_cap else EXIT_PASS

@@ -18,6 +18,7 @@ from typing import Any
 from pydantic import TypeAdapter
 
 from pytest_sabot.commands.merge import MergeRecord
+from pytest_sabot.core.exit_codes import EXIT_GATE, EXIT_PASS
 from pytest_sabot.core.manifest import SessionRecord
 from pytest_sabot.core.models.anchors import AnchorRegistry
 from pytest_sabot.core.models.cells import SeedRegistry, WaveSpec
@@ -34,14 +35,14 @@ from pytest_sabot.gateway.protocol import RecordedExchange
 from pytest_sabot.judge.models import SoftRecord
 from pytest_sabot.lab.record import LabRun
 from pytest_sabot.lab.scenario import Scenario
-from pytest_sabot.results import ResultsFile
-from pytest_sabot.results.adjudicate import NotRun
-from pytest_sabot.tasks.lab_task import (
+from pytest_sabot.lab.task import (
     LabCriterionFile,
     LabOperatorsFile,
     LabTaskFile,
     LabWorldFile,
 )
+from pytest_sabot.results import ResultsFile
+from pytest_sabot.results.adjudicate import NotRun
 
 __all__ = [
     "DEFAULT_OUT",
@@ -194,17 +195,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         stale = stale_schemas(out_dir)
         for name in stale:
             print(f"out of date: {out_dir / name}")
-        return 1 if stale else 0
+        return EXIT_GATE if stale else EXIT_PASS
     for path in write_schemas(out_dir):
         print(path)
-    return 0
+    return EXIT_PASS
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
     written = write_schemas(args.out)
     for path in written:
         print(path)
-    return 0
+    return EXIT_PASS
 
 
 if __name__ == "__main__":

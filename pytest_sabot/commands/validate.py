@@ -9,8 +9,8 @@ import argparse
 from collections.abc import Iterable
 from pathlib import Path
 
-from pytest_sabot.commands import EXIT_ERROR, EXIT_PASS
 from pytest_sabot.core.errors import SabotDataError
+from pytest_sabot.core.exit_codes import EXIT_ERROR, EXIT_PASS
 
 SCENARIOS_DIR = "scenarios"
 """A root's folder of its own lab scenario files (every *.yaml / *.yml under it)."""

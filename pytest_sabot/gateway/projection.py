@@ -170,38 +170,4 @@ def _project(
     )
 
 
-def render(plan: Plan, model: ModelSpec | str) -> list[str]:
-    lines = [f"plan for model {model} ({plan.source}); cap ${plan.cap_usd:.2f}"]
-    if plan.ledger is not None:
-        lines.append(
-            f"project spend so far ${plan.spent_usd:.2f} ({plan.ledger}); "
-            f"room left ${plan.room_usd:.2f}"
-        )
-    width = max([20, *(len(r.row) + 1 for r in plan.rows)])  # candidate rows are longer
-    lines.append(
-        f"{'row':<{width}}{'runs':>6}{'calls':>9}{'prompt tok':>13}{'compl tok':>12}{'cost':>11}"
-    )
-    for r in plan.rows:
-        cost = "no price" if r.cost_usd is None else f"${r.cost_usd:.2f}"
-        lines.append(
-            f"{r.row:<{width}}{r.runs:>6}{r.calls:>9.0f}{r.prompt_tokens:>13.0f}"
-            f"{r.completion_tokens:>12.0f}{cost:>11}"
-        )
-    total = "unknown (a model has no price)" if plan.cost_usd is None else f"${plan.cost_usd:.2f}"
-    lines.append(
-        f"total: {plan.runs} runs, {plan.calls:.0f} calls, {total}, {plan.seeds} seeds per cell"
-    )
-    if plan.cut:
-        before = "" if plan.uncut_cost_usd is None else f" (${plan.uncut_cost_usd:.2f})"
-        lines.append(
-            f"projection with every seed{before} exceeded the room under the cap: seeds cut "
-            f"to {SEED_CUT_TO} before any cell is cut (standard section 8); the totals above "
-            f"are for the cut wave"
-        )
-        lines.append(f"run the cut wave with: {plan.seed_option}")
-    if plan.over_cap:
-        lines.append("STILL OVER THE CAP after the seed cut: do not run this wave live")
-    return lines
-
-
-__all__ = ["SEED_CUT_TO", "Plan", "RowPlan", "per_run_from_recordings", "project", "render"]
+__all__ = ["SEED_CUT_TO", "Plan", "RowPlan", "per_run_from_recordings", "project"]

@@ -49,9 +49,14 @@ from pytest_sabot.lab.catalog import ToolContract, build_catalog
 from pytest_sabot.lab.engine import LabSession
 from pytest_sabot.lab.record import AgentInfo, LabRun, ProviderUsage, write_run
 from pytest_sabot.lab.scenario import Expectations, Scenario
+from pytest_sabot.lab.task import (
+    LabOperatorSpec,
+    LabPrivateSpec,
+    LabPublicView,
+    cell_scenario,
+)
 from pytest_sabot.operators import LabFault, Planted, arm_lab
 from pytest_sabot.tasks import check_contract
-from pytest_sabot.tasks.lab_task import LabOperatorSpec, cell_scenario
 from pytest_sabot.tasks.loader import PrivateSpec, PublicView
 from pytest_sabot.tasks.world import Exchange, format_tool_log
 
@@ -272,7 +277,8 @@ class LabPipelineContext:
 
 def lab_scenario(cell: Cell, view: PublicView, private: PrivateSpec) -> Scenario:
     """The whole scenario of a lab cell (the harness side: with the expected counts)."""
-    assert view.lab is not None and private.lab is not None, "not a lab task"
+    assert isinstance(view, LabPublicView) and isinstance(private, LabPrivateSpec), \
+        "not a lab task"
     fault = None
     if cell.operator is not None:
         spec = private.operator(cell.operator)
@@ -299,7 +305,7 @@ def lab_pipeline_context(
 ) -> LabPipelineContext:
     """The context handed to the adapter of a lab-task cell. Its session runs the cell's
     scenario without the expected counts (they judge the run, on the harness side)."""
-    assert view.lab is not None, "not a lab task"
+    assert isinstance(view, LabPublicView), "not a lab task"
     session = LabSession(scenario.model_copy(update={"expect": Expectations()}),
                          source=f"{view.task_id}:{cell.id}")
     catalog = tuple(build_catalog(view.lab.contracts, list(view.lab.capabilities)))

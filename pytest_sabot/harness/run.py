@@ -66,10 +66,12 @@ from pytest_sabot.harness.pipeline_context import (
     arm_operator,
     pipeline_context,
 )
+from pytest_sabot.lab.task import LabPublicView
 from pytest_sabot.matrix.defects import serves_ground_truth
+from pytest_sabot.matrix.task_views import load_private, load_public
 from pytest_sabot.operators import LabFault
 from pytest_sabot.scoring.exclusions import run_error_reason
-from pytest_sabot.tasks import evaluate_pass, load_private, load_public
+from pytest_sabot.tasks import evaluate_pass
 from pytest_sabot.tasks.loader import PrivateSpec, PublicView, with_ground_truth
 
 BUDGET_CODE = "sabot_budget_exhausted"
@@ -238,7 +240,7 @@ def _attempt(
     attempt: int,
 ) -> RunOutcome:
     run_key = f"{cell.id}~a{attempt}"
-    lab = view.lab is not None  # a lab task: its world is a lab session (lab_bridge.py)
+    lab = isinstance(view, LabPublicView)  # a lab task: its world is a lab session
     operator = arm_lab_operator(cell, private) if lab else arm_operator(cell, private)
     trace = RunTrace(run_dir)
     trace.emit(

@@ -17,7 +17,8 @@ Reading:
   history's copy)
 
 Checking: ``detect_regressions(a, b) -> RegressionReport`` (pure). Commands:
-:mod:`pytest_sabot.history.commands`, ``python -m pytest_sabot.history``.
+:mod:`pytest_sabot.commands.history` (``sabot history``, ``sabot regress``; ``python -m
+pytest_sabot.history`` is a shim over it).
 """
 
 from __future__ import annotations

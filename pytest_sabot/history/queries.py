@@ -28,6 +28,7 @@ from pytest_sabot.history.sources import (
     results_from_snapshot,
 )
 from pytest_sabot.history.store import DEFAULT_TIMEOUT_S, History, open_history
+from pytest_sabot.results.outcomes import letter
 
 
 class _Out(BaseModel):
@@ -54,6 +55,9 @@ class RunSummary(_Out):
     selected: int | None = Field(description="Runnable cells selected.")
     recorded: int | None = Field(description="Selected cells with a counted record.")
     counts: dict[str, int] = Field(description="Cells per verdict word (lab: per gate).")
+    letters: dict[str, int] = Field(
+        description="Cells per outcome letter, the letters pytest shows (none for a lab run)."
+    )
     spent_usd: float | None = Field(description="Spend from reported usage (None: unknown).")
     verdicts: bool = Field(description="The history holds its cells' verdicts.")
 
@@ -138,27 +142,39 @@ SELECT * FROM runs ORDER BY COALESCE(started, indexed_at) DESC, run_id DESC
 """
 
 
-def _counts(db: History, run_id: str | None = None) -> dict[str, dict[str, int]]:
-    """Cells per verdict word, per run (of one run when ``run_id`` is given)."""
+def _counts(
+    db: History, run_id: str | None = None
+) -> dict[str, tuple[dict[str, int], dict[str, int]]]:
+    """Cells per verdict word and per outcome letter (``results.outcomes.letter``), per run
+    (of one run when ``run_id`` is given)."""
     where, params = ("WHERE run_id = ?", (run_id,)) if run_id else ("", ())
-    counts: dict[str, dict[str, int]] = {}
+    counts: dict[str, tuple[dict[str, int], dict[str, int]]] = {}
     for r in db.all(
-        f"SELECT run_id, verdict, COUNT(*) AS n FROM cells {where} "
-        "GROUP BY run_id, verdict ORDER BY run_id, verdict",
+        f"SELECT run_id, kind, verdict, COUNT(*) AS n FROM cells {where} "
+        "GROUP BY run_id, kind, verdict ORDER BY run_id, kind, verdict",
         params,
     ):
-        counts.setdefault(str(r["run_id"]), {})[str(r["verdict"])] = int(r["n"])
+        words, letters = counts.setdefault(str(r["run_id"]), ({}, {}))
+        word, n = str(r["verdict"]), int(r["n"])
+        words[word] = words.get(word, 0) + n
+        if r["kind"] != "lab":
+            mark = letter(word, baseline=r["kind"] == "baseline")
+            letters[mark] = letters.get(mark, 0) + n
     return counts
 
 
-def _summary(r: sqlite3.Row, counts: dict[str, int]) -> RunSummary:
+_NONE: tuple[dict[str, int], dict[str, int]] = ({}, {})
+
+
+def _summary(r: sqlite3.Row, counts: tuple[dict[str, int], dict[str, int]]) -> RunSummary:
+    words, letters = counts
     return RunSummary(
         run_id=r["run_id"], kind=r["kind"], started=r["started"], ended=r["ended"],
         out_dir=r["out_dir"], wave=r["wave"], status=r["status"],
         registration_hash=r["registration_hash"], model=r["model"], rules=r["rules"],
         fixture=bool(r["fixture"]), label=r["label"], selected=r["selected"],
-        recorded=r["recorded"], counts=counts, spent_usd=r["spent_usd"],
-        verdicts=bool(counts),
+        recorded=r["recorded"], counts=words, letters=letters, spent_usd=r["spent_usd"],
+        verdicts=bool(words),
     )
 
 
@@ -167,7 +183,7 @@ def runs(db: History, limit: int | None = None) -> list[RunSummary]:
     if limit is not None:
         rows = rows[:limit]
     counts = _counts(db)
-    return [_summary(r, counts.get(r["run_id"], {})) for r in rows]
+    return [_summary(r, counts.get(r["run_id"], _NONE)) for r in rows]
 
 
 def list_runs(
@@ -232,7 +248,7 @@ def detail(db: History, run_id: str) -> RunDetail:
         raise RunNotFound(db.path, f"no run {run_id!r}")
     spend = json.loads(r["spend"]) if r["spend"] else None
     return RunDetail(
-        summary=_summary(r, _counts(db, run_id).get(run_id, {})), tool=r["tool"],
+        summary=_summary(r, _counts(db, run_id).get(run_id, _NONE)), tool=r["tool"],
         wave_rules=r["wave_rules"],
         downgrade_model=r["downgrade_model"], judge=r["judge"], upstream=r["upstream"],
         versions=json.loads(r["versions"]), off_pin=json.loads(r["off_pin"]), mode=r["mode"],
@@ -367,6 +383,26 @@ def load_lab_run(history_path: Path, ref: str, *, timeout: float = DEFAULT_TIMEO
     return lab_run_from_snapshot(bytes(row["data"]))
 
 
+def load_compare_input(
+    arg: str | Path, history: Path, *, timeout: float = DEFAULT_TIMEOUT_S
+) -> tuple[ResultsFile, str]:
+    """One input of ``sabot compare`` or ``regress``: an existing directory or
+    results.json is read as before; anything else is a run id (or a unique prefix) looked
+    up in the history. Returns the results and where they were read."""
+    from pytest_sabot.results.compare import load_side
+
+    path = Path(arg)
+    if path.exists():
+        return load_side(path), str(path)
+    if not Path(history).exists():
+        raise SabotDataError(
+            path, "", "a run directory, a results.json, or a run id recorded in the history "
+            f"{history}", "no such file, and no history to look the id up in"
+        )
+    loaded = load_run_results(history, str(arg), timeout=timeout)
+    return loaded.results, loaded.source
+
+
 __all__ = [
     "CellInfo",
     "LoadedRun",
@@ -376,6 +412,7 @@ __all__ = [
     "detail",
     "find_run",
     "list_runs",
+    "load_compare_input",
     "load_lab_run",
     "load_run_results",
     "resolve_run",

@@ -33,12 +33,12 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from pytest_sabot.core.exit_codes import EXIT_GATE, EXIT_INCONCLUSIVE, EXIT_PASS
 from pytest_sabot.results import ResultsFile
 from pytest_sabot.results.compare import DEFAULT_RESAMPLES, DEFAULT_SEED, Comparison, compare
 from pytest_sabot.scoring.aggregate import Rate
 
 DEFAULT_MIN_PAIRED = 5
-EXIT_NONE, EXIT_REGRESSION, EXIT_INCONCLUSIVE = 0, 1, 3
 
 REGRESSION_RULE = (
     "a row regressed when, over its fault cells valid in both runs (paired by framework, "
@@ -210,10 +210,10 @@ def detect_regressions(
     reasons: list[str] = []
     outcome: Outcome
     if regressed:
-        outcome, code = "regression", EXIT_REGRESSION
+        outcome, code = "regression", EXIT_GATE
         reasons.append(f"regressed: {', '.join(regressed)}")
     elif tested:
-        outcome, code = "no regression", EXIT_NONE
+        outcome, code = "no regression", EXIT_PASS
         reasons.append(f"no row regressed among the {len(tested)} tested")
     else:
         outcome, code = "inconclusive", EXIT_INCONCLUSIVE

@@ -24,21 +24,14 @@ from pytest_sabot.report.terminal import (
     fitted_table,
     print_table,
 )
+from pytest_sabot.results.outcomes import LEGEND as OUTCOME_LEGEND
+from pytest_sabot.results.outcomes import ORDER
 
 FIXTURE_NOTE = (
     "fixture: a keyless run of the embedded model or a scripted lab controller; its numbers "
     "are acceptance fixtures, never measurements of any LLM"
 )
-LETTERS = {
-    "BASELINE_PASS": "P", "BASELINE_FAIL": "B", "RUN_ERROR": "R", "DETECTED_HARD": "H",
-    "DETECTED_SOFT": "S", "MISSED": "M", "UNJUDGED": "U", "INJECTION_UNVERIFIED": "I",
-    "STRUCTURAL_ZERO": "z", "NOT_RUN": "-", "UNPAIRED": "u",
-}
-LEGEND = (
-    "cells: P baseline pass, B baseline fail, H detected hard, S detected soft, M missed, "
-    "U unjudged, R run error, I injection unverified, z structural zero, - not run, "
-    "u unpaired; a lab run shows its gate"
-)
+LEGEND = f"cells: {OUTCOME_LEGEND}; a lab run shows its gate"
 
 
 def _when(s: RunSummary) -> str:
@@ -48,11 +41,10 @@ def _when(s: RunSummary) -> str:
 def _counts(s: RunSummary) -> str:
     if s.kind == "lab":
         return " ".join(f"gate {k.lower()}" for k in s.counts) or "-"
-    if not s.counts:
+    if not s.letters:
         return "none kept"
-    order = list(LETTERS)
-    parts = sorted(s.counts.items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else 99)
-    return " ".join(f"{n}{LETTERS.get(word, '?')}" for word, n in parts)
+    parts = sorted(s.letters.items(), key=lambda kv: ORDER.find(kv[0]) % (len(ORDER) + 1))
+    return " ".join(f"{n}{mark}" for mark, n in parts)
 
 
 def _cells(s: RunSummary) -> str:

@@ -7,74 +7,70 @@ streams (requests, deliveries, effects, observations) are kept apart; completion
 safety rules judge the whole committed history; the gate says pass, fail, error or
 inconclusive. See docs/LAB.md.
 
-The public interface (what a framework integration calls):
+This package is the engine; its command line, demo, MCP server and text rendering are
+``pytest_sabot.commands.lab`` and ``pytest_sabot.report.lab``. Callers import from the
+modules, each with one job:
 
-* ``load_scenario(path) -> Scenario`` and ``resolve_scenario(name)``;
-* ``agent_view(scenario) -> AgentView``: what the agent is given;
-* ``run_scenario(scenario, agent, out_dir) -> LabRun`` with a ``LabAgent`` whose callable
-  takes an ``AgentContext`` (``call_tool(name, arguments) -> Observation``,
-  ``sleep(ms)``);
-* ``evaluate(record) -> Gate`` (pure), ``read_run(path)``, ``replay_run(record)``;
-* ``CONTROLLERS`` / ``resolve_agent(name)``: the scripted acceptance fixtures;
-* ``LabSession``: one run driven from outside (the MCP server, ``lab.mcp_server``);
-  ``lab.trusted``: a user's callable run in a supervised child process.
+* ``lab.scenario`` / ``lab.scenario_load``: the scenario format, ``load_scenario(path)``,
+  ``resolve_scenario(name)``, ``shipped_scenarios()``;
+* ``lab.task`` / ``lab.task_load``: the lab task T6 in a matrix;
+* ``lab.engine``: ``agent_view(scenario)``, ``run_scenario(scenario, agent, out_dir)``
+  and ``LabSession`` (one run driven from outside);
+* ``lab.gate``: ``evaluate(record) -> Gate`` (pure); ``lab.record``: the run record,
+  ``read_run``, ``write_run``; ``lab.replay``: ``replay_run(record)``;
+* ``lab.controllers``: ``CONTROLLERS`` / ``resolve_agent(name)``, the scripted
+  acceptance fixtures; ``lab.trusted``: a user's callable in a supervised child process.
+
+Importing this package imports none of them. The names an agent of your own is written
+against (docs/TRUSTED_AGENTS.md) are read from it on first use: ``AgentContext``
+(``call_tool(name, arguments) -> Observation``, ``sleep(ms)``), ``AgentResult``,
+``AgentView``, ``LabAgent``, ``Observation``, ``ToolError`` and the exceptions a run
+raises (``AgentStopped``, ``HarnessFailure``, ``LimitReached``, ``RunClosed``).
 """
 
 from __future__ import annotations
 
-from pytest_sabot.lab.agent import (
-    AgentContext,
-    AgentResult,
-    AgentStopped,
-    AgentView,
-    HarnessFailure,
-    LabAgent,
-    LimitReached,
-    RunClosed,
-)
-from pytest_sabot.lab.catalog import ToolContract, build_catalog
-from pytest_sabot.lab.controllers import CONTROLLERS, resolve_agent
-from pytest_sabot.lab.engine import LabSession, agent_view, execute, run_scenario
-from pytest_sabot.lab.gate import evaluate
-from pytest_sabot.lab.observation import Observation, ToolError
-from pytest_sabot.lab.record import Gate, LabRun, ProviderUsage, Violation, read_run, write_run
-from pytest_sabot.lab.replay import ReplayReport, replay_run
-from pytest_sabot.lab.scenario import PublicTask, Scenario
-from pytest_sabot.lab.scenario_load import load_scenario, resolve_scenario, shipped_scenarios
-from pytest_sabot.lab.vocabulary import EXIT_CODES
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pytest_sabot.lab.agent import (
+        AgentContext,
+        AgentResult,
+        AgentStopped,
+        AgentView,
+        HarnessFailure,
+        LabAgent,
+        LimitReached,
+        RunClosed,
+    )
+    from pytest_sabot.lab.observation import Observation, ToolError
+
+_AGENT_FACE = {
+    **dict.fromkeys(
+        ("AgentContext", "AgentResult", "AgentStopped", "AgentView", "HarnessFailure",
+         "LabAgent", "LimitReached", "RunClosed"), "pytest_sabot.lab.agent"),
+    **dict.fromkeys(("Observation", "ToolError"), "pytest_sabot.lab.observation"),
+}
 
 __all__ = [
-    "CONTROLLERS",
-    "EXIT_CODES",
     "AgentContext",
     "AgentResult",
     "AgentStopped",
     "AgentView",
-    "Gate",
     "HarnessFailure",
     "LabAgent",
-    "LabRun",
-    "LabSession",
     "LimitReached",
     "Observation",
-    "ProviderUsage",
-    "PublicTask",
-    "ReplayReport",
     "RunClosed",
-    "Scenario",
-    "ToolContract",
     "ToolError",
-    "Violation",
-    "agent_view",
-    "build_catalog",
-    "evaluate",
-    "execute",
-    "load_scenario",
-    "read_run",
-    "replay_run",
-    "resolve_agent",
-    "resolve_scenario",
-    "run_scenario",
-    "shipped_scenarios",
-    "write_run",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """An agent-interface name, imported from its module on first use."""
+    module = _AGENT_FACE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'pytest_sabot.lab' has no attribute {name!r} (import "
+                             "it from its module, e.g. pytest_sabot.lab.engine)")
+    return getattr(importlib.import_module(module), name)

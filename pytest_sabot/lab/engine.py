@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from pytest_sabot.core.exit_codes import GATE_EXIT
 from pytest_sabot.lab.agent import AgentContext, AgentResult, AgentStopped, AgentView, LabAgent
 from pytest_sabot.lab.boundary import Boundary
 from pytest_sabot.lab.catalog import build_catalog
@@ -40,8 +41,8 @@ from pytest_sabot.trusted.report import ProcessReport
 
 UsageSource = Callable[[], ProviderUsage]
 # Stands in for the gate only while the draft record is evaluated; never written.
-_UNEVALUATED = Gate(outcome="error", exit_code=2, reasons=["not evaluated"],
-                    completion_judged=False)
+_UNEVALUATED = Gate(outcome="error", exit_code=GATE_EXIT["error"],
+                    reasons=["not evaluated"], completion_judged=False)
 
 
 def agent_view(scenario: Scenario) -> AgentView:

@@ -16,11 +16,12 @@ is never hidden behind missing coverage or an unfinished run.
 
 from __future__ import annotations
 
+from pytest_sabot.core.exit_codes import GATE_EXIT
 from pytest_sabot.lab.faults import FAULTS
 from pytest_sabot.lab.faults.base import FaultCoverage
 from pytest_sabot.lab.record import CoverageCheck, Gate, LabRun, Violation
 from pytest_sabot.lab.rules import judge
-from pytest_sabot.lab.vocabulary import EXIT_CODES, GateOutcome
+from pytest_sabot.lab.vocabulary import GateOutcome
 
 
 def coverage_checks(record: LabRun) -> list[CoverageCheck]:
@@ -76,5 +77,5 @@ def evaluate(record: LabRun) -> Gate:
     if outcome == "pass":
         reasons.append("all assertions hold, execution completed, every required fault "
                        "activated and landed")
-    return Gate(outcome=outcome, exit_code=EXIT_CODES[outcome], reasons=reasons,
+    return Gate(outcome=outcome, exit_code=GATE_EXIT[outcome], reasons=reasons,
                 violations=counted, completion_judged=completed, coverage=coverage)

@@ -1,4 +1,4 @@
-"""The lab's shared names: tools, faults, error codes, effect kinds and exit codes.
+"""The lab's shared names: tools, faults, error codes, effect kinds and gate outcomes.
 
 Every other lab module speaks in these terms, so a scenario file, a run record and the
 tool catalog can never disagree on a spelling.
@@ -51,7 +51,7 @@ EffectKind = Literal["ticket_created", "ticket_revised", "ticket_approved", "tic
 Actor = Literal["agent", "approver"]
 
 GateOutcome = Literal["pass", "fail", "error", "inconclusive"]
-EXIT_CODES: dict[str, int] = {"pass": 0, "fail": 1, "error": 2, "inconclusive": 3}
+"""A gate's outcome; its exit code is ``core.exit_codes.GATE_EXIT[outcome]``."""
 
 ExecutionStatus = Literal[
     "completed",

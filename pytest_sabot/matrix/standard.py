@@ -21,7 +21,7 @@ from pytest_sabot.core.models.rules import RuleSet, load_rule_book
 from pytest_sabot.core.paths import standard_root
 from pytest_sabot.matrix.cells import lab_files, load_wave, load_wave_anchors, wave_path
 from pytest_sabot.matrix.defects import load_published_defects, unregistered_defect_files
-from pytest_sabot.tasks import load_private, load_public
+from pytest_sabot.matrix.task_views import load_private, load_public
 from pytest_sabot.tasks.loader import PrivateSpec
 
 

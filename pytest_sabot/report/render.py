@@ -1,4 +1,6 @@
-"""Rendering results.json for people: the terminal scoreboard and RESULTS.md.
+"""Rendering results.json for people: RESULTS.md, and the lines of text the terminal
+summary prints around its tables (the tables themselves are ``report.terminal``'s, fitted
+to the terminal).
 
 Pure functions from a ResultsFile to text; nothing here computes a number.
 """
@@ -8,8 +10,8 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
+from pytest_sabot.report.lab import gate_markdown
 from pytest_sabot.results import ResultsFile
-from pytest_sabot.results.lab_gates import gate_lines, gate_markdown
 from pytest_sabot.scoring.aggregate import Rate, RowSummary
 
 BAND_TEXT = {
@@ -188,57 +190,6 @@ def median_lines(results: ResultsFile) -> list[str]:
     return lines
 
 
-def scoreboard_lines(results: ResultsFile) -> list[str]:
-    """The scoreboard, one row per framework x config, readable at 100 columns."""
-    board = results.scoreboard
-    lines = [board_title(results) + partial_tag(results), results.label]
-    partial = partial_line(results)
-    if partial is not None:
-        lines.append(partial)
-    lines.extend(disclosure_lines(results))
-    if results.off_pin:
-        lines.append("OFF-PIN: " + "; ".join(f"{k} {v}" for k, v in results.off_pin.items()))
-    lines.append(
-        f"{'row':<20}{'valid/runs':<11}{'bases':<8}{'Sabot Score [95% CI]':<22}"
-        f"{'notice':>7}{'react':>7}{'recov':>7}{'gap':>7}{'RwD':>7}"
-    )
-    for row in board.rows:
-        lines.append(
-            f"{row.row:<20}{f'{row.valid}/{row.runs}':<11}{_bases(row):<8}"
-            f"{rate_ci(row.sabot_score):<22}"
-            f"{pct(row.soft_notice.value):>7}{pct(row.reaction.value):>7}"
-            f"{pct(row.recovery.value):>7}{_gap(row):>7}"
-            f"{pct(row.recovery_without_detection.value):>7}"
-        )
-    if _flags_wave(results):
-        lines.append(
-            "wave-2 surfaces: union = mapping or anchored flag (the headline, except rows "
-            "quoted flags-only below); any-flag is a diagnostic only" + partial_tag(results)
-        )
-        lines.append(
-            f"{'row':<20}{'union':>8}{'mapping':>9}{'flag':>8}{'any-flag':>10}{'strict':>9}"
-        )
-        for row in board.rows:
-            lines.append(
-                f"{row.row:<20}{pct(row.union.value):>8}{pct(row.wave1_mapping.value):>9}"
-                f"{pct(row.anchored_flag.value):>8}{pct(row.any_flag.value):>10}"
-                f"{pct(row.strict_floor.value):>9}"
-            )
-    lines.extend(quoted_reading_lines(results))
-    lines.extend(clean_fire_lines(results))
-    lines.extend(median_lines(results))
-    lines.append(
-        "Sabot Score = hard tier; notice = hard or soft tier; gap = notice - hard (points)"
-    )
-    lines.append(
-        "  RwD = recovered with no detection; valid = fault runs in the denominator / fault"
-    )
-    lines.append("  runs; bases = no-fault baselines that passed / baselines recorded")
-    lines.extend(reading_lines(results))
-    lines.extend(_soft_tier_note(results))
-    return lines
-
-
 def reading_lines(results: ResultsFile) -> list[str]:
     """The readings published beside the scoreboard's numbers: REACTED's causal reading
     and the judged-only soft tier."""
@@ -289,28 +240,6 @@ def _clean(row: RowSummary) -> str:
     if r.n == 0:
         return "n/a (no baseline scored for acts)"
     return f"{rate_ci(r)} ({r.k}/{r.n})"
-
-
-def clean_fire_lines(results: ResultsFile) -> list[str]:
-    """The clean-run firing rate beside each row's Sabot Score (SPEC I27)."""
-    rows = results.scoreboard.rows
-    if not rows:
-        return []
-    what = (
-        "fixture numbers of the embedded model, not a measurement"
-        if results.fixture
-        else results.label
-    )
-    lines = [
-        "clean-run firing: no-fault baselines with >= 1 hard-tier act, scored with the "
-        f"mapping, rules and anchors of their fault cells ({what}):" + partial_tag(results),
-        f"{'row':<20}{'Sabot Score [95% CI]':<24}{'clean-run firing [95% CI]':<34}acts by type",
-    ]
-    for row in rows:
-        lines.append(
-            f"{row.row:<20}{rate_ci(row.sabot_score):<24}{_clean(row):<34}{_acts(row)}"
-        )
-    return lines
 
 
 def _cell_rate(r: Rate | None, zeros: int) -> str:
@@ -527,18 +456,6 @@ def session_lines(results: ResultsFile) -> list[str]:
         lines.append(
             f"not run: {listed}; the same command with --sabot-resume records the rest"
         )
-    return lines
-
-
-def summary_lines(results: ResultsFile) -> list[str]:
-    lines = scoreboard_lines(results)
-    if results.lab_gates is not None:
-        lines.extend(gate_lines(results.lab_gates))
-    lines.extend(selection_lines(results))
-    lines.extend(session_lines(results))
-    lines.extend(exclusion_lines(results))
-    if results.spend:
-        lines.append(_spend_line(results.spend))
     return lines
 
 

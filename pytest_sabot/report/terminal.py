@@ -19,7 +19,6 @@ from rich.table import Table
 from rich.text import Text
 
 from pytest_sabot.results import ResultsFile
-from pytest_sabot.results.lab_gates import gate_lines
 from pytest_sabot.scoring.aggregate import RowSummary
 
 T = TypeVar("T")
@@ -94,10 +93,13 @@ def print_table(
         out.print(Text(note))
 
 
-def print_lines(out: Console, lines: Sequence[str], style: str | None = None) -> None:
-    """Plain lines, each wrapped at the console's width."""
+def print_lines(
+    out: Console, lines: Sequence[str], style: str | None = None, *, wrap: bool = True
+) -> None:
+    """Plain lines, each wrapped at the console's width (``wrap=False``: as they are, for
+    lines holding a path or an option to copy)."""
     for line in lines:
-        out.print(Text(line, style=style or ""))
+        out.print(Text(line, style=style or ""), soft_wrap=not wrap)
 
 
 # --------------------------------------------------------------------------- the summary
@@ -176,14 +178,19 @@ def print_summary(out: Console, results: ResultsFile) -> None:
             + render.partial_tag(results)
         ])
         print_table(out, _clean_columns(), rows, where)
-    lines: list[str] = render.median_lines(results)
-    lines += [
+    print_lines(out, [
+        *render.median_lines(results),
         "Sabot Score = hard tier; notice = hard or soft tier; gap = notice - hard (points); "
         "RwD = recovered with no detection; valid = fault runs in the denominator / fault "
         "runs; bases = no-fault baselines that passed / baselines recorded",
         *render.reading_lines(results),
         *render._soft_tier_note(results),
-        *(gate_lines(results.lab_gates) if results.lab_gates is not None else []),
+    ])
+    if results.lab_gates is not None:
+        from pytest_sabot.report.lab import print_gates
+
+        print_gates(out, results.lab_gates)
+    lines: list[str] = [
         *render.selection_lines(results),
         *render.session_lines(results),
         *render.exclusion_lines(results),

@@ -7,7 +7,8 @@ tabulates it per (row, fault) and per fault over all rows: the raw outcomes (pas
 error, inconclusive, and ``no record`` for a counted cell whose lab record is missing),
 the pass numerator and denominator with a Wilson 95% interval, and each cell's gate and
 funnel side by side. No outcome is dropped: an error or an inconclusive run stays in the
-denominator and in its own column (docs/LAB.md, L-readings).
+denominator and in its own column (docs/LAB.md, L-readings). The terminal and RESULTS.md
+render it with :mod:`pytest_sabot.report.lab`.
 """
 
 from __future__ import annotations
@@ -135,61 +136,3 @@ def lab_gates(
         if any(_fault(v) == fault for v in verdicts)
     ]
     return LabGates(by_row=by_row, by_fault=by_fault)
-
-
-# --------------------------------------------------------------------------- rendering
-
-
-def _pct(rate: GateRate) -> str:
-    if rate.rate is None or rate.ci_low is None or rate.ci_high is None:
-        return "n/a"
-    return f"{rate.rate:.1%} [{rate.ci_low:.1%}, {rate.ci_high:.1%}]"
-
-
-def _funnel_counts(rate: GateRate) -> str:
-    """The funnel of the group's cells: detection tiers (or exclusion codes) counted."""
-    counts: dict[str, int] = {}
-    for cell in rate.cells:
-        head = cell.funnel.split(" ")[0] if cell.funnel else "none"
-        counts[head] = counts.get(head, 0) + 1
-    return ", ".join(f"{k} {n}" for k, n in sorted(counts.items()))
-
-
-def _raw(rate: GateRate) -> str:
-    return " ".join(f"{rate.outcomes.get(o, 0)}" for o in OUTCOMES)
-
-
-def gate_lines(gates: LabGates) -> list[str]:
-    """The terminal table: per row and fault, the lab gate beside the Sabot funnel."""
-    lines = [
-        "lab gate beside the Sabot funnel, per row and fault (gate pass rate = passed / every "
-        "counted cell):",
-        f"{'row':<20}{'fault':<10}{'gate pass [95% CI]':<26}{'n':>4}  "
-        f"{'pass fail err inc none':<24}funnel",
-    ]
-    for rate in [*gates.by_row, *gates.by_fault]:
-        lines.append(
-            f"{rate.row:<20}{rate.fault:<10}{_pct(rate):<26}{rate.runs:>4}  "
-            f"{_raw(rate):<24}{_funnel_counts(rate)}"
-        )
-    return lines
-
-
-def gate_markdown(gates: LabGates) -> list[str]:
-    """RESULTS.md's lab section: the rates per row and fault, then every cell."""
-    out = ["", "## Lab gate beside the Sabot funnel", "", gates.note + ".", "",
-           "| row | fault | gate pass [95% CI] | passed / runs | pass | fail | error | "
-           "inconclusive | no record | funnel |",
-           "|---|---|---|---|---|---|---|---|---|---|"]
-    for rate in [*gates.by_row, *gates.by_fault]:
-        counts = " | ".join(str(rate.outcomes.get(o, 0)) for o in OUTCOMES)
-        out.append(f"| {rate.row} | {rate.fault} | {_pct(rate)} | {rate.passed} / {rate.runs} "
-                   f"| {counts} | {_funnel_counts(rate)} |")
-    out += ["", "| cell | lab gate | rules broken | execution | Sabot funnel |",
-            "|---|---|---|---|---|"]
-    for rate in gates.by_row:
-        for cell in rate.cells:
-            out.append(f"| `{cell.cell_id}` | {cell.gate} | "
-                       f"{', '.join(cell.rules_broken) or '-'} | {cell.execution or '-'} | "
-                       f"{cell.funnel} |")
-    return out

@@ -15,9 +15,10 @@ BASELINE_FAIL = "BASELINE_FAIL"
 RUN_ERROR = "RUN_ERROR"
 STRUCTURAL_ZERO = "STRUCTURAL_ZERO"
 NOT_RUN_BUDGET = "NOT_RUN"
+UNPAIRED = "UNPAIRED"
+BASELINE_LETTERS = {BASELINE_PASS: "P", BASELINE_FAIL: "B", RUN_ERROR: "R"}
+"""A baseline's letter: its own outcome (a baseline that failed its task is ``B``)."""
 LETTERS = {
-    BASELINE_PASS: "P",
-    "BASELINE_FAIL_OWN": "B",  # a baseline that failed its task (same word, own letter)
     BASELINE_FAIL: "b",  # a fault cell excluded because its baseline failed
     RUN_ERROR: "R",
     "INJECTION_UNVERIFIED": "I",
@@ -27,7 +28,26 @@ LETTERS = {
     "UNJUDGED": "U",
     STRUCTURAL_ZERO: "z",
     NOT_RUN_BUDGET: "-",
+    UNPAIRED: "u",  # a fault cell of one run with no partner in the other (history)
 }
+"""A fault cell's letter, by its verdict word: the one letter table of every surface that
+shows a cell as a letter (pytest's progress line, ``sabot history``; docs/USAGE.md)."""
+ORDER = "PBHSMURbIz-u"
+"""The letters in the order a count of them is shown (``sabot history``)."""
+LEGEND = (
+    "P baseline pass, B baseline fail, H detected hard, S detected soft, M missed, "
+    "U unjudged, R run error, b excluded (baseline failed), I injection unverified, "
+    "z structural zero, - not run, u unpaired"
+)
+"""The letters in words, as ``sabot history`` prints them under its table."""
+
+
+def letter(word: str, *, baseline: bool = False) -> str:
+    """The letter of a cell shown by its verdict word; ``baseline`` for a baseline cell
+    (``BASELINE_FAIL`` is ``B`` for a baseline, ``b`` for a fault cell it excluded)."""
+    if baseline and word in BASELINE_LETTERS:
+        return BASELINE_LETTERS[word]
+    return LETTERS.get(word, "?")
 
 
 @dataclass(frozen=True)
@@ -53,10 +73,12 @@ def funnel_word(v: CellVerdict) -> str:
 def outcome_of(verdict: CellVerdict | BaselineVerdict) -> Outcome:
     if isinstance(verdict, BaselineVerdict):
         if verdict.status == "passed":
-            return Outcome("baseline_pass", "P", BASELINE_PASS, BASELINE_PASS)
-        if verdict.status == "RUN_ERROR":
-            return Outcome("run_error", "R", RUN_ERROR, RUN_ERROR)
-        return Outcome("baseline_fail", "B", BASELINE_FAIL, BASELINE_FAIL)
+            word = BASELINE_PASS
+        elif verdict.status == "RUN_ERROR":
+            word = RUN_ERROR
+        else:
+            word = BASELINE_FAIL
+        return Outcome(word.lower(), letter(word, baseline=True), word, word)
     if verdict.excluded is not None:
         code = verdict.excluded.code
         return Outcome(code.lower(), LETTERS.get(code, "x"), code, code)
@@ -65,6 +87,9 @@ def outcome_of(verdict: CellVerdict | BaselineVerdict) -> Outcome:
 
 
 STRUCTURAL = Outcome(
-    "structural_zero", "z", "STRUCTURAL_ZERO (registered, not run)", STRUCTURAL_ZERO
+    "structural_zero", LETTERS[STRUCTURAL_ZERO], "STRUCTURAL_ZERO (registered, not run)",
+    STRUCTURAL_ZERO,
 )
-BUDGET_STOP = Outcome("not_run", "-", "NOT_RUN (stopped by the spend cap)", NOT_RUN_BUDGET)
+BUDGET_STOP = Outcome(
+    "not_run", LETTERS[NOT_RUN_BUDGET], "NOT_RUN (stopped by the spend cap)", NOT_RUN_BUDGET
+)

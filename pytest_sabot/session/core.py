@@ -510,6 +510,8 @@ class SabotSession:
     # ------------------------------------------------------------------ finish
 
     def finish(self, session: pytest.Session) -> None:
+        if not self.wave_given:  # a test run of the project: nothing of a wave to finish
+            return
         if not self.is_worker:
             signals.hold()  # the results are written whatever SIGTERM comes now
         if self.is_worker:

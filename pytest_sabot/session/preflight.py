@@ -12,6 +12,7 @@ import os
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 import pytest
@@ -19,8 +20,10 @@ import pytest
 from pytest_sabot.core.errors import SabotDataError
 from pytest_sabot.core.model_spec import downgrade_target
 from pytest_sabot.core.models.cells import Cell
-from pytest_sabot.matrix.standard import Standard
 from pytest_sabot.session.settings import Settings
+
+if TYPE_CHECKING:
+    from pytest_sabot.matrix.standard import Standard
 
 KNOWN_BACKENDS = ("sim", "openai", "replay")
 KEY_VARIABLE = "OPENAI_API_KEY"
@@ -128,7 +131,8 @@ def check_projection(settings: Settings, cells: Iterable[Cell], out_dir: Path) -
     if not settings.live:
         return
     from pytest_sabot.gateway.prices import load_prices
-    from pytest_sabot.gateway.projection import SEED_CUT_TO, project, render
+    from pytest_sabot.gateway.projection import SEED_CUT_TO, project
+    from pytest_sabot.report.plan import plan_lines
     from pytest_sabot.results.adjudicate import read_record
 
     chosen = [c for c in cells if not c.carved_out]
@@ -159,7 +163,7 @@ def check_projection(settings: Settings, cells: Iterable[Cell], out_dir: Path) -
         )
     raise usage(
         f"--sabot-budget-usd={settings.budget_usd:g}: {said}; nothing was run. The plan "
-        "(sabot plan):\n  " + "\n  ".join(render(plan, settings.model))
+        "(sabot plan):\n  " + "\n  ".join(plan_lines(plan, settings.model, 100))
     )
 
 

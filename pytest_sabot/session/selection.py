@@ -14,12 +14,15 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 import pytest
 
 from pytest_sabot.core.models.cells import Cell
-from pytest_sabot.matrix.standard import Standard
+
+if TYPE_CHECKING:
+    from pytest_sabot.matrix.standard import Standard
 
 CELL_MODULE = Path(__file__).resolve().parent.parent / "sabot_cells.py"
 CELL_TEST = "test_cell"

@@ -20,7 +20,6 @@ from pytest_sabot.core.models.task import (
 )
 from pytest_sabot.tasks.checks import run_python
 from pytest_sabot.tasks.contract import normalize_artifact
-from pytest_sabot.tasks.lab_task import LabGateCriterion
 from pytest_sabot.tasks.loader import PrivateSpec
 
 
@@ -142,13 +141,13 @@ def evaluate_pass(
         return False, f"required effect not committed: {', '.join(uncommitted)}"
     text = normalize_artifact(artifact)
     c = private.criterion
+    if c is None:
+        raise ValueError("a lab task passes by its lab gate, judged from the lab record "
+                         "(harness/lab_bridge.py lab_pass), not from its report")
     if isinstance(c, JsonRecordCriterion):
         return _json_record(c, text)
     if isinstance(c, TextFactsCriterion):
         return _text_facts(c, text)
     if isinstance(c, PythonFunctionCriterion):
         return _python_function(c, text)
-    if isinstance(c, LabGateCriterion):
-        raise ValueError("a lab task passes by its lab gate, judged from the lab record "
-                         "(harness/lab_bridge.py lab_pass), not from its report")
     return _cited_answer(c, text)

@@ -3,42 +3,36 @@ spec (what only the scorer and the harness's operator seams may read).
 
 ``load_public`` opens nothing under ``private/``, and the ``PublicView`` it returns holds
 texts and parsed models only: no path, no directory, nothing that leads to private data.
+
+This module reads the file tasks T1..T5 (data, check and write tools over a workspace).
+A lab task (T6) is read by :mod:`pytest_sabot.lab.task_load` into the same two views,
+extended with the lab's world; :mod:`pytest_sabot.matrix.task_views` loads either kind.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
 from pydantic import BaseModel
 
 from pytest_sabot.core.errors import SabotDataError
 from pytest_sabot.core.loading import load_yaml_model
+from pytest_sabot.core.models.cells import TASKS
 from pytest_sabot.core.models.defects import GROUND_TRUTH_MATERIAL
 from pytest_sabot.core.models.task import (
     ContractFile,
     Criterion,
     CriterionFile,
     OperatorsFile,
-    OperatorSpec,
     TaskFile,
     ToolSpec,
 )
-from pytest_sabot.tasks.lab_task import (
-    LAB_TASKS,
-    LabCriterionFile,
-    LabGateCriterion,
-    LabOperatorsFile,
-    LabOperatorSpec,
-    LabPrivate,
-    LabPublic,
-    LabTaskFile,
-    LabWorldFile,
-    is_lab_task,
-)
 
-TASK_IDS = ("T1", "T2", "T3", "T4", "T5", *LAB_TASKS)
+TASK_IDS: tuple[str, ...] = TASKS
+"""The file tasks this module reads."""
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -63,8 +57,7 @@ class PublicView:
     materials: tuple[Material, ...]
     contract_revision: str
     contract: ContractFile
-    tools: tuple[ToolSpec, ...]
-    lab: LabPublic | None = None  # a lab task (T6): its request and the lab tools instead
+    tools: tuple[ToolSpec, ...]  # none for a lab task: its tools are the lab world's
 
     def material(self, name: str) -> Material:
         for m in self.materials:
@@ -77,6 +70,30 @@ class PublicView:
         return next(t for t in self.tools if t.role == role)
 
 
+class OperatorPlan(Protocol):
+    """One operator's spec on one task as the harness arms it (never from the note) and
+    the scorer reads it: where the fault is planted, what it replaces, what catching it
+    means."""
+
+    @property
+    def seam(self) -> str: ...
+
+    @property
+    def target(self) -> str: ...
+
+    @property
+    def original(self) -> str: ...
+
+    @property
+    def injected(self) -> str: ...
+
+    @property
+    def stale_file(self) -> str | None: ...
+
+    @property
+    def ground_truth(self) -> str: ...
+
+
 @dataclass(frozen=True)
 class PrivateSpec:
     """What only the scorer and the operator seams read."""
@@ -84,25 +101,25 @@ class PrivateSpec:
     task_id: str
     artifact: str
     required_effects: tuple[str, ...]
-    criterion: Criterion | LabGateCriterion
-    operators: dict[str, OperatorSpec | LabOperatorSpec]
+    criterion: Criterion | None  # None: the task's world judges the pass (a lab gate)
+    operators: Mapping[str, OperatorPlan]
     stale_materials: dict[str, str]  # material name -> superseded revision text (O5)
-    lab: LabPrivate | None = None  # a lab task (T6): the world behind its tools
 
-    def operator(self, operator_id: str) -> OperatorSpec | LabOperatorSpec:
+    def operator(self, operator_id: str) -> OperatorPlan:
         return self.operators[operator_id]
 
 
-def _task_dir(task_id: str, root: Path) -> Path:
-    if task_id not in TASK_IDS:
-        raise SabotDataError(root / "tasks", "task", f"one of {', '.join(TASK_IDS)}", task_id)
+def task_dir(task_id: str, root: Path, known: Sequence[str] = TASK_IDS) -> Path:
+    """tasks/<task_id> under ``root``, for a task among ``known``."""
+    if task_id not in known:
+        raise SabotDataError(root / "tasks", "task", f"one of {', '.join(known)}", task_id)
     directory = Path(root) / "tasks" / task_id
     if not directory.is_dir():
         raise SabotDataError(directory, "", "a task directory with public/ and private/")
     return directory
 
 
-def _read_text(path: Path, field: str) -> str:
+def read_text(path: Path, field: str) -> str:
     try:
         return path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -111,7 +128,7 @@ def _read_text(path: Path, field: str) -> str:
         raise SabotDataError(path, field, "UTF-8 text") from None
 
 
-def _safe_name(directory: Path, name: str, file: Path, field: str) -> Path:
+def safe_name(directory: Path, name: str, file: Path, field: str) -> Path:
     candidate = (directory / name).resolve()
     if candidate.parent != directory.resolve():
         raise SabotDataError(file, field, "a plain file name inside the same directory", name)
@@ -120,10 +137,7 @@ def _safe_name(directory: Path, name: str, file: Path, field: str) -> Path:
 
 def load_task_file(task_id: str, root: Path) -> TaskFile:
     """Parse and validate tasks/Tn/public/task.yaml (T1..T5)."""
-    if is_lab_task(task_id):
-        raise SabotDataError(Path(root) / "tasks" / task_id, "task",
-                             "a task with data, check and write tools (T1..T5)", task_id)
-    public = _task_dir(task_id, root) / "public"
+    public = task_dir(task_id, root) / "public"
     path = public / "task.yaml"
     task = load_yaml_model(path, TaskFile, top_field="tools")
     if task.id != task_id:
@@ -135,24 +149,57 @@ def load_contract(
     task_id: str, root: Path, revision: str, task: TaskFile | None = None
 ) -> ContractFile:
     """One published contract revision of a task."""
-    public = _task_dir(task_id, root) / "public"
-    task_path = public / "task.yaml"
+    public = task_dir(task_id, root) / "public"
     task = task if task is not None else load_task_file(task_id, root)
-    if revision not in task.contracts:
+    return read_contract(public, public / "task.yaml", task.contracts, "contracts", revision,
+                         task.artifact)
+
+
+def read_contract(
+    public: Path, task_path: Path, revisions: Mapping[str, str], field: str, revision: str,
+    artifact: str,
+) -> ContractFile:
+    """The contract revision ``revision`` of the task file ``task_path``, whose ``field``
+    maps revisions to files under ``public``: published for the task's ``artifact``."""
+    if revision not in revisions:
         raise SabotDataError(
-            task_path, "contracts", f"a contract revision among {sorted(task.contracts)}", revision
+            task_path, field, f"a contract revision among {sorted(revisions)}", revision
         )
-    path = _safe_name(public, task.contracts[revision], task_path, f"contracts.{revision}")
+    path = safe_name(public, revisions[revision], task_path, f"{field}.{revision}")
     contract = load_yaml_model(path, ContractFile, top_field="rules")
     if revision not in contract.revisions:
         raise SabotDataError(
             path, "revisions", f"a list naming revision {revision!r}", contract.revisions
         )
-    if contract.artifact != task.artifact:
+    if contract.artifact != artifact:
         raise SabotDataError(
-            path, "artifact", f"the task's artifact {task.artifact!r}", contract.artifact
+            path, "artifact", f"the task's artifact {artifact!r}", contract.artifact
         )
     return contract
+
+
+class MaterialFile(Protocol):
+    """A task file's entry naming one material: its name, file under public/, revision."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def file(self) -> str: ...
+
+    @property
+    def revision(self) -> str: ...
+
+
+def read_materials(
+    public: Path, task_path: Path, refs: Sequence[MaterialFile]
+) -> list[Material]:
+    """The materials ``refs`` of the task file ``task_path`` name, read from ``public``."""
+    materials = []
+    for i, ref in enumerate(refs):
+        path = safe_name(public, ref.file, task_path, f"materials.{i}.file")
+        materials.append(Material(ref.name, ref.revision, read_text(path, f"materials.{i}.file")))
+    return materials
 
 
 def load_public(task_id: str, root: Path, contract_revision: str) -> PublicView:
@@ -160,15 +207,10 @@ def load_public(task_id: str, root: Path, contract_revision: str) -> PublicView:
 
     Reads only tasks/Tn/public/.
     """
-    if is_lab_task(task_id):
-        return _load_lab_public(task_id, root, contract_revision)
-    public = _task_dir(task_id, root) / "public"
+    public = task_dir(task_id, root) / "public"
     task_path = public / "task.yaml"
     task = load_task_file(task_id, root)
-    materials = []
-    for i, ref in enumerate(task.materials):
-        path = _safe_name(public, ref.file, task_path, f"materials.{i}.file")
-        materials.append(Material(ref.name, ref.revision, _read_text(path, f"materials.{i}.file")))
+    materials = read_materials(public, task_path, task.materials)
     names = [m.name for m in materials]
     if len(set(names)) != len(names):
         raise SabotDataError(task_path, "materials", "unique material names", names)
@@ -186,9 +228,7 @@ def load_public(task_id: str, root: Path, contract_revision: str) -> PublicView:
 
 def load_private(task_id: str, root: Path) -> PrivateSpec:
     """The pass criterion, the operator specs and the superseded material revisions."""
-    if is_lab_task(task_id):
-        return _load_lab_private(task_id, root)
-    directory = _task_dir(task_id, root)
+    directory = task_dir(task_id, root)
     private = directory / "private"
     task = load_task_file(task_id, root)
     crit_path = private / "criterion.yaml"
@@ -224,8 +264,8 @@ def load_private(task_id: str, root: Path) -> PrivateSpec:
                 )
             assert spec.stale_file is not None  # guaranteed by OperatorsFile
             stale_dir = private / "stale"
-            path = _safe_name(stale_dir, spec.stale_file, ops_path, f"operators.{op_id}.stale_file")
-            stale[spec.target] = _read_text(path, f"operators.{op_id}.stale_file")
+            path = safe_name(stale_dir, spec.stale_file, ops_path, f"operators.{op_id}.stale_file")
+            stale[spec.target] = read_text(path, f"operators.{op_id}.stale_file")
     return PrivateSpec(
         task_id=task_id,
         artifact=task.artifact,
@@ -251,9 +291,7 @@ def ground_truth_section(private: PrivateSpec) -> Material:
         "",
     ]
     for op_id in sorted(private.operators, key=lambda o: int(o.lstrip("O"))):
-        note = getattr(private.operators[op_id], "ground_truth", None)
-        if isinstance(note, str):
-            lines.append(f"- {op_id}: {note.strip()}")
+        lines.append(f"- {op_id}: {private.operators[op_id].ground_truth.strip()}")
     text = "\n".join(lines) + "\n"
     return Material(GROUND_TRUTH_MATERIAL, "task file, ground-truth section", text)
 
@@ -262,103 +300,3 @@ def with_ground_truth(view: PublicView, private: PrivateSpec) -> PublicView:
     """The public view with the ground-truth section beside its materials: what a wave that
     reproduces the published defect hands the pipeline, and only such a wave."""
     return replace(view, materials=(*view.materials, ground_truth_section(private)))
-
-
-# --------------------------------------------------------------------------- lab tasks
-
-
-def load_lab_task_file(task_id: str, root: Path) -> LabTaskFile:
-    """Parse and validate a lab task's public/task.yaml (T6)."""
-    public = _task_dir(task_id, root) / "public"
-    path = public / "task.yaml"
-    task = load_yaml_model(path, LabTaskFile, top_field="request")
-    if task.id != task_id:
-        raise SabotDataError(path, "id", f"the directory's task id {task_id!r}", task.id)
-    return task
-
-
-def _load_lab_public(task_id: str, root: Path, contract_revision: str) -> PublicView:
-    public = _task_dir(task_id, root) / "public"
-    task_path = public / "task.yaml"
-    task = load_lab_task_file(task_id, root)
-    materials = []
-    for i, ref in enumerate(task.materials):
-        path = _safe_name(public, ref.file, task_path, f"materials.{i}.file")
-        materials.append(Material(ref.name, ref.revision, _read_text(path, f"materials.{i}.file")))
-    first = materials[0].text
-    for field, value in task.request.model_dump(mode="json").items():
-        if f"{field}: {value}" not in first:
-            raise SabotDataError(
-                task_path, f"request.{field}",
-                f"the value stated in {task.materials[0].file} ('{field}: ...' line)", value,
-            )
-    if contract_revision not in task.contract_revisions:
-        raise SabotDataError(task_path, "contract_revisions",
-                             f"a contract revision among {sorted(task.contract_revisions)}",
-                             contract_revision)
-    contract_path = _safe_name(public, task.contract_revisions[contract_revision], task_path,
-                               f"contract_revisions.{contract_revision}")
-    contract = load_yaml_model(contract_path, ContractFile, top_field="rules")
-    if contract_revision not in contract.revisions:
-        raise SabotDataError(contract_path, "revisions",
-                             f"a list naming revision {contract_revision!r}", contract.revisions)
-    if contract.artifact != task.artifact:
-        raise SabotDataError(contract_path, "artifact", f"the task's artifact {task.artifact!r}",
-                             contract.artifact)
-    return PublicView(
-        task_id=task.id,
-        title=task.title,
-        brief=task.brief,
-        artifact=task.artifact,
-        materials=tuple(materials),
-        contract_revision=contract_revision,
-        contract=contract,
-        tools=(),
-        lab=LabPublic(request=task.request, capabilities=tuple(task.capabilities),
-                      contracts=task.contracts),
-    )
-
-
-def _load_lab_private(task_id: str, root: Path) -> PrivateSpec:
-    from pytest_sabot.lab.scenario_load import reference_problems
-    from pytest_sabot.tasks.lab_task import cell_scenario
-
-    private = _task_dir(task_id, root) / "private"
-    public_path = _task_dir(task_id, root) / "public" / "task.yaml"
-    task = load_lab_task_file(task_id, root)
-    crit_path = private / "criterion.yaml"
-    criterion = load_yaml_model(crit_path, LabCriterionFile, top_field="check")
-    world_path = private / "world.yaml"
-    world = load_yaml_model(world_path, LabWorldFile, top_field="world")
-    ops_path = private / "operators.yaml"
-    operators = load_yaml_model(ops_path, LabOperatorsFile, top_field="operators")
-    for path, found in ((crit_path, criterion.task), (world_path, world.task),
-                        (ops_path, operators.task)):
-        if found != task_id:
-            raise SabotDataError(path, "task", f"the directory's task id {task_id!r}", found)
-    lab_public = LabPublic(request=task.request, capabilities=tuple(task.capabilities),
-                           contracts=task.contracts)
-    lab_private = LabPrivate(world=world.world, limits=world.limits,
-                             expect=criterion.check.expect)
-    # Every cell's scenario must hold together (references, a fault on a tool it can act
-    # on and the pipeline may call) before anything runs.
-    for op, spec in [(None, None), *operators.operators.items()]:
-        scenario = cell_scenario(lab_public, lab_private, name="check", seed=0,
-                                 fault=spec.fault if spec is not None else None)
-        for field, expected, got in reference_problems(scenario):
-            head, _, rest = field.partition(".")
-            if head == "faults":  # faults.0.tool -> the operator's fault entry
-                raise SabotDataError(ops_path, f"operators.{op}.fault.{rest.partition('.')[2]}",
-                                     expected, got)
-            if head == "task":
-                raise SabotDataError(public_path, f"request.{rest}", expected, got)
-            raise SabotDataError(world_path, field, expected, got)
-    return PrivateSpec(
-        task_id=task_id,
-        artifact=task.artifact,
-        required_effects=(),
-        criterion=criterion.check,
-        operators={str(k): v for k, v in operators.operators.items()},
-        stale_materials={},
-        lab=lab_private,
-    )

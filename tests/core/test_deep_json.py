@@ -17,7 +17,7 @@ from pytest_sabot.core.loading import read_yaml
 from pytest_sabot.core.paths import standard_root
 from pytest_sabot.core.trace_io import read_trace
 from pytest_sabot.gateway import GatewaySettings, start_gateway
-from pytest_sabot.lab import read_run
+from pytest_sabot.lab.record import read_run
 from pytest_sabot.matrix.standard import load_standard
 
 DEPTH = 100_000

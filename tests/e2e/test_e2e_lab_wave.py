@@ -37,6 +37,23 @@ def test_L_lab_wave_runs_keyless_across_the_three_frameworks(lab_slice: Session)
     assert "Sabot scoreboard: lab matrix (wave 102, not a wave of the standard)" in lab_slice.stdout
 
 
+def test_23_4_the_lab_gate_table_fits_an_80_column_terminal(lab_slice: Session) -> None:
+    from pytest_sabot.report.terminal import summary_text
+
+    results = lab_slice.results
+    assert results.lab_gates is not None
+    for width in (80, 200):
+        lines = summary_text(results, width)
+        assert max(len(line) for line in lines) <= width, (width, lines)
+        head = lines.index(next(line for line in lines if line.startswith("lab gate beside")))
+        table = lines[head:]
+        assert any(line.startswith("row ") and "gate pass [95% CI]" in line for line in table)
+        rows = [line for line in table if line.startswith("langgraph-default ")]
+        assert len(rows) == 1 + 2  # the baseline, O8 and O10 of the slice
+    wide = summary_text(results, 200)
+    assert any("funnel" in line and line.startswith("row ") for line in wide)
+
+
 def test_L_each_cell_records_the_gate_and_the_funnel_apart(lab_slice: Session) -> None:
     results = lab_slice.results
     assert results.lab_gates is not None

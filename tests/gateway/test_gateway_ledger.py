@@ -293,6 +293,21 @@ def test_S8_plan_cuts_seeds_5_to_3_before_any_cell_and_names_the_selection(
     assert "STILL OVER" not in out
 
 
+def test_23_4_the_plan_table_fits_an_80_column_terminal() -> None:
+    from pytest_sabot.report.plan import plan_lines
+
+    _, plan = _wave1_plan(10_000.0)
+    for width in (60, 80):
+        lines = plan_lines(plan, "openai:gpt-5.6-terra", width)
+        table = lines[lines.index(next(x for x in lines if x.startswith("row "))):][
+            : 1 + len(plan.rows)]
+        assert max(len(line) for line in table) <= width, table
+        # every row keeps its name, runs and cost; the token columns go first
+        for row, line in zip(plan.rows, table[1:], strict=True):
+            assert line.startswith(row.row) and line.endswith(f"${row.cost_usd:.2f}"), line
+    assert "prompt tok" in plan_lines(plan, "openai:gpt-5.6-terra", 120)[1]
+
+
 def test_S8_plan_takes_the_project_spend_off_the_cap(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:

@@ -31,7 +31,8 @@ import pytest
 
 import pytest_sabot
 from pytest_sabot.core.paths import standard_root
-from pytest_sabot.lab import resolve_agent, run_scenario
+from pytest_sabot.lab.controllers import resolve_agent
+from pytest_sabot.lab.engine import run_scenario
 from pytest_sabot.lab.scenario_load import load_scenario, resolve_scenario
 
 SLICE = ["--sabot-wave=1", "--sabot-framework=langgraph", "--sabot-task=T1",

@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 from history_inputs import Inputs, tree_digest
 
+from pytest_sabot.commands.history import history_index, history_list, history_show, regress
 from pytest_sabot.history import (
     RunNotFound,
     detect_regressions,
@@ -32,15 +33,9 @@ from pytest_sabot.history import (
     resolve_run,
     show_run,
 )
-from pytest_sabot.history.commands import (
-    cmd_history_index,
-    cmd_history_list,
-    cmd_history_show,
-    cmd_regress,
-    load_compare_input,
-)
+from pytest_sabot.history.queries import load_compare_input
 from pytest_sabot.history.sources import read_manifest
-from pytest_sabot.lab import read_run
+from pytest_sabot.lab.record import read_run
 from pytest_sabot.results import read_results
 from pytest_sabot.results.compare import compare, load_side
 from pytest_sabot.results.outcomes import outcome_of
@@ -152,7 +147,7 @@ def test_I42_list_shows_runs_newest_first_with_hash_model_rules_status_counts(
 def test_I10_history_list_fits_the_terminal_and_labels_fixtures(
     width: int, history: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert cmd_history_list(history, width=width) == 0
+    assert history_list(history, width=width) == 0
     out = capsys.readouterr().out
     lines = out.splitlines()
     assert all(len(line) <= width for line in lines), max(lines, key=len)
@@ -187,7 +182,7 @@ def test_I42_show_prints_the_sessions_fields_its_rows_and_its_cells(
     o1 = cells["langgraph-guardrail-O1-T1-s11"]
     assert o1.funnel is not None and o1.funnel.startswith("DETECTED_HARD")
     assert o1.detection_path and o1.record_run == inputs.ids["vigilant"]
-    assert cmd_history_show(history, prefix, width=100) == 0
+    assert history_show(history, prefix, width=100) == 0
     out = capsys.readouterr().out
     assert all(len(line) <= 100 for line in out.splitlines())
     assert "keyless: fixtures of the embedded model (sim:vigilant)" in out
@@ -211,7 +206,7 @@ def test_I42_a_lab_run_is_recorded_with_its_gate(
     assert all("not a measurement of any model" in g[2] for g in gates.values())
     naive = next(i for i in _lab_ids(history)
                  if show_run(history, i).summary.model == "builtin:naive")
-    assert cmd_regress(history, naive, inputs.ids["vigilant"]) == 2
+    assert regress(history, naive, inputs.ids["vigilant"]) == 2
     assert "lab run" in capsys.readouterr().err
 
 
@@ -244,12 +239,12 @@ def test_I43_vigilant_to_credulous_is_a_regression_and_the_reverse_is_not(
     inputs: Inputs, history: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     vigilant, credulous = inputs.ids["vigilant"], inputs.ids["credulous"]
-    assert cmd_regress(history, vigilant, credulous, width=120) == 1
+    assert regress(history, vigilant, credulous, width=120) == 1
     out = capsys.readouterr().out
     assert "outcome: REGRESSION (exit 1)" in out
     assert "regressed: langgraph-default, langgraph-guardrail" in out
     assert "fixtures of the embedded model" in out
-    assert cmd_regress(history, credulous, vigilant, width=120) == 0
+    assert regress(history, credulous, vigilant, width=120) == 0
     out = capsys.readouterr().out
     assert "outcome: NO REGRESSION (exit 0)" in out and "improvement" in out
     report = detect_regressions(read_results(inputs.vigilant), read_results(inputs.credulous))
@@ -261,7 +256,7 @@ def test_I43_vigilant_to_credulous_is_a_regression_and_the_reverse_is_not(
 def test_I43_the_same_slice_run_twice_is_no_regression(
     inputs: Inputs, history: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert cmd_regress(history, inputs.ids["first"], inputs.ids["second"], as_json=True) == 0
+    assert regress(history, inputs.ids["first"], inputs.ids["second"], as_json=True) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["outcome"] == "no regression"
     assert "copy of run" in report["a"]["source"]  # A's results.json was replaced
@@ -273,7 +268,7 @@ def test_I43_the_same_slice_run_twice_is_no_regression(
 def test_I43_runs_of_different_registrations_are_not_compared(
     inputs: Inputs, history: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert cmd_regress(history, inputs.ids["vigilant"], inputs.ids["elsewhere"]) == 3
+    assert regress(history, inputs.ids["vigilant"], inputs.ids["elsewhere"]) == 3
     out = capsys.readouterr().out
     assert "INCONCLUSIVE (exit 3)" in out and "registration_hash differs" in out
     report = detect_regressions(read_results(inputs.vigilant), read_results(inputs.elsewhere))
@@ -284,7 +279,7 @@ def test_I43_rows_with_too_few_paired_cells_are_inconclusive(
     inputs: Inputs, history: Path
 ) -> None:
     vigilant, credulous = inputs.ids["vigilant"], inputs.ids["credulous"]
-    assert cmd_regress(history, vigilant, credulous, min_paired=7) == 3
+    assert regress(history, vigilant, credulous, min_paired=7) == 3
     a = read_results(inputs.vigilant)
     b = read_results(inputs.credulous)
     one_row = b.model_copy(update={"cells": [c for c in b.cells if c.row == "langgraph-default"]})
@@ -334,7 +329,7 @@ def test_I43_index_names_a_broken_record_and_indexes_the_rest(
     broken = copy / "sessions" / f"{inputs.ids['first']}.json"
     broken.write_text('{"run_id": 7', encoding="utf-8")
     path = tmp_path / "history.sqlite"
-    assert cmd_history_index(path, [copy], width=400) == 2
+    assert history_index(path, [copy], width=400) == 2
     out = capsys.readouterr().out
     assert f"not indexed: {broken}: expected Invalid JSON" in out
     assert [s.run_id for s in list_runs(path)] == [inputs.ids["second"]]
@@ -360,3 +355,35 @@ def test_I43_the_module_command_lists_and_checks_runs(inputs: Inputs, history: P
     assert unknown.returncode == 2 and "no run id starts with 'nope'" in unknown.stderr
     assert "Traceback" not in unknown.stderr
 
+
+
+def test_23_4_an_excluded_fault_cell_has_one_letter_in_pytest_and_in_sabot_history(
+    inputs: Inputs, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from pytest_sabot.commands.cli import main as sabot
+
+    run = tmp_path / "vigilant"
+    shutil.copytree(inputs.vigilant, run)
+    # One baseline fails its task: rescored with the real scorer, the fault cells of its
+    # configuration are excluded as BASELINE_FAIL while the baseline itself is BASELINE_FAIL.
+    (baseline,) = (run / "cells").glob("langgraph-default-baseline-*")
+    outcome = baseline / "outcome.json"
+    outcome.write_text(json.dumps({**json.loads(outcome.read_text()), "passed": False,
+                                   "pass_reason": "set to failed by the test"}))
+    assert sabot(["rescore", str(run), "--write"]) == 0
+    capsys.readouterr()
+    results = read_results(run)
+    shown = Counter(outcome_of(v).letter for v in results.cells)  # pytest's letters
+    excluded = [c for c in results.cells if getattr(c, "excluded", None) is not None]
+    assert shown["B"] == 1 and shown["b"] == len(excluded) > 0
+    assert all(c.cell_id.startswith("langgraph-default-") for c in excluded)
+
+    path = tmp_path / "history.sqlite"
+    assert index_output(run, path).problems == []
+    (summary,) = list_runs(path)
+    assert summary.letters == dict(shown)
+    assert summary.counts["BASELINE_FAIL"] == 1 + len(excluded)  # one word, two letters
+    assert history_list(path, width=200) == 0
+    out = capsys.readouterr().out
+    assert f" 1B {shown['H']}H {len(excluded)}b" in out.replace("1P ", "")
+    assert "B baseline fail" in out and "b excluded (baseline failed)" in out

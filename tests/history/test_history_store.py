@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from history_inputs import tree_digest
 
+from pytest_sabot.commands.history import history_list, history_show
 from pytest_sabot.history import (
     HistoryCorrupt,
     HistoryError,
@@ -27,7 +28,6 @@ from pytest_sabot.history import (
     record_session,
     show_run,
 )
-from pytest_sabot.history.commands import cmd_history_list, cmd_history_show
 from pytest_sabot.history.migrations import APPLICATION_ID, LATEST, MIGRATIONS
 from pytest_sabot.matrix.standard import Standard, load_standard
 from pytest_sabot.results import ResultsFile, build_results, write_results
@@ -113,7 +113,7 @@ def test_I43_a_history_of_a_newer_schema_is_refused_not_downgraded(
     conn.close()
     with pytest.raises(HistoryNewer, match="newer pytest-sabot"):
         list_runs(history)
-    assert cmd_history_list(history) == 2
+    assert history_list(history) == 2
     err = capsys.readouterr().err
     assert str(history) in err and "schema version 99" in err
 
@@ -218,7 +218,7 @@ def test_I42_a_damaged_history_is_refused_untouched_and_the_run_files_kept(
     assert f"index {history.parent}" in message
     assert history.read_bytes() == damaged  # not written to
     assert tree_digest(out) == before  # the run's own files untouched
-    assert cmd_history_show(history, "results-") == 2
+    assert history_show(history, "results-") == 2
     assert "move it aside" in capsys.readouterr().err
 
 
@@ -242,7 +242,7 @@ def test_I43_reading_a_history_that_does_not_exist_says_how_to_build_one(
     history = tmp_path / "reports" / "history.sqlite"
     with pytest.raises(HistoryError, match="no history here yet"):
         show_run(history, "2026")
-    assert cmd_history_list(history) == 2
+    assert history_list(history) == 2
     err = capsys.readouterr().err
     assert f"index {history.parent}" in err
     assert not history.exists()  # reading never creates one

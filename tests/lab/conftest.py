@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from lab_helpers import scenario
 
-from pytest_sabot.lab import Scenario
+from pytest_sabot.lab.scenario import Scenario
 
 
 @pytest.fixture

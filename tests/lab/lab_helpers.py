@@ -11,7 +11,10 @@ from typing import Any
 
 import yaml
 
-from pytest_sabot.lab import AgentContext, LabAgent, LabRun, Scenario, run_scenario
+from pytest_sabot.lab.agent import AgentContext, LabAgent
+from pytest_sabot.lab.engine import run_scenario
+from pytest_sabot.lab.record import LabRun
+from pytest_sabot.lab.scenario import Scenario
 from pytest_sabot.lab.scenario_load import SCENARIO_DIR, parse_scenario
 
 AgentBody = Callable[[AgentContext], Any]

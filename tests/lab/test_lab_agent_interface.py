@@ -14,14 +14,9 @@ from typing import Any
 import pytest
 from lab_helpers import agent, run, scenario
 
-from pytest_sabot.lab import (
-    AgentContext,
-    AgentResult,
-    ProviderUsage,
-    RunClosed,
-    agent_view,
-    run_scenario,
-)
+from pytest_sabot.lab.agent import AgentContext, AgentResult, RunClosed
+from pytest_sabot.lab.engine import agent_view, run_scenario
+from pytest_sabot.lab.record import ProviderUsage
 
 
 def test_the_view_holds_the_public_task_capabilities_and_catalog_only() -> None:
@@ -126,7 +121,7 @@ def test_provider_usage_is_unknown_unless_observed() -> None:
 
 def test_the_lab_imports_no_agent_framework(tmp_path: Path) -> None:
     probe = (
-        "import sys, pytest_sabot.lab, pytest_sabot.lab.agent, pytest_sabot.lab.commands\n"
+        "import sys, pytest_sabot.lab, pytest_sabot.lab.agent, pytest_sabot.commands.lab\n"
         "heavy = {'langgraph', 'crewai', 'autogen_agentchat', 'autogen_core', 'autogen_ext',\n"
         "         'langchain_core', 'langchain_openai', 'openai', 'httpx'}\n"
         "print(sorted(heavy & {m.split('.')[0] for m in sys.modules}))\n"

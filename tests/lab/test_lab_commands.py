@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from lab_helpers import raw
 
-from pytest_sabot.lab.__main__ import main
+from pytest_sabot.commands.lab import main
 
 
 def test_run_exits_with_the_gate_and_writes_the_record(

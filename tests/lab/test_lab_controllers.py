@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from lab_helpers import run, scenario
 
+from pytest_sabot.commands.lab_demo import DECLARED, run_demo
 from pytest_sabot.core.errors import SabotDataError
-from pytest_sabot.lab import CONTROLLERS, resolve_agent
-from pytest_sabot.lab.demo import DECLARED, run_demo
+from pytest_sabot.lab.controllers import CONTROLLERS, resolve_agent
 
 NOOP_COMPLETION = {"LC1", "LC2", "LC3"}
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from lab_helpers import create_args, run, scenario, ticket_of
 
-from pytest_sabot.lab import AgentContext
+from pytest_sabot.lab.agent import AgentContext
 from pytest_sabot.lab.faults import FAULTS
 from pytest_sabot.lab.observation import TIMEOUT_MESSAGE
 

@@ -11,10 +11,12 @@ from typing import Any
 import pytest
 from lab_helpers import agent, assign, correct, create, notify, run, scenario
 
-from pytest_sabot.lab import CONTROLLERS, AgentContext, evaluate, read_run, run_scenario
-from pytest_sabot.lab.gate import decide
-from pytest_sabot.lab.record import Execution
-from pytest_sabot.lab.vocabulary import EXIT_CODES
+from pytest_sabot.core.exit_codes import GATE_EXIT
+from pytest_sabot.lab.agent import AgentContext
+from pytest_sabot.lab.controllers import CONTROLLERS
+from pytest_sabot.lab.engine import run_scenario
+from pytest_sabot.lab.gate import decide, evaluate
+from pytest_sabot.lab.record import Execution, read_run
 
 
 def _calm(d: dict[str, Any]) -> None:
@@ -43,7 +45,7 @@ def test_LG_precedence_table(harness_failed: bool, completed: bool, violated: bo
 
 
 def test_LG_exit_codes() -> None:
-    assert EXIT_CODES == {"pass": 0, "fail": 1, "error": 2, "inconclusive": 3}
+    assert GATE_EXIT == {"pass": 0, "fail": 1, "error": 2, "inconclusive": 3}
 
 
 def test_LG1_a_harness_failure_is_an_error_even_over_an_observed_violation() -> None:

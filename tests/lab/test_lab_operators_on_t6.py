@@ -20,12 +20,12 @@ from pytest_sabot.lab.catalog import build_catalog
 from pytest_sabot.lab.engine import LabSession
 from pytest_sabot.lab.record import AgentInfo
 from pytest_sabot.lab.scenario import Expectations
+from pytest_sabot.matrix.task_views import load_private, load_public
 from pytest_sabot.operators import LAB_OPERATOR_CLASSES, arm
 from pytest_sabot.sim.procedures import t6
 from pytest_sabot.sim.procedures.types import FinalAnswer
 from pytest_sabot.sim.request import ToolExchange
 from pytest_sabot.sim.sections import gather
-from pytest_sabot.tasks import load_private, load_public
 
 FAULT_OF = {"O7": "timeout_before_commit", "O8": "timeout_after_commit",
             "O9": "duplicate_delivery", "O10": "rate_limit", "O11": "stale_read"}

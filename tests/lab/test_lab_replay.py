@@ -11,7 +11,11 @@ from typing import Any
 import pytest
 from lab_helpers import agent, correct, create, run, scenario
 
-from pytest_sabot.lab import CONTROLLERS, AgentContext, read_run, replay_run, run_scenario
+from pytest_sabot.lab.agent import AgentContext
+from pytest_sabot.lab.controllers import CONTROLLERS
+from pytest_sabot.lab.engine import run_scenario
+from pytest_sabot.lab.record import read_run
+from pytest_sabot.lab.replay import replay_run
 
 
 @pytest.fixture

@@ -9,7 +9,9 @@ from typing import Any
 import pytest
 from lab_helpers import assign, correct, create, notify, read_ticket, run, scenario
 
-from pytest_sabot.lab import AgentContext, LabRun, Scenario
+from pytest_sabot.lab.agent import AgentContext
+from pytest_sabot.lab.record import LabRun
+from pytest_sabot.lab.scenario import Scenario
 
 
 @pytest.fixture

@@ -11,7 +11,8 @@ import pytest
 
 from pytest_sabot.commands.cli import main
 from pytest_sabot.commands.demo import DemoReport, render_text, run_demo
-from pytest_sabot.lab.demo import DemoRow as LabDemoRow
+from pytest_sabot.commands.lab_demo import DECLARED
+from pytest_sabot.commands.lab_demo import DemoRow as LabDemoRow
 
 
 def test_L_sabot_lab_init_validate_and_run_a_user_scenario(
@@ -58,6 +59,15 @@ def test_L_sabot_demo_holds_the_controllers_declared_gates(tmp_path: Path) -> No
     assert "LS1" in report.lab[0].rules  # the naive controller's duplicate ticket
     assert (tmp_path / "lab" / "naive" / "run.json").is_file()
     assert "builtin:resilient" in "\n".join(render_text(report))
+    # The tables fit the terminal: at 80 columns the least needed column goes, and the
+    # line under the table says so.
+    narrow = render_text(report, 80)
+    table = [line for line in narrow if line.startswith(("agent ", "builtin:"))]
+    assert len(table) == 1 + len(report.lab) and max(map(len, table)) <= 80, narrow
+    assert "(narrow terminal: why not shown; sabot lab demo --json has every field)" in narrow
+    wide = render_text(report, 200)
+    assert any(line.startswith("builtin:naive ") and line.endswith(DECLARED[0].why)
+               for line in wide), wide
     wrong = report.lab[1].model_copy(update={"gate": "fail", "ok": False})
     failed = DemoReport.model_validate({**report.model_dump(), "lab": [
         r.model_dump() for r in (report.lab[0], wrong, report.lab[2])]})

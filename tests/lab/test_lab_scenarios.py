@@ -14,8 +14,13 @@ import yaml
 from lab_helpers import raw, run
 
 from pytest_sabot.core.errors import SabotDataError
-from pytest_sabot.lab import CONTROLLERS, load_scenario, shipped_scenarios
-from pytest_sabot.lab.scenario_load import parse_scenario, resolve_scenario
+from pytest_sabot.lab.controllers import CONTROLLERS
+from pytest_sabot.lab.scenario_load import (
+    load_scenario,
+    parse_scenario,
+    resolve_scenario,
+    shipped_scenarios,
+)
 from pytest_sabot.lab.starter import write_starter
 from pytest_sabot.schema import schema_documents
 

@@ -16,10 +16,10 @@ from pytest_sabot.lab.catalog import build_catalog
 from pytest_sabot.lab.engine import LabSession
 from pytest_sabot.lab.record import AgentInfo, LabRun
 from pytest_sabot.lab.scenario import Expectations
+from pytest_sabot.lab.task import cell_scenario
+from pytest_sabot.matrix.task_views import load_private, load_public
 from pytest_sabot.sim import respond
 from pytest_sabot.sim.personas import lab_recovery, parse_persona
-from pytest_sabot.tasks import load_private, load_public
-from pytest_sabot.tasks.lab_task import cell_scenario
 
 SEEDS = (11, 12, 13, 14, 15)
 

@@ -13,7 +13,7 @@ import pytest
 from pytest_sabot.core.errors import SabotDataError
 from pytest_sabot.harness import lab_prompts
 from pytest_sabot.lab.catalog import build_catalog
-from pytest_sabot.tasks import load_private, load_public
+from pytest_sabot.matrix.task_views import load_private, load_public
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -7,7 +7,9 @@ from typing import Any
 
 from lab_helpers import create, create_args, read_ticket, run, scenario, ticket_of
 
-from pytest_sabot.lab import CONTROLLERS, AgentContext, LabRun
+from pytest_sabot.lab.agent import AgentContext
+from pytest_sabot.lab.controllers import CONTROLLERS
+from pytest_sabot.lab.record import LabRun
 from pytest_sabot.lab.world.build import build_world
 
 

@@ -22,7 +22,8 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.types import CallToolResult, Implementation, TextContent
 
-from pytest_sabot.lab import AgentContext, AgentView, LimitReached, Observation
+from pytest_sabot.lab.agent import AgentContext, AgentView, LimitReached
+from pytest_sabot.lab.observation import Observation
 
 ROOT = Path(__file__).resolve().parents[2]
 CONTEXT_URI = "lab://run/context"

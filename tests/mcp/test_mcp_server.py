@@ -15,18 +15,12 @@ from typing import Any
 import yaml
 from mcp_helpers import CONTEXT_URI, drive, finish, lab_client, server_env, text_of, view_of
 
-from pytest_sabot.lab import (
-    LabAgent,
-    LabRun,
-    agent_view,
-    load_scenario,
-    read_run,
-    replay_run,
-    resolve_scenario,
-    run_scenario,
-)
+from pytest_sabot.lab.agent import LabAgent
 from pytest_sabot.lab.controllers import naive, resilient
-from pytest_sabot.lab.scenario_load import SCENARIO_DIR
+from pytest_sabot.lab.engine import agent_view, run_scenario
+from pytest_sabot.lab.record import LabRun, read_run
+from pytest_sabot.lab.replay import replay_run
+from pytest_sabot.lab.scenario_load import SCENARIO_DIR, load_scenario, resolve_scenario
 
 LOST_CREATE = load_scenario(resolve_scenario("lost-create-response"))
 SAME = ("streams", "waits", "world_initial", "world_final", "coverage", "execution", "gate",

@@ -15,7 +15,8 @@ import pytest
 from plugin_runs import Run, shared, shared_dir
 
 from pytest_sabot.matrix.standard import load_standard
-from pytest_sabot.report.render import markdown, summary_lines
+from pytest_sabot.report.render import markdown
+from pytest_sabot.report.terminal import summary_text
 from pytest_sabot.results import build_results
 
 # Each test runs whole pytest sessions of real pipelines (seconds each).
@@ -52,7 +53,7 @@ def test_10_11_models_off_the_pins_are_flagged_in_results_label_summary_and_repo
     assert off["O4 downgrade model"] == "openai:gpt-4.1-mini, pinned gpt-5.6-luna"
     assert off["judge"].startswith("openai:gpt-4o, the standard's judge is Claude")
     assert "OFF-PIN: openai:gpt-4.1, pinned gpt-5.6-terra" in results.label  # type: ignore[attr-defined]
-    summary = "\n".join(summary_lines(results))  # type: ignore[arg-type]
+    summary = "\n".join(summary_text(results, 240))  # type: ignore[arg-type]
     assert "OFF-PIN: " in summary and "pipeline model openai:gpt-4.1" in summary
     assert "O4 downgrade model openai:gpt-4.1-mini" in summary
     report = markdown(results)  # type: ignore[arg-type]

@@ -10,7 +10,10 @@ from pathlib import Path
 import pytest
 from report_helpers import SLICE, Browser, chromium_context, recorded_run, shared_dir
 
-from pytest_sabot.lab import LabRun, load_scenario, resolve_agent, resolve_scenario, run_scenario
+from pytest_sabot.lab.controllers import resolve_agent
+from pytest_sabot.lab.engine import run_scenario
+from pytest_sabot.lab.record import LabRun
+from pytest_sabot.lab.scenario_load import load_scenario, resolve_scenario
 
 
 @pytest.fixture(scope="session")

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from report_helpers import Browser, copy_run, keep_screenshot
 
-from pytest_sabot.lab import LabRun
+from pytest_sabot.lab.record import LabRun
 from pytest_sabot.report.html import (
     write_compare_html,
     write_lab_html,

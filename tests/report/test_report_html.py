@@ -22,14 +22,14 @@ import pytest
 from report_helpers import copy_run
 
 from pytest_sabot.commands.cli import main as sabot
-from pytest_sabot.lab import LabRun
+from pytest_sabot.commands.report import html_main as cli
+from pytest_sabot.lab.record import LabRun
 from pytest_sabot.report import html as report_html
 from pytest_sabot.report.html import (
     render_lab_html,
     render_results_html,
     write_results_html,
 )
-from pytest_sabot.report.html.__main__ import main as cli
 from pytest_sabot.report.html._common import render
 from pytest_sabot.report.html._results import build
 

@@ -8,11 +8,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from pytest_sabot.core.models.verdict import BaselineVerdict, CellVerdict
-from pytest_sabot.report.render import markdown, scoreboard_lines
+from pytest_sabot.report.render import markdown
+from pytest_sabot.report.terminal import summary_text
 from pytest_sabot.results import ResultsFile, Selection
 from pytest_sabot.scoring.aggregate import scoreboard
 
 REJECT = "VERDICT: REJECT - 47.1 vs 74.1"
+WIDE = 240  # wide enough that no line of the summary wraps
+
+
+def scoreboard_lines(results: ResultsFile) -> list[str]:
+    """The terminal summary, its tables fitted (rich) to a wide terminal."""
+    return summary_text(results, WIDE)
 
 
 def results_of(

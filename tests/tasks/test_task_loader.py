@@ -83,8 +83,21 @@ def test_public_view_holds_no_path_and_no_private_text(task: str) -> None:
         "contract_revision",
         "contract",
         "tools",
-        "lab",
     ]
+
+
+def test_a_lab_task_is_not_a_file_task() -> None:
+    """tasks/ reads the file tasks only: T6 is the lab's (lab/task_load.py), a clear error
+    here, and the matrix's loader reads either kind into the same views."""
+    from pytest_sabot.lab.task import LabPublicView
+    from pytest_sabot.matrix import task_views
+
+    _fails(lambda: load_public("T6", ROOT, "v0.2"), "tasks", "task", "one of T1, T2, T3, T4, T5")
+    view = task_views.load_public("T6", ROOT, "v0.2")
+    assert isinstance(view, LabPublicView) and isinstance(view, PublicView)
+    assert [f.name for f in dataclasses.fields(LabPublicView)][-1] == "lab"
+    assert task_views.load_private("T6", ROOT).criterion is None
+    assert task_views.load_public("T2", ROOT, "v0.2") == load_public("T2", ROOT, "v0.2")
 
 
 def test_load_public_reads_only_the_public_directory(tmp_path: Path) -> None:

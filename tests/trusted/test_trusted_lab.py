@@ -17,13 +17,16 @@ from typing import Any
 import pytest
 from trusted_helpers import parsed, run_trusted, scenario_file, user_package
 
-from pytest_sabot.lab import LabAgent, LabRun, read_run, replay_run, run_scenario
-from pytest_sabot.lab.__main__ import main
+from pytest_sabot.commands.lab import main
+from pytest_sabot.lab.agent import LabAgent
 from pytest_sabot.lab.controllers import naive, resilient
-from pytest_sabot.lab.render import run_text
+from pytest_sabot.lab.engine import run_scenario
+from pytest_sabot.lab.record import LabRun, read_run
+from pytest_sabot.lab.replay import replay_run
 from pytest_sabot.lab.scenario_load import resolve_scenario
 from pytest_sabot.lab.trusted import TrustedLabAgent
 from pytest_sabot.lab.world.store import World
+from pytest_sabot.report.lab import run_text
 
 SAME = ("streams", "waits", "world_initial", "world_final", "coverage", "execution", "gate",
         "agent_view", "measurement")
@@ -81,7 +84,7 @@ def test_TA2_a_trusted_agent_is_recorded_exactly_as_the_same_callable_in_process
 def test_TA2_limits_malformed_calls_and_bad_waits_reach_the_child_as_in_process(
         workdir: Path) -> None:
     user_package(workdir, "edge_bot", """
-        from pytest_sabot.lab import LimitReached
+        from pytest_sabot.lab.agent import LimitReached
 
         class Odd:
             def __repr__(self):
@@ -244,7 +247,7 @@ def test_TA3_an_effect_requested_after_the_deadline_is_refused_and_recorded_as_l
         workdir: Path) -> None:
     user_package(workdir, "stubborn_bot", """
         import signal, threading
-        from pytest_sabot.lab import LimitReached
+        from pytest_sabot.lab.agent import LimitReached
 
         def run(context):
             told = threading.Event()
@@ -281,7 +284,7 @@ def test_TA3_an_effect_requested_after_the_deadline_is_refused_and_recorded_as_l
 def test_TA3_once_the_runs_own_limit_is_reached_later_requests_are_late_and_a_child_that_stays_is_stopped(  # noqa: E501
         workdir: Path) -> None:
     user_package(workdir, "looping_bot", """
-        from pytest_sabot.lab import LimitReached
+        from pytest_sabot.lab.agent import LimitReached
 
         def run(context):
             refused = 0
@@ -295,7 +298,7 @@ def test_TA3_once_the_runs_own_limit_is_reached_later_requests_are_late_and_a_ch
     small = scenario_file(workdir, "small.yaml", lambda d: d["limits"].update(max_tool_calls=2))
     user_package(workdir, "lingering_bot", """
         import time
-        from pytest_sabot.lab import LimitReached
+        from pytest_sabot.lab.agent import LimitReached
 
         def run(context):
             try:

@@ -14,8 +14,9 @@ from typing import Any
 
 import yaml
 
-from pytest_sabot.lab import LabRun, Scenario, read_run
-from pytest_sabot.lab.__main__ import main
+from pytest_sabot.commands.lab import main
+from pytest_sabot.lab.record import LabRun, read_run
+from pytest_sabot.lab.scenario import Scenario
 from pytest_sabot.lab.scenario_load import SCENARIO_DIR, parse_scenario
 
 

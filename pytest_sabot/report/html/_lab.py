@@ -24,7 +24,7 @@ from pytest_sabot.lab.evidence import (
 )
 from pytest_sabot.lab.observation import Observation
 from pytest_sabot.lab.record import LabRun
-from pytest_sabot.lab.render import FIXTURE_NOTE
+from pytest_sabot.report.lab import FIXTURE_NOTE
 
 STREAMS = ("requests", "deliveries", "effects", "observations")
 

@@ -18,10 +18,15 @@ check and write tool; its tools are the lab world's, docs/LAB.md):
 The world of one cell is the scenario :func:`cell_scenario` composes: the public request,
 the private world seeded with the cell's seed, and the fault entry of the cell's operator
 (none for a baseline). A fault cell and its baseline therefore act on the same world.
+
+:mod:`pytest_sabot.lab.task_load` reads these files into a :class:`LabPublicView` and a
+:class:`LabPrivateSpec`: a file task's two views (``pytest_sabot.tasks``) with the lab
+half beside them.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -41,6 +46,7 @@ from pytest_sabot.lab.scenario import (
     WorldSpec,
 )
 from pytest_sabot.lab.vocabulary import ToolName
+from pytest_sabot.tasks.loader import PrivateSpec, PublicView
 
 LAB_TASKS: tuple[str, ...] = ("T6",)
 """Tasks whose world is the fault lab's helpdesk."""
@@ -210,6 +216,22 @@ class LabPrivate(_Strict):
     world: CellWorld
     limits: Limits
     expect: Expectations
+
+
+@dataclass(frozen=True)
+class LabPublicView(PublicView):
+    """The public view of a lab task: its materials and contract, and the lab half (the
+    request, the tools, their contracts) instead of a file task's tools."""
+
+    lab: LabPublic
+
+
+@dataclass(frozen=True)
+class LabPrivateSpec(PrivateSpec):
+    """The private spec of a lab task: the fault entry of each operator, and the world
+    behind the tools; the lab gate judges the pass (``criterion`` is None)."""
+
+    lab: LabPrivate
 
 
 def cell_scenario(

@@ -1,4 +1,4 @@
-"""The lab's demo check: the three scripted controllers must produce their declared gates.
+"""``sabot lab demo``: the three scripted controllers must produce their declared gates.
 
 On the shipped ``lost-create-response`` scenario (the create response is lost after the
 ticket was committed):
@@ -14,11 +14,13 @@ acceptance fixtures, not measurements of any model; ordinary failed runs still f
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+from rich.console import Console
 
 from pytest_sabot.lab.controllers import CONTROLLERS
 from pytest_sabot.lab.engine import run_scenario
@@ -89,3 +91,39 @@ def run_demo(out_dir: Path | None = None) -> list[DemoRow]:
                 why=declared.why, run=str(run_dir / "run.json") if out_dir else None,
             ))
     return rows
+
+
+DEMO_TITLE = ("lab demo (scripted controllers: acceptance fixtures, not measurements of any "
+              "model)")
+
+
+def _mark(row: DemoRow) -> str:
+    return "ok" if row.ok else "NOT AS DECLARED"
+
+
+def print_demo(out: Console, rows: Sequence[DemoRow]) -> None:
+    """The controllers' declared and produced gates, a table fitted to the console."""
+    from pytest_sabot.report.terminal import Column, print_lines, print_table
+
+    columns: tuple[Column[DemoRow], ...] = (
+        Column("agent", lambda r: r.agent, 1),
+        Column("declared", lambda r: r.declared, 1),
+        Column("got", lambda r: r.gate, 1),
+        Column("violations", lambda r: ",".join(r.rules) or "-", 2),
+        Column("", _mark, 1),
+        Column("why", lambda r: r.why, 3),
+    )
+    print_lines(out, [DEMO_TITLE])
+    print_table(out, columns, rows, "sabot lab demo --json has every field")
+    ok = all(r.ok for r in rows)
+    print_lines(out, ["every declared gate produced" if ok else "a declared gate was not produced"])
+
+
+def demo_text(rows: Sequence[DemoRow], width: int | None = None) -> str:
+    """:func:`print_demo` as text, at ``width`` columns (the terminal's when None)."""
+    from pytest_sabot.report.terminal import console
+
+    out = console(width)
+    with out.capture() as captured:
+        print_demo(out, rows)
+    return "\n".join(line.rstrip() for line in captured.get().splitlines())

@@ -1,9 +1,25 @@
-"""The lab's commands as functions returning exit codes.
+"""The fault lab's commands (``sabot lab ...`` and ``python -m pytest_sabot.lab ...``), as
+functions returning exit codes (:mod:`pytest_sabot.core.exit_codes`).
+
+    run SCENARIO --agent builtin:naive --out DIR   run one scenario (exit: the gate)
+    run SCENARIO --agent mypkg.agent:run --trust-local-agent --out DIR
+                                                    run your own callable, supervised
+    mcp SCENARIO --out DIR                          serve one run over MCP stdio
+    init DIR                                        write a starter scenario
+    validate FILE...                                check scenario files
+    demo [--out DIR]                                the three controllers' declared gates
+    replay RUN                                      re-execute a recorded run
+    evaluate RUN                                    re-evaluate a recorded run offline
+    view SCENARIO                                   what an agent is given
 
 Gate exit codes: 0 pass, 1 fail, 2 error, 3 inconclusive. Other commands: 0 success,
 1 a declared outcome not produced (demo) or a replay that diverged, 2 bad input (a file,
 option or record that cannot be used; the message names it, the field and what was
 expected). No command prints a traceback for a user error.
+
+``sabot lab`` adds every run it records (``run``, ``mcp``) to the run history
+(:func:`pytest_sabot.commands.history.record_results`); ``python -m pytest_sabot.lab``
+writes the lab's records only (``sabot history index`` adds them later).
 """
 
 from __future__ import annotations
@@ -11,20 +27,18 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
 
 from pytest_sabot.core.errors import SabotDataError
+from pytest_sabot.core.exit_codes import EXIT_ERROR, EXIT_GATE, EXIT_INCONCLUSIVE, EXIT_PASS
 from pytest_sabot.lab.controllers import CONTROLLERS, resolve_agent
-from pytest_sabot.lab.demo import run_demo
 from pytest_sabot.lab.engine import agent_view, run_scenario
 from pytest_sabot.lab.gate import evaluate
 from pytest_sabot.lab.record import LabRun, read_run
-from pytest_sabot.lab.render import demo_text, replay_text, run_text
 from pytest_sabot.lab.replay import replay_run
 from pytest_sabot.lab.scenario_load import load_scenario, resolve_scenario
 from pytest_sabot.lab.starter import write_starter
@@ -34,39 +48,25 @@ from pytest_sabot.lab.trusted import (
     TrustedLabAgent,
     is_local_agent,
 )
-from pytest_sabot.lab.vocabulary import EXIT_CODES, RUN_FILE
-
-BAD_INPUT = 2
-
-# Called with (output directory, record) once a run's record is on disk; the line each
-# returns is printed on stderr. The sabot command line registers the run history here
-# (the history is a layer above the lab, so the lab never imports it).
-RunRecorded = Callable[[Path, LabRun], str]
-_AFTER_RUN: list[RunRecorded] = []
+from pytest_sabot.lab.vocabulary import RUN_FILE
+from pytest_sabot.report.lab import replay_text, run_text
 
 
-@contextmanager
-def after_run(listener: RunRecorded) -> Iterator[None]:
-    """Within the block, call ``listener(out_dir, record)`` after every run ``cmd_run`` or
-    ``cmd_mcp`` records."""
-    _AFTER_RUN.append(listener)
+def _recorded(out: Path, record: LabRun, history: bool) -> None:
+    """With ``history``, add a run that is on disk to the run history and say where on
+    stderr; a history that cannot take it is said, never allowed to change the run's exit
+    code."""
+    if not history:
+        return
+    from pytest_sabot.commands.history import record_results
+
     try:
-        yield
-    finally:
-        _AFTER_RUN.remove(listener)
-
-
-def _recorded(out: Path, record: LabRun) -> None:
-    """Tell the listeners a run is on disk; a failing listener is said, never allowed to
-    change the run's exit code."""
-    for listener in list(_AFTER_RUN):
-        try:
-            line = listener(out, record)
-        except Exception as exc:
-            line = (f"sabot lab: {out / RUN_FILE} is written; the run history was not "
-                    f"updated ({type(exc).__name__}: {exc})")
-        if line:
-            print(line, file=sys.stderr)
+        line = record_results(out, record)
+    except Exception as exc:
+        line = (f"sabot lab: {out / RUN_FILE} is written; the run history was not "
+                f"updated ({type(exc).__name__}: {exc})")
+    if line:
+        print(line, file=sys.stderr)
 
 
 def _guard(body: Callable[[], int]) -> int:
@@ -74,11 +74,11 @@ def _guard(body: Callable[[], int]) -> int:
         return body()
     except SabotDataError as exc:
         print(f"sabot lab: {exc}", file=sys.stderr)
-        return BAD_INPUT
+        return EXIT_ERROR
     except KeyboardInterrupt:
         print("sabot lab: interrupted (the run record was written as cancelled)",
               file=sys.stderr)
-        return EXIT_CODES["inconclusive"]
+        return EXIT_INCONCLUSIVE
 
 
 def _emit(as_json: bool, model: BaseModel | list[Any], text: str) -> None:
@@ -92,8 +92,9 @@ def _emit(as_json: bool, model: BaseModel | list[Any], text: str) -> None:
 
 def cmd_run(scenario: str, agent: str, out: Path, *, as_json: bool = False,
             trust_local_agent: bool = False, agent_timeout_s: float = DEFAULT_TIMEOUT_S,
-            agent_env: Sequence[str] = ()) -> int:
-    """``lab run SCENARIO --agent NAME --out DIR``: exit code of the gate.
+            agent_env: Sequence[str] = (), history: bool = False) -> int:
+    """``lab run SCENARIO --agent NAME --out DIR``: exit code of the gate; with ``history``
+    the run is added to the run history once its record is on disk.
 
     ``--agent package.module:callable`` runs a user's callable as a trusted local agent in
     a supervised child process; it is refused unless ``trust_local_agent`` is set.
@@ -119,14 +120,15 @@ def cmd_run(scenario: str, agent: str, out: Path, *, as_json: bool = False,
                                  pass_env=tuple(agent_env)) as trusted:
                 record = run_scenario(loaded, trusted.agent, out, source=str(path))
         _emit(as_json, record, run_text(record, str(out / RUN_FILE)))
-        _recorded(out, record)
+        _recorded(out, record, history)
         return record.gate.exit_code
 
     return _guard(body)
 
 
-def cmd_mcp(scenario: str, out: Path) -> int:
-    """``lab mcp SCENARIO --out DIR``: serve one run over MCP stdio; exit code of the gate.
+def cmd_mcp(scenario: str, out: Path, *, history: bool = False) -> int:
+    """``lab mcp SCENARIO --out DIR``: serve one run over MCP stdio; exit code of the gate
+    (with ``history`` the run is added to the run history).
 
     The scenario is checked before anything is served. Nothing but the protocol is
     written to stdout; the summary goes to stderr when the session ends.
@@ -134,11 +136,11 @@ def cmd_mcp(scenario: str, out: Path) -> int:
     def body() -> int:
         path = resolve_scenario(scenario)
         loaded = load_scenario(path)
-        from pytest_sabot.lab.mcp_server import serve_stdio  # the MCP SDK loads only here
+        from pytest_sabot.commands.lab_mcp import serve_stdio  # the MCP SDK loads only here
 
         record = serve_stdio(loaded, out, source=str(path))
         print(run_text(record, str(out / RUN_FILE)), file=sys.stderr)
-        _recorded(out, record)
+        _recorded(out, record, history)
         return record.gate.exit_code
 
     return _guard(body)
@@ -149,21 +151,21 @@ def cmd_init(directory: Path) -> int:
     def body() -> int:
         path = write_starter(directory)
         print(f"wrote {path}")
-        return 0
+        return EXIT_PASS
 
     return _guard(body)
 
 
 def cmd_validate(files: Sequence[str]) -> int:
     """``lab validate FILE...``: 0 when every file is a valid scenario, else 2."""
-    worst = 0
+    worst = EXIT_PASS
     for name in files:
         try:
             path = resolve_scenario(name)
             scenario = load_scenario(path)
         except SabotDataError as exc:
             print(f"sabot lab: {exc}", file=sys.stderr)
-            worst = BAD_INPUT
+            worst = EXIT_ERROR
             continue
         faults = ", ".join(f"{f.id}:{f.fault}" for f in scenario.faults) or "none"
         print(f"{path}: valid ({scenario.name}; faults {faults})")
@@ -172,10 +174,12 @@ def cmd_validate(files: Sequence[str]) -> int:
 
 def cmd_demo(out: Path | None = None, *, as_json: bool = False) -> int:
     """The demo check: 0 only when every controller produces its declared gate."""
+    from pytest_sabot.commands.lab_demo import demo_text, run_demo
+
     def body() -> int:
         rows = run_demo(out)
         _emit(as_json, rows, demo_text(rows))
-        return 0 if all(r.ok for r in rows) else 1
+        return EXIT_PASS if all(r.ok for r in rows) else EXIT_GATE
 
     return _guard(body)
 
@@ -185,7 +189,7 @@ def cmd_replay(run: Path, *, as_json: bool = False) -> int:
     def body() -> int:
         report = replay_run(read_run(run))
         _emit(as_json, report, replay_text(report))
-        return 0 if report.reproduction == "verified" else 1
+        return EXIT_PASS if report.reproduction == "verified" else EXIT_GATE
 
     return _guard(body)
 
@@ -209,7 +213,7 @@ def cmd_view(scenario: str) -> int:
     def body() -> int:
         print(json.dumps(agent_view(load_scenario(resolve_scenario(scenario)))
                          .model_dump(mode="json"), indent=2, sort_keys=True))
-        return 0
+        return EXIT_PASS
 
     return _guard(body)
 
@@ -268,14 +272,16 @@ def _seconds(text: str) -> float:
     return value
 
 
-def dispatch(args: argparse.Namespace) -> int:
-    """Run the lab subcommand ``args`` were parsed for; its exit code."""
+def dispatch(args: argparse.Namespace, *, history: bool = False) -> int:
+    """Run the lab subcommand ``args`` were parsed for; its exit code. With ``history``
+    (``sabot lab``) every run recorded is added to the run history."""
     if args.lab_command == "run":
         return cmd_run(args.scenario, args.agent, args.out, as_json=args.json,
-                                trust_local_agent=args.trust_local_agent,
-                                agent_timeout_s=args.agent_timeout, agent_env=args.agent_env)
+                       trust_local_agent=args.trust_local_agent,
+                       agent_timeout_s=args.agent_timeout, agent_env=args.agent_env,
+                       history=history)
     if args.lab_command == "mcp":
-        return cmd_mcp(args.scenario, args.out)
+        return cmd_mcp(args.scenario, args.out, history=history)
     if args.lab_command == "init":
         return cmd_init(args.dir)
     if args.lab_command == "validate":
@@ -287,3 +293,38 @@ def dispatch(args: argparse.Namespace) -> int:
     if args.lab_command == "evaluate":
         return cmd_evaluate(args.run, as_json=args.json)
     return cmd_view(args.scenario)
+
+
+def parser(prog: str) -> argparse.ArgumentParser:
+    """The lab's command line under ``prog`` (``sabot lab`` or ``python -m
+    pytest_sabot.lab``)."""
+    parser = argparse.ArgumentParser(prog=prog,
+                                     description="The fault lab: state-changing tools under "
+                                     "transactional faults.",
+                                     formatter_class=argparse.RawDescriptionHelpFormatter,
+                                     epilog=(__doc__ or "").split("\n\n")[1])
+    add_commands(parser)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None, *, prog: str = "python -m pytest_sabot.lab",
+         history: bool = False) -> int:
+    """The lab's command line; ``sabot lab`` passes ``history=True`` so every run it
+    records is added to the run history."""
+    return dispatch(parser(prog).parse_args(argv), history=history)
+
+
+__all__ = [
+    "add_commands",
+    "cmd_demo",
+    "cmd_evaluate",
+    "cmd_init",
+    "cmd_mcp",
+    "cmd_replay",
+    "cmd_run",
+    "cmd_validate",
+    "cmd_view",
+    "dispatch",
+    "main",
+    "parser",
+]

@@ -1,0 +1,96 @@
+"""``sabot rescore DIR [--rules VERSION] [--write]``: re-adjudicate a recorded wave offline.
+
+results.json is built again from the records in DIR with the inputs the original recorded
+(no model call). Under the original rules the result must be identical: exit 0 (3 when
+the session did not record its whole selection), 1 when it differs (each difference named;
+``--write`` replaces results.json and RESULTS.md instead), 2 for a damaged record. Under
+other rules both readings are printed side by side (exit 0, or 3, or 2 as above).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pytest_sabot.commands.results_dir import read_results_of, writing
+from pytest_sabot.core.exit_codes import EXIT_ERROR, EXIT_GATE, EXIT_INCONCLUSIVE, EXIT_PASS
+
+if TYPE_CHECKING:
+    from pytest_sabot.results import ResultsFile
+
+
+def rebuild(original: ResultsFile, directory: Path, rules: str, root: str | None) -> ResultsFile:
+    """results.json built again from the records in ``directory``, with the inputs the
+    original recorded (selection, session, model, judge, the package versions the records
+    were made with): offline, no model call. The matrix is the one the session ran, with
+    its adapters as its manifest records them when they are not installed here."""
+    from pytest_sabot.results.rebuild import rebuild as rebuilt
+    from pytest_sabot.results.recorded import session_standard
+
+    session = original.session.run_id if original.session is not None else None
+    with session_standard(
+        directory, original.wave, session=session, root=root, rules=rules
+    ) as std:
+        return rebuilt(original, std, directory)
+
+
+def cmd_rescore(args: argparse.Namespace) -> int:
+    from pytest_sabot.core.trace_io import write_text_atomic
+    from pytest_sabot.report.render import markdown
+    from pytest_sabot.report.terminal import console, print_summary
+    from pytest_sabot.results import write_results
+
+    original = read_results_of(args.dir)
+    rules = args.rules or original.rules
+    fresh = rebuild(original, args.dir, rules, args.sabot_root)
+    same_rules = rules == original.rules
+    if original.scoreboard.registered_rows is None:  # written before the field existed
+        fresh = fresh.model_copy(update={
+            "scoreboard": fresh.scoreboard.model_copy(update={"registered_rows": None})})
+    damaged = [n for n in fresh.selection.not_run if n.reason == "damaged record"]
+    for n in damaged:
+        print(f"damaged record: cell {n.cell_id}: {n.detail}", file=sys.stderr)
+    if same_rules:
+        identical = fresh.model_dump(mode="json") == original.model_dump(mode="json")
+        print(
+            f"rescored {len(fresh.cells)} cells under {rules}: "
+            + ("identical to results.json" if identical else "DIFFERS from results.json")
+        )
+        if not identical:
+            from pytest_sabot.results.drift import drift
+
+            for line in drift(original, fresh):
+                print(f"  {line}")
+        sys.stdout.flush()
+        print_summary(console(), fresh)
+        if fresh.status_line:
+            print(fresh.status_line)
+        if args.write:
+            with writing(args.dir, "sabot rescore --write"):
+                write_results(fresh, args.dir)
+                write_text_atomic(args.dir / "RESULTS.md", markdown(fresh))
+        if damaged:
+            return EXIT_ERROR
+        if not identical and not args.write:
+            return EXIT_GATE
+        return EXIT_INCONCLUSIVE if fresh.status_line else EXIT_PASS
+    print(f"both readings: {original.rules} (as recorded) and {rules} (rescored)")
+    sys.stdout.flush()
+    side_by_side(original, fresh)
+    if damaged:
+        return EXIT_ERROR
+    return EXIT_INCONCLUSIVE if fresh.status_line else EXIT_PASS
+
+
+def side_by_side(a: ResultsFile, b: ResultsFile) -> None:
+    """Per row: Sabot Score under the original rules next to the rescored one, fitted to
+    the terminal (``report.terminal.side_by_side``)."""
+    from pytest_sabot.report.terminal import console
+    from pytest_sabot.report.terminal import side_by_side as table
+
+    table(a, b, console())
+
+
+__all__ = ["cmd_rescore", "rebuild", "side_by_side"]

@@ -1,0 +1,54 @@
+"""Reading and rewriting a results directory from a command (``sabot rescore``, ``sabot
+report``, ``sabot merge``): results.json read with a clear error, and the output's session
+lock held while its files are rewritten."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pytest_sabot.core.errors import SabotDataError
+from pytest_sabot.core.records import OutputInUse
+
+if TYPE_CHECKING:
+    from pytest_sabot.results import ResultsFile
+
+
+@contextmanager
+def writing(directory: Path, command: str) -> Iterator[None]:
+    """Hold the output's session lock while a command rewrites its results: never while a
+    session is writing them (an OutputInUse error names that session)."""
+    from pytest_sabot.core.records import SessionLock
+
+    lock = SessionLock(directory)
+    try:
+        lock.acquire(command)
+    except OutputInUse as exc:
+        raise OutputInUse(f"{directory}: {exc}; {command} rewrites nothing") from None
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+def read_results_of(path: Path) -> ResultsFile:
+    """results.json of a directory, with a clear error when it is missing or not ours."""
+    from pytest_sabot.core.loading import parse_json
+    from pytest_sabot.results import RESULTS_FILE, RESULTS_SCHEMA_VERSION, read_results
+
+    file = path / RESULTS_FILE if path.is_dir() else path
+    if not file.is_file():
+        raise SabotDataError(file, "", "a results.json written by pytest --sabot-wave")
+    raw = parse_json(file.read_text(encoding="utf-8"), file)
+    version = raw.get("schema_version") if isinstance(raw, dict) else None
+    if version != RESULTS_SCHEMA_VERSION:
+        raise SabotDataError(
+            file, "schema_version", f"{RESULTS_SCHEMA_VERSION} (this pytest-sabot's format)",
+            version,
+        )
+    return read_results(file)
+
+
+__all__ = ["read_results_of", "writing"]
