@@ -14,8 +14,12 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
+from typing import Any
+
+from pydantic import TypeAdapter
 
 from pytest_sabot.core.models.cells import Cell, WaveSpec
+from pytest_sabot.core.models.trace import TraceEvent
 from pytest_sabot.core.records import (
     CRASH_FILE,
     OUTCOME_FILE,
@@ -36,6 +40,8 @@ from pytest_sabot.harness.task_world import task_views
 
 __all__ = ["close_crashed_trace", "note_crash", "read_crash_note", "record_crash"]
 
+_EVENT: TypeAdapter[Any] = TypeAdapter(TraceEvent)
+
 
 def note_crash(run_dir: Path, session: str, worker: str, message: str) -> None:
     """Mark a cell's unfinished files as a crashed first attempt, for its retry."""
@@ -51,6 +57,20 @@ def read_crash_note(run_dir: Path) -> CrashNote | None:
     return CrashNote.model_validate_json(path.read_text(encoding="utf-8"))
 
 
+def _whole_event(line: str, seq: int) -> dict[str, Any] | None:
+    """The event of one line of a partial trace, or None for a line the process did not
+    finish (not JSON, not an event, or out of order). Each line is checked alone: the
+    trace's own rules (run_start first, seq gap-free) hold for the whole, checked last."""
+    try:
+        raw = json.loads(line)
+        _EVENT.validate_python(raw)
+    except (ValueError, RecursionError):  # a ValidationError is a ValueError
+        return None
+    if not isinstance(raw, dict) or raw.get("seq") != seq:
+        return None
+    return raw
+
+
 def close_crashed_trace(
     run_dir: Path, cell: Cell, wave: WaveSpec, settings: RunSettings, message: str, attempt: int
 ) -> Path:
@@ -58,16 +78,14 @@ def close_crashed_trace(
     line) into a complete trace ending in ``run_error`` and ``run_end``. The partial file is
     kept beside it as ``events.jsonl.crashed``; every whole line of it is in the trace."""
     partial = run_dir / (TRACE_FILE + PARTIAL_SUFFIX)
-    lines: list[str] = []
+    events: list[dict[str, Any]] = []
     if partial.is_file():
         for line in partial.read_text(encoding="utf-8", errors="replace").splitlines():
-            try:
-                parse_events([line], partial)
-            except Exception:
+            event = _whole_event(line, len(events))
+            if event is None:
                 break  # a torn line: the process died while writing it
-            lines.append(line)
+            events.append(event)
         partial.rename(run_dir / (TRACE_FILE + ".crashed"))
-    events = [json.loads(line) for line in lines]
     if not events or events[0].get("kind") != "run_start":
         view = task_views(settings.root, wave, cell.task)[0]
         events = [
