@@ -15,6 +15,10 @@ spend cap stopped is not a run error: it is recorded as stopped by the budget an
 again on resume. A record found in the cell's directory is set aside, never deleted. A
 write that fails (a full disk) raises OutputUnwritable: a fault of the machine, not of the
 cell.
+
+Every cell runs through the same attempt, whichever kind of task it is: what a file task
+(T1-T5) and a lab task (T6) do differently is their task world (``task_world.py``: arm,
+context, finish, passed). A crashed worker's records are written by ``crashes.py``.
 """
 
 from __future__ import annotations
