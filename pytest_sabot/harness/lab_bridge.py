@@ -30,20 +30,15 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from pytest_sabot.core.context import Messages, ToolHandle
-from pytest_sabot.core.frameworks import adapter
+from pytest_sabot.core.model_spec import ModelSpec
 from pytest_sabot.core.models.cells import Cell, WaveSpec
 from pytest_sabot.core.trace_io import TraceWriter
-from pytest_sabot.core.verdict_token import strip_flags_head
-from pytest_sabot.gateway import loopback
 from pytest_sabot.gateway.client import GatewayClient
-from pytest_sabot.harness import lab_prompts, prompts
-from pytest_sabot.harness.endpoints import scoped_endpoint
-from pytest_sabot.harness.pipeline_context import emit_model_call
+from pytest_sabot.harness import lab_prompts
+from pytest_sabot.harness.base_context import BaseRunContext
 from pytest_sabot.lab.agent import AgentStopped, LimitReached
 from pytest_sabot.lab.catalog import ToolContract, build_catalog
 from pytest_sabot.lab.engine import LabSession
@@ -56,13 +51,16 @@ from pytest_sabot.lab.task import (
     cell_scenario,
 )
 from pytest_sabot.operators import LabFault, Planted, arm_lab
-from pytest_sabot.tasks import check_contract
 from pytest_sabot.tasks.loader import PrivateSpec, PublicView
 from pytest_sabot.tasks.world import Exchange, format_tool_log
+
+if TYPE_CHECKING:
+    from pytest_sabot.harness.task_world import Attempt
 
 __all__ = [
     "LabPipelineContext",
     "LabSeams",
+    "LabTaskWorld",
     "finish_lab",
     "lab_pass",
     "lab_pipeline_context",
@@ -162,27 +160,14 @@ class LabSeams:
         return format_tool_log([ex for ex in self.exchanges if ex.round == latest])
 
 
-@dataclass
-class LabPipelineContext:
-    """The RunContext of a lab-task cell (core/context.py for the stage protocol)."""
+@dataclass(kw_only=True)
+class LabPipelineContext(BaseRunContext):
+    """The RunContext of a lab-task cell (core/context.py for the stage protocol;
+    base_context.py for what every run context shares)."""
 
-    cell: Cell
-    view: PublicView
-    run_dir: Path
-    trace: TraceWriter
-    gateway: GatewayClient
-    run_key: str
-    model_name: str
-    flags_protocol: bool
     seams: LabSeams
     catalog: tuple[ToolContract, ...]
-    api_key: str = "sabot-local"
-    artifact: str | None = field(default=None, init=False)
-    effects: dict[str, bool] = field(default_factory=dict, init=False)
     started: float = field(default_factory=time.perf_counter, init=False)
-    _tools: list[ToolHandle] = field(default_factory=list, init=False)
-    _closed: bool = field(default=False, init=False)
-    _grants: dict[str, tuple[str, str]] = field(default_factory=dict, init=False)
 
     def __post_init__(self) -> None:
         handles = [
@@ -210,69 +195,17 @@ class LabPipelineContext:
 
         return invoke
 
-    @property
-    def is_magentic(self) -> bool:
-        return adapter(self.cell.framework).flags_head(self.cell.config)
-
-    def base_url(self, agent: str) -> str:
-        return self.gateway.base_url(self.run_key, agent)
-
-    def scoped_endpoint(self, agent: str) -> tuple[str, str]:
-        return scoped_endpoint(self.gateway, self.run_key, agent, self._grants)
-
-    def http_client(self) -> httpx.Client:
-        return loopback.sync_client()
-
-    def http_async_client(self) -> httpx.AsyncClient:
-        return loopback.async_client()
-
-    @property
-    def tools(self) -> list[ToolHandle]:
-        return list(self._tools)
-
     def worker_prompt(self, round: int, feedback: str = "") -> Messages:
         self.seams.round = round  # the reviewer's tool log shows this pass's calls
         return lab_prompts.worker_messages(self.view, self.catalog, round, feedback)
-
-    def handoff(self, sender: str, receiver: str, text: str) -> str:
-        channel = f"{sender}->{receiver}"
-        self.trace.emit("message", sender, text, sender=sender, receiver=receiver,
-                        channel=channel)
-        return text
 
     def reviewer_prompt(self, delivered: str, round: int) -> Messages:
         return lab_prompts.reviewer_messages(self.view, self.catalog, delivered,
                                              self.seams.tool_log_text(), round,
                                              self.flags_protocol)
 
-    def guardrail_text(self) -> str:
-        return prompts.guardrail_instruction(self.view)
-
-    def check_contract(self, artifact: str) -> list[str]:
-        return check_contract(self.view.contract, artifact)
-
     def magentic_task(self) -> str:
         return lab_prompts.magentic_task(self.view, self.catalog, self.flags_protocol)
-
-    def sync_model_calls(self) -> None:
-        for record in self.gateway.drain(self.run_key):
-            emit_model_call(self.trace, record)
-
-    def close_gateway_run(self) -> None:
-        if self._closed:
-            return
-        self._closed = True
-        for record in self.gateway.close_run(self.run_key):
-            emit_model_call(self.trace, record)
-
-    def emit(self, text: str) -> None:
-        flags_line: str | None = None
-        artifact = text
-        if self.is_magentic and self.flags_protocol:
-            flags_line, artifact = strip_flags_head(text)
-        self.artifact = artifact
-        self.trace.emit("artifact", "harness", artifact, name=self.view.artifact,
-                        flags_line=flags_line, effects={})
 
 
 def lab_scenario(cell: Cell, view: PublicView, private: PrivateSpec) -> Scenario:
@@ -386,3 +319,43 @@ def arm_lab_operator(cell: Cell, private: PrivateSpec) -> LabFault | None:
     spec = private.operator(cell.operator)
     assert isinstance(spec, LabOperatorSpec), f"{cell.operator} is not a lab operator"
     return arm_lab(cell.operator, spec.fault)
+
+
+@dataclass
+class LabTaskWorld:
+    """The world of a lab task (T6) for one attempt: one lab session behind the lab's
+    tools, judged by the lab's rules over the committed history (task_world.py for the
+    protocol). The expected counts stay here, on the harness side, until ``finish``."""
+
+    cell: Cell
+    wave: WaveSpec
+    view: PublicView
+    private: PrivateSpec
+    operator: LabFault | None = field(default=None, init=False)
+    _armed: bool = field(default=False, init=False)
+    _scenario: Scenario | None = field(default=None, init=False)
+    _ctx: LabPipelineContext | None = field(default=None, init=False)
+    _record: LabRun | None = field(default=None, init=False)
+
+    def arm(self) -> LabFault | None:
+        self.operator, self._armed = arm_lab_operator(self.cell, self.private), True
+        return self.operator
+
+    def context(self, attempt: Attempt) -> LabPipelineContext:
+        assert self._armed, "the world is armed before its context is built"
+        self._scenario = lab_scenario(self.cell, self.view, self.private)
+        self._ctx = lab_pipeline_context(
+            cell=self.cell, wave=self.wave, view=self.view, scenario=self._scenario,
+            run_dir=attempt.run_dir, trace=attempt.trace, gateway=attempt.gateway,
+            run_key=attempt.run_key, model_name=attempt.model_name, operator=self.operator,
+        )
+        return self._ctx
+
+    def finish(self, error: str | None, model: ModelSpec) -> None:
+        """Judge the lab run with the whole scenario and write ``run.json``."""
+        assert self._ctx is not None and self._scenario is not None, "no context was built"
+        self._record = finish_lab(self._ctx, self._scenario, error, model.given, model.is_sim)
+
+    def passed(self) -> tuple[bool, str]:
+        assert self._ctx is not None and self._record is not None, "the run is not finished"
+        return lab_pass(self._record, self._ctx.artifact)

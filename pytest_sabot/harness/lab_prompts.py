@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from pytest_sabot.core import prompt_format as pf
 from pytest_sabot.core.context import Messages
 from pytest_sabot.harness import prompts
 from pytest_sabot.lab.catalog import ToolContract
@@ -88,28 +87,11 @@ def tools_text(catalog: Sequence[ToolContract]) -> str:
     return "\n".join(lines)
 
 
-def _task_sections(view: PublicView) -> list[tuple[str, str] | tuple[str, str, str]]:
-    return [
-        (pf.TASK, f"{view.task_id} {view.title}"),
-        (pf.BRIEF, view.brief),
-        *((pf.MATERIAL, m.name, m.text) for m in view.materials),
-    ]
-
-
 def worker_messages(
     view: PublicView, catalog: Sequence[ToolContract], round: int, feedback: str
 ) -> Messages:
     """The worker's messages for round 0 (first pass) or a revise pass with feedback."""
-    system = _WORKER_PREAMBLE + "\n" + pf.render([(pf.ROLE, "worker")])
-    sections = [
-        *_task_sections(view),
-        (pf.CONTRACT, view.contract.text),
-        (pf.TOOLS, tools_text(catalog)),
-    ]
-    if round > 0 and feedback.strip():
-        sections.append((pf.FEEDBACK, feedback))
-    sections.append((pf.ROUND, str(round)))
-    return Messages(system=system, user=pf.render(sections))
+    return prompts.compose_worker(view, _WORKER_PREAMBLE, tools_text(catalog), round, feedback)
 
 
 def reviewer_messages(
@@ -122,38 +104,18 @@ def reviewer_messages(
 ) -> Messages:
     """The reviewer's messages: request, contract, tools, the report and the TOOL LOG, the
     verdict-token protocol and, when ``flags_protocol``, the FLAGS addendum."""
-    protocol = prompts.VERDICT_PROTOCOL + (
-        "\n" + prompts.FLAGS_ADDENDUM if flags_protocol else ""
+    return prompts.compose_reviewer(
+        view, _REVIEWER_PREAMBLE, tools_text(catalog), delivered, tool_log_text, None, round,
+        flags_protocol,
     )
-    system = _REVIEWER_PREAMBLE + "\n" + pf.render(
-        [(pf.ROLE, "reviewer"), (pf.PROTOCOL, protocol)]
-    )
-    user = pf.render(
-        [
-            *_task_sections(view),
-            (pf.CONTRACT, view.contract.text),
-            (pf.TOOLS, tools_text(catalog)),
-            (pf.DRAFT, delivered if delivered.strip() else "(empty)"),
-            (pf.TOOL_LOG, tool_log_text if tool_log_text.strip() else "(no tool calls)"),
-            (pf.ROUND, str(round)),
-        ]
-    )
-    return Messages(system=system, user=user)
 
 
 def magentic_task(view: PublicView, catalog: Sequence[ToolContract], flags_protocol: bool) -> str:
     """The whole task for a Magentic-style team: its worker holds every helpdesk tool. With
     ``flags_protocol`` the FLAGS line is line 1 of the output contract (S10.2 head form)."""
-    contract = view.contract.text
-    if flags_protocol:
-        contract = prompts.FLAGS_CONTRACT_HEAD + "\n" + contract
-    return pf.render(
-        [
-            (pf.ROLE, "orchestrator-task"),
-            *_task_sections(view),
-            (pf.CONTRACT, contract),
-            (pf.TOOLS, tools_text(catalog)
-             + "\nThe team's worker holds every tool above; the team's final answer is the "
-             "report."),
-        ]
+    return prompts.compose_team_task(
+        view,
+        tools_text(catalog)
+        + "\nThe team's worker holds every tool above; the team's final answer is the report.",
+        flags_protocol,
     )

@@ -27,32 +27,33 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx
-
-from pytest_sabot.core.context import Messages, ToolHandle
-from pytest_sabot.core.frameworks import adapter
+from pytest_sabot.core.context import Messages
+from pytest_sabot.core.model_spec import ModelSpec
 from pytest_sabot.core.models.cells import Cell, WaveSpec
 from pytest_sabot.core.models.task import ToolRole
 from pytest_sabot.core.trace_io import TraceWriter
-from pytest_sabot.core.verdict_token import strip_flags_head
-from pytest_sabot.gateway import loopback
 from pytest_sabot.gateway.client import GatewayClient
 from pytest_sabot.harness import prompts
-from pytest_sabot.harness.endpoints import scoped_endpoint
+from pytest_sabot.harness.base_context import BaseRunContext, emit_model_call
 from pytest_sabot.operators import Operator, arm
-from pytest_sabot.tasks import check_contract
+from pytest_sabot.tasks import evaluate_pass
 from pytest_sabot.tasks.loader import PrivateSpec, PublicView
 from pytest_sabot.tasks.world import Workspace, make_tools
 
+if TYPE_CHECKING:
+    from pytest_sabot.harness.task_world import Attempt
+
 __all__ = [
+    "FileTaskWorld",
     "HarnessSeams",
     "InjectionPlan",
     "PipelineContext",
     "arm_operator",
     "pipeline_context",
 ]
+
 
 @dataclass(frozen=True)
 class InjectionPlan:
@@ -187,81 +188,22 @@ class HarnessSeams:
         emit_model_call(self.trace, record)
 
 
-def emit_model_call(trace: TraceWriter, record: Any) -> None:
-    """One ``model_call`` event from the gateway's record of the call (docs/TRACE.md)."""
-    trace.emit(
-        "model_call",
-        record.agent,
-        record.response_text,
-        call_index=record.call_index,
-        model_requested=record.model_requested,
-        model_served=record.model_served,
-        prompt_tokens=record.prompt_tokens,
-        completion_tokens=record.completion_tokens,
-        cached_tokens=record.cached_tokens,
-        reasoning_tokens=record.reasoning_tokens,
-        latency_ms=record.latency_ms,
-        cost_usd=record.cost_usd,
-        stream=record.stream,
-        downgraded=record.downgraded,
-        fixture=record.fixture,
-        error=record.error,
-        tool_calls=record.tool_calls,
-        request_hash=record.request_hash,
-    )
-
-
-@dataclass
-class PipelineContext:
-    """The RunContext an adapter receives (see core/context.py for the stage protocol).
+@dataclass(kw_only=True)
+class PipelineContext(BaseRunContext):
+    """The RunContext an adapter receives for a file task (see core/context.py for the
+    stage protocol; base_context.py for what every run context shares).
 
     It holds the cell's identity, the task's public view, the run's trace, gateway and
     workspace, and the seams; never the private spec (module docstring).
     """
 
-    cell: Cell
-    view: PublicView
-    run_dir: Path
-    trace: TraceWriter
-    gateway: GatewayClient
-    run_key: str
-    model_name: str
-    flags_protocol: bool
     seams: HarnessSeams
     required_effects: tuple[str, ...]
-    api_key: str = "sabot-local"
     workspace: Workspace = field(init=False)
-    artifact: str | None = field(default=None, init=False)
-    effects: dict[str, bool] = field(default_factory=dict, init=False)
-    _tools: list[ToolHandle] = field(default_factory=list, init=False)
-    _closed: bool = field(default=False, init=False)
-    _grants: dict[str, tuple[str, str]] = field(default_factory=dict, init=False)
 
     def __post_init__(self) -> None:
         self.workspace = Workspace(self.run_dir)
         self._tools = make_tools(self.view, self.workspace, self.seams)
-
-    @property
-    def is_magentic(self) -> bool:
-        """Whether the run ends in an artifact whose first line is the FLAGS line (a
-        Magentic-style team; the framework's adapter declares which configurations)."""
-        return adapter(self.cell.framework).flags_head(self.cell.config)
-
-    def base_url(self, agent: str) -> str:
-        return self.gateway.base_url(self.run_key, agent)
-
-    def scoped_endpoint(self, agent: str) -> tuple[str, str]:
-        return scoped_endpoint(self.gateway, self.run_key, agent, self._grants)
-
-    def http_client(self) -> httpx.Client:
-        return loopback.sync_client()
-
-    def http_async_client(self) -> httpx.AsyncClient:
-        return loopback.async_client()
-
-    @property
-    def tools(self) -> list[ToolHandle]:
-        return list(self._tools)
 
     def worker_prompt(self, round: int, feedback: str = "") -> Messages:
         # The load stage runs here: the O5 seam swaps a material for the worker's first pass
@@ -269,14 +211,6 @@ class PipelineContext:
         override = self.seams.worker_materials() if round == 0 else None
         self.workspace.round = round  # the reviewer's tool log shows this pass's calls
         return prompts.worker_messages(self.view, round, feedback, override)
-
-    def handoff(self, sender: str, receiver: str, text: str) -> str:
-        channel = f"{sender}->{receiver}"
-        delivered = self.seams.deliver(channel, text)
-        self.trace.emit(
-            "message", sender, delivered, sender=sender, receiver=receiver, channel=channel
-        )
-        return delivered
 
     def reviewer_prompt(self, delivered: str, round: int) -> Messages:
         return prompts.reviewer_messages(
@@ -288,46 +222,19 @@ class PipelineContext:
             self.flags_protocol,
         )
 
-    def guardrail_text(self) -> str:
-        return prompts.guardrail_instruction(self.view)
-
-    def check_contract(self, artifact: str) -> list[str]:
-        return check_contract(self.view.contract, artifact)
-
     def magentic_task(self) -> str:
         return prompts.magentic_task(
             self.view, self.flags_protocol, self.seams.worker_materials()
         )
 
-    # ------------------------------------------------------------------ model calls
-    def sync_model_calls(self) -> None:
-        for record in self.gateway.drain(self.run_key):
-            self.seams.model_call(record)
+    def _deliver(self, channel: str, text: str) -> str:
+        return self.seams.deliver(channel, text)  # the handoff channel's O3 seam
 
-    def close_gateway_run(self) -> None:
-        """Close this run at the gateway (once) and record the exchanges not drained yet."""
-        if self._closed:
-            return
-        self._closed = True
-        for record in self.gateway.close_run(self.run_key):
-            self.seams.model_call(record)
+    def _record_model_call(self, record: Any) -> None:
+        self.seams.model_call(record)  # and the O4 injection at the first downgraded call
 
-    # ------------------------------------------------------------------ emit
-    def emit(self, text: str) -> None:
-        flags_line: str | None = None
-        artifact = text
-        if self.is_magentic and self.flags_protocol:
-            flags_line, artifact = strip_flags_head(text)
-        self.artifact = artifact
-        self.effects = self.workspace.effects(self.required_effects, artifact)
-        self.trace.emit(
-            "artifact",
-            "harness",
-            artifact,
-            name=self.view.artifact,
-            flags_line=flags_line,
-            effects=self.effects,
-        )
+    def _world_effects(self, artifact: str) -> dict[str, bool]:
+        return self.workspace.effects(self.required_effects, artifact)
 
 
 def pipeline_context(
@@ -362,3 +269,48 @@ def pipeline_context(
         seams=seams,
         required_effects=tuple(private.required_effects),
     )
+
+
+@dataclass
+class FileTaskWorld:
+    """The world of a file task (T1-T5) for one attempt: the workspace behind the task's
+    tools, judged by the task's pass criterion (task_world.py for the protocol)."""
+
+    cell: Cell
+    wave: WaveSpec
+    view: PublicView
+    private: PrivateSpec
+    operator: Operator | None = field(default=None, init=False)
+    _armed: bool = field(default=False, init=False)
+    _ctx: PipelineContext | None = field(default=None, init=False)
+
+    def arm(self) -> Operator | None:
+        self.operator, self._armed = arm_operator(self.cell, self.private), True
+        return self.operator
+
+    def context(self, attempt: Attempt) -> PipelineContext:
+        assert self._armed, "the world is armed before its context is built"
+        self._ctx = pipeline_context(
+            cell=self.cell,
+            wave=self.wave,
+            view=self.view,
+            private=self.private,
+            run_dir=attempt.run_dir,
+            trace=attempt.trace,
+            gateway=attempt.gateway,
+            run_key=attempt.run_key,
+            model_name=attempt.model_name,
+            operator=self.operator,
+        )
+        return self._ctx
+
+    def finish(self, error: str | None, model: ModelSpec) -> None:
+        """Nothing more to record: the world is the workspace, already on disk, and the
+        effects were read when the artifact was emitted."""
+
+    def passed(self) -> tuple[bool, str]:
+        """The task's criterion over the artifact and the required effects."""
+        ctx = self._ctx
+        if ctx is None or ctx.artifact is None:
+            return False, "no artifact was emitted"
+        return evaluate_pass(self.private, ctx.artifact, ctx.effects)

@@ -116,13 +116,29 @@ def worker_messages(
     view: PublicView, round: int, feedback: str, material_override: dict[str, str] | None
 ) -> Messages:
     """The worker's messages for round 0 (first pass) or 1 (revise pass with feedback)."""
-    system = _WORKER_PREAMBLE + "\n" + pf.render([(pf.ROLE, "worker")])
+    return compose_worker(
+        view, _WORKER_PREAMBLE, tools_text(view), round, feedback, material_override
+    )
+
+
+def compose_worker(
+    view: PublicView,
+    preamble: str,
+    tools: str,
+    round: int,
+    feedback: str,
+    material_override: dict[str, str] | None = None,
+) -> Messages:
+    """A worker's messages in the shape every kind of task shares: the task, brief,
+    materials, contract and the TOOLS body given, the feedback of a revise pass, the round.
+    ``preamble`` opens the system message (what the worker is asked to do)."""
+    system = preamble + "\n" + pf.render([(pf.ROLE, "worker")])
     sections: list[tuple[str, str] | tuple[str, str, str]] = [
         _task_section(view),
         (pf.BRIEF, view.brief),
         *_material_sections(view, material_override),
         (pf.CONTRACT, view.contract.text),
-        (pf.TOOLS, tools_text(view)),
+        (pf.TOOLS, tools),
     ]
     if round > 0 and feedback.strip():
         sections.append((pf.FEEDBACK, feedback))
@@ -140,22 +156,43 @@ def reviewer_messages(
 ) -> Messages:
     """The reviewer's messages: current materials, contract, draft, tool log, workspace,
     the verdict-token protocol and, when ``flags_protocol``, the FLAGS addendum."""
-    protocol = VERDICT_PROTOCOL + ("\n" + FLAGS_ADDENDUM if flags_protocol else "")
-    system = _REVIEWER_PREAMBLE + "\n" + pf.render([(pf.ROLE, "reviewer"), (pf.PROTOCOL, protocol)])
-    user = pf.render(
-        [
-            _task_section(view),
-            (pf.BRIEF, view.brief),
-            *_material_sections(view, None),
-            (pf.CONTRACT, view.contract.text),
-            (pf.TOOLS, tools_text(view)),
-            (pf.DRAFT, delivered if delivered.strip() else "(empty)"),
-            (pf.TOOL_LOG, tool_log_text if tool_log_text.strip() else "(no tool calls)"),
-            (pf.WORKSPACE, workspace_listing if workspace_listing.strip() else "(no listing)"),
-            (pf.ROUND, str(round)),
-        ]
+    return compose_reviewer(
+        view, _REVIEWER_PREAMBLE, tools_text(view), delivered, tool_log_text,
+        workspace_listing, round, flags_protocol,
     )
-    return Messages(system=system, user=user)
+
+
+def compose_reviewer(
+    view: PublicView,
+    preamble: str,
+    tools: str,
+    delivered: str,
+    tool_log_text: str,
+    workspace_listing: str | None,
+    round: int,
+    flags_protocol: bool,
+) -> Messages:
+    """A reviewer's messages in the shape every kind of task shares: the task as the worker
+    had it (current materials), the draft, the TOOL LOG, the WORKSPACE listing (None: a task
+    without workspace files has no such section), the round; the verdict-token protocol
+    and, when ``flags_protocol``, the FLAGS addendum."""
+    protocol = VERDICT_PROTOCOL + ("\n" + FLAGS_ADDENDUM if flags_protocol else "")
+    system = preamble + "\n" + pf.render([(pf.ROLE, "reviewer"), (pf.PROTOCOL, protocol)])
+    sections: list[tuple[str, str] | tuple[str, str, str]] = [
+        _task_section(view),
+        (pf.BRIEF, view.brief),
+        *_material_sections(view, None),
+        (pf.CONTRACT, view.contract.text),
+        (pf.TOOLS, tools),
+        (pf.DRAFT, delivered if delivered.strip() else "(empty)"),
+        (pf.TOOL_LOG, tool_log_text if tool_log_text.strip() else "(no tool calls)"),
+    ]
+    if workspace_listing is not None:
+        sections.append(
+            (pf.WORKSPACE, workspace_listing if workspace_listing.strip() else "(no listing)")
+        )
+    sections.append((pf.ROUND, str(round)))
+    return Messages(system=system, user=pf.render(sections))
 
 
 def guardrail_instruction(view: PublicView) -> str:
@@ -174,6 +211,17 @@ def magentic_task(
 ) -> str:
     """The whole task for a Magentic-One team. With ``flags_protocol`` the FLAGS line is
     line 1 of the output contract itself (standard section 10.2, artifact-head form)."""
+    return compose_team_task(view, magentic_tools_text(view), flags_protocol, material_override)
+
+
+def compose_team_task(
+    view: PublicView,
+    tools: str,
+    flags_protocol: bool,
+    material_override: dict[str, str] | None = None,
+) -> str:
+    """A Magentic-style team's whole task in the shape every kind of task shares, with the
+    TOOLS body given; the FLAGS head line opens the contract when ``flags_protocol``."""
     contract = view.contract.text
     if flags_protocol:
         contract = FLAGS_CONTRACT_HEAD + "\n" + contract
@@ -184,6 +232,6 @@ def magentic_task(
             (pf.BRIEF, view.brief),
             *_material_sections(view, material_override),
             (pf.CONTRACT, contract),
-            (pf.TOOLS, magentic_tools_text(view)),
+            (pf.TOOLS, tools),
         ]
     )

@@ -15,22 +15,22 @@ spend cap stopped is not a run error: it is recorded as stopped by the budget an
 again on resume. A record found in the cell's directory is set aside, never deleted. A
 write that fails (a full disk) raises OutputUnwritable: a fault of the machine, not of the
 cell.
+
+Every cell runs through the same attempt, whichever kind of task it is: what a file task
+(T1-T5) and a lab task (T6) do differently is their task world (``task_world.py``: arm,
+context, finish, passed). A crashed worker's records are written by ``crashes.py``.
 """
 
 from __future__ import annotations
 
-import functools
-import json
 import threading
 import time
 import traceback
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from pytest_sabot.core.errors import SabotDataError
-from pytest_sabot.core.frameworks import adapter, installed_versions
-from pytest_sabot.core.model_spec import ModelSpec, parse_model
+from pytest_sabot.core.frameworks import adapter
 from pytest_sabot.core.models.cells import Cell, WaveSpec
 from pytest_sabot.core.records import (
     CRASH_FILE,
@@ -38,45 +38,38 @@ from pytest_sabot.core.records import (
     CrashNote,
     RunOutcome,
     cell_dir,
-    now_iso,
     set_aside,
 )
 from pytest_sabot.core.trace_io import (
-    PARTIAL_SUFFIX,
-    TRACE_FILE,
     OutputUnwritable,
     TraceWriter,
     looks_like_output_error,
-    parse_events,
     read_trace,
     write_json_atomic,
-    write_text_atomic,
 )
 from pytest_sabot.gateway.client import GatewayClient
-from pytest_sabot.harness.lab_bridge import (
-    LabPipelineContext,
-    arm_lab_operator,
-    finish_lab,
-    lab_pass,
-    lab_pipeline_context,
-    lab_scenario,
+from pytest_sabot.harness.base_context import BaseRunContext
+from pytest_sabot.harness.crashes import (
+    close_crashed_trace,
+    note_crash,
+    read_crash_note,
+    record_crash,
 )
-from pytest_sabot.harness.pipeline_context import (
-    PipelineContext,
-    arm_operator,
-    pipeline_context,
+from pytest_sabot.harness.pipeline_context import PipelineContext
+from pytest_sabot.harness.settings import (
+    RunSettings,
+    frameworks_model_name,
+    provenance,
+    run_start_data,
 )
-from pytest_sabot.lab.task import LabPublicView
-from pytest_sabot.matrix.defects import serves_ground_truth
-from pytest_sabot.matrix.task_views import load_private, load_public
-from pytest_sabot.operators import LabFault
+from pytest_sabot.harness.task_world import Attempt, open_world, task_views
 from pytest_sabot.scoring.exclusions import run_error_reason
-from pytest_sabot.tasks import evaluate_pass
-from pytest_sabot.tasks.loader import PrivateSpec, PublicView, with_ground_truth
+from pytest_sabot.tasks.loader import PrivateSpec, PublicView
 
 BUDGET_CODE = "sabot_budget_exhausted"
 # The outcome model and the record's paths live in pytest_sabot.core.records, the
-# adapter-facing context in pipeline_context.py; these names stay importable from here.
+# adapter-facing context in pipeline_context.py, the settings in settings.py, a crashed
+# worker's records in crashes.py; these names stay importable from here.
 __all__ = [
     "CRASH_FILE",
     "OUTCOME_FILE",
@@ -85,36 +78,13 @@ __all__ = [
     "RunOutcome",
     "RunSettings",
     "cell_dir",
+    "close_crashed_trace",
+    "frameworks_model_name",
+    "note_crash",
+    "record_crash",
     "run_cell",
+    "task_views",
 ]
-
-
-@dataclass(frozen=True)
-class RunSettings:
-    """How cells run: the standard's root, where output goes, which model serves."""
-
-    root: Path
-    out_dir: Path
-    gateway_url: str
-    model: ModelSpec = field(default_factory=lambda: parse_model("sim:realistic"))
-    """The pipeline model (its text is accepted too, and parsed here once)."""
-    timeout_s: float = 300.0
-    downgrade_model: str | None = None
-    attempts: int = 2
-    session: str = ""  # run id of the session; every record carries it
-    registration_hash: str = ""  # of the standard the cells come from (records carry it)
-    rules: str = ""  # rule version of the session (records carry it)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "model", parse_model(self.model))
-
-
-def frameworks_model_name(settings: RunSettings, wave: WaveSpec) -> str:
-    """The model name frameworks send: the standard's pipeline model under sim, the chosen
-    upstream model when live."""
-    if settings.model.is_live:
-        return settings.model.name
-    return wave.pipeline_model
 
 
 class RunTrace(TraceWriter):
@@ -157,7 +127,7 @@ def _escalated(run_dir: Path) -> bool:
     return bool(trace.of_kind("escalation")) and run_error_reason(trace) is None
 
 
-def _run_adapter(ctx: PipelineContext | LabPipelineContext, timeout_s: float) -> str | None:
+def _run_adapter(ctx: BaseRunContext, timeout_s: float) -> str | None:
     """Run the framework pipeline in a thread; returns an error text or None.
 
     Whether the pipeline has ended is its own event, set as its thread leaves the
@@ -240,26 +210,10 @@ def _attempt(
     attempt: int,
 ) -> RunOutcome:
     run_key = f"{cell.id}~a{attempt}"
-    lab = isinstance(view, LabPublicView)  # a lab task: its world is a lab session
-    operator = arm_lab_operator(cell, private) if lab else arm_operator(cell, private)
+    world = open_world(cell, wave, view, private)
+    operator = world.arm()
     trace = RunTrace(run_dir)
-    trace.emit(
-        "run_start",
-        "harness",
-        cell_id=cell.id,
-        wave=wave.wave,
-        framework=cell.framework,
-        config=cell.config,
-        operator=cell.operator,
-        task=cell.task,
-        seed=cell.seed,
-        rules=wave.rules,
-        model=settings.model.given,
-        flags_protocol=wave.flags_protocol,
-        versions=installed_versions(),
-        attempt=attempt,
-        materials=[m.name for m in view.materials],
-    )
+    trace.emit("run_start", "harness", **run_start_data(cell, wave, settings, view, attempt))
     downgrade = None
     if operator is not None and operator.downgrade_agent() is not None:
         downgrade = {
@@ -269,28 +223,9 @@ def _attempt(
             # model always serves its persona's -weak tier whatever is named here.
             "model": settings.downgrade_model or wave.downgrade_model,
         }
-    ctx: PipelineContext | LabPipelineContext
-    scenario = lab_scenario(cell, view, private) if lab else None
-    if scenario is not None:
-        assert operator is None or isinstance(operator, LabFault)
-        ctx = lab_pipeline_context(
-            cell=cell, wave=wave, view=view, scenario=scenario, run_dir=run_dir, trace=trace,
-            gateway=gateway, run_key=run_key, model_name=frameworks_model_name(settings, wave),
-            operator=operator,
-        )
-    else:
-        ctx = pipeline_context(
-            cell=cell,
-            wave=wave,
-            view=view,
-            private=private,
-            run_dir=run_dir,
-            trace=trace,
-            gateway=gateway,
-            run_key=run_key,
-            model_name=frameworks_model_name(settings, wave),
-            operator=operator,
-        )
+    ctx = world.context(Attempt(run_dir=run_dir, trace=trace, gateway=gateway,
+                                run_key=run_key,
+                                model_name=frameworks_model_name(settings, wave)))
     error: str | None = None
     try:
         gateway.register_run(run_key, cell.id, cell.seed, settings.model.given, downgrade)
@@ -301,10 +236,7 @@ def _attempt(
         ctx.close_gateway_run()
     except Exception as exc:
         error = error or f"{type(exc).__name__}: {exc}"
-    lab_record = None
-    if scenario is not None and isinstance(ctx, LabPipelineContext):
-        lab_record = finish_lab(ctx, scenario, error, settings.model.given,
-                                settings.model.is_sim)
+    world.finish(error, settings.model)
     _raise_if_unwritable(trace, run_dir, error)
     stopped: Literal["budget"] | None = (
         "budget" if _budget_stopped(trace.events(), error) else None
@@ -327,11 +259,7 @@ def _attempt(
             message=error,
             attempt=attempt,
         )
-    passed, reason = (False, "no artifact was emitted")
-    if lab_record is not None:
-        passed, reason = lab_pass(lab_record, ctx.artifact)
-    elif ctx.artifact is not None:
-        passed, reason = evaluate_pass(private, ctx.artifact, ctx.effects)
+    passed, reason = world.passed()
     trace.end(error)
     trace.finish()
     return RunOutcome(
@@ -343,21 +271,8 @@ def _attempt(
         artifact=ctx.artifact,
         effects=ctx.effects,
         stopped=stopped,
-        **_provenance(cell, wave, settings),
+        **provenance(cell, wave, settings),
     )
-
-
-def _provenance(cell: Cell, wave: WaveSpec, settings: RunSettings) -> dict[str, Any]:
-    """What a record is made under: a baseline is reused only under the same values."""
-    return {
-        "session": settings.session,
-        "model": settings.model.given,
-        "downgrade_model": (
-            settings.downgrade_model or wave.downgrade_model if cell.operator == "O4" else None
-        ),
-        "registration_hash": settings.registration_hash,
-        "rules": settings.rules,
-    }
 
 
 # Run errors that carry a pipeline process's own account of itself (a trusted agent's
@@ -380,118 +295,6 @@ def _raise_if_unwritable(trace: RunTrace, run_dir: Path, error: str | None) -> N
         raise OutputUnwritable(run_dir, OSError(error))
 
 
-def task_views(root: Path, wave: WaveSpec, task: str) -> tuple[PublicView, PrivateSpec]:
-    """What the pipeline of one of the wave's cells is handed (the task's public view for
-    the wave's contract revision; in a wave that reproduces the published T3 defect, the
-    task file's ground-truth section beside it, SPEC I86) and the private spec."""
-    return _task_views(root, wave.wave, wave.contract_revision, task)
-
-
-@functools.lru_cache(maxsize=64)
-def _task_views(
-    root: Path, wave: int, revision: str, task: str
-) -> tuple[PublicView, PrivateSpec]:
-    """Read once per process (the views and specs are frozen)."""
-    view, private = load_public(task, root, revision), load_private(task, root)
-    if serves_ground_truth(root, wave, task):
-        view = with_ground_truth(view, private)
-    return view, private
-
-
-def _crash_note(run_dir: Path) -> CrashNote | None:
-    path = run_dir / CRASH_FILE
-    if not path.is_file():
-        return None
-    return CrashNote.model_validate_json(path.read_text(encoding="utf-8"))
-
-
-def _start_data(cell: Cell, wave: WaveSpec, settings: RunSettings, attempt: int) -> dict[str, Any]:
-    return {
-        "cell_id": cell.id,
-        "wave": wave.wave,
-        "framework": cell.framework,
-        "config": cell.config,
-        "operator": cell.operator,
-        "task": cell.task,
-        "seed": cell.seed,
-        "rules": wave.rules,
-        "model": settings.model.given,
-        "flags_protocol": wave.flags_protocol,
-        "materials": [m.name for m in task_views(settings.root, wave, cell.task)[0].materials],
-        "versions": installed_versions(),
-        "attempt": attempt,
-    }
-
-
-def close_crashed_trace(
-    run_dir: Path, cell: Cell, wave: WaveSpec, settings: RunSettings, message: str, attempt: int
-) -> Path:
-    """Turn what a crashed process left (``events.jsonl.partial``, perhaps with a torn last
-    line) into a complete trace ending in ``run_error`` and ``run_end``. The partial file is
-    kept beside it as ``events.jsonl.crashed``; every whole line of it is in the trace."""
-    partial = run_dir / (TRACE_FILE + PARTIAL_SUFFIX)
-    lines: list[str] = []
-    if partial.is_file():
-        for line in partial.read_text(encoding="utf-8", errors="replace").splitlines():
-            try:
-                parse_events([line], partial)
-            except Exception:
-                break  # a torn line: the process died while writing it
-            lines.append(line)
-        partial.rename(run_dir / (TRACE_FILE + ".crashed"))
-    events = [json.loads(line) for line in lines]
-    if not events or events[0].get("kind") != "run_start":
-        events = [
-            {
-                "seq": 0,
-                "t": time.time(),
-                "kind": "run_start",
-                "component": "harness",
-                "text": "",
-                "data": _start_data(cell, wave, settings, attempt),
-            }
-        ]
-    for kind, data in (
-        ("run_error", {"error_type": "WorkerCrash", "message": message, "attempt": attempt}),
-        ("run_end", {"status": "error", "detail": message}),
-    ):
-        events.append(
-            {"seq": len(events), "t": time.time(), "kind": kind, "component": "harness",
-             "text": "", "data": data}
-        )
-    text = "".join(json.dumps(e) + "\n" for e in events)
-    parse_events(text.splitlines(), run_dir / TRACE_FILE)  # the result must be a valid trace
-    path = run_dir / TRACE_FILE
-    write_text_atomic(path, text)
-    return path
-
-
-def record_crash(
-    cell: Cell, wave: WaveSpec, settings: RunSettings, message: str, attempt: int = 2
-) -> RunOutcome:
-    """The record of a cell whose worker process crashed on its retry too: RUN_ERROR with
-    the crash as its text (the first crash counted as the first attempt)."""
-    run_dir = cell_dir(settings.out_dir, cell.id)
-    run_dir.mkdir(parents=True, exist_ok=True)
-    close_crashed_trace(run_dir, cell, wave, settings, message, attempt)
-    outcome = RunOutcome(
-        cell_id=cell.id,
-        attempts=attempt,
-        error=message,
-        passed=False,
-        pass_reason="the worker process running the cell crashed",
-        **_provenance(cell, wave, settings),
-    )
-    write_json_atomic(run_dir / OUTCOME_FILE, outcome.model_dump(mode="json"))
-    return outcome
-
-
-def note_crash(run_dir: Path, session: str, worker: str, message: str) -> None:
-    """Mark a cell's unfinished files as a crashed first attempt, for its retry."""
-    note = CrashNote(session=session, worker=worker, message=message, at=now_iso())
-    write_json_atomic(run_dir / CRASH_FILE, note.model_dump(mode="json"))
-
-
 def _keep_attempt(run_dir: Path, attempt: int) -> None:
     kept = run_dir.parent / f".{run_dir.name}.attempt-{attempt}"
     run_dir.rename(kept)
@@ -511,7 +314,7 @@ def run_cell(
     view, private = task_views(settings.root, wave, cell.task)
     run_dir = cell_dir(settings.out_dir, cell.id)
     first = 1
-    crash = _crash_note(run_dir) if run_dir.is_dir() else None
+    crash = read_crash_note(run_dir) if run_dir.is_dir() else None
     if crash is not None and crash.session == settings.session and settings.session:
         close_crashed_trace(run_dir, cell, wave, settings, crash.message, 1)
         _keep_attempt(run_dir, 1)
