@@ -32,6 +32,7 @@ from pytest_sabot.core.errors import SabotDataError
 from pytest_sabot.core.frameworks import adapter, installed_versions
 from pytest_sabot.core.model_spec import ModelSpec, parse_model
 from pytest_sabot.core.models.cells import Cell, WaveSpec
+from pytest_sabot.core.operators import served_model
 from pytest_sabot.core.records import (
     CRASH_FILE,
     OUTCOME_FILE,
@@ -351,7 +352,8 @@ def _provenance(cell: Cell, wave: WaveSpec, settings: RunSettings) -> dict[str, 
         "session": settings.session,
         "model": settings.model.given,
         "downgrade_model": (
-            settings.downgrade_model or wave.downgrade_model if cell.operator == "O4" else None
+            settings.downgrade_model or wave.downgrade_model if served_model(cell.operator)
+            else None
         ),
         "registration_hash": settings.registration_hash,
         "rules": settings.rules,

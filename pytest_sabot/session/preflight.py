@@ -19,6 +19,7 @@ import pytest
 from pytest_sabot.core.errors import SabotDataError
 from pytest_sabot.core.model_spec import downgrade_target
 from pytest_sabot.core.models.cells import Cell
+from pytest_sabot.core.operators import served_model
 from pytest_sabot.matrix.standard import Standard
 from pytest_sabot.session.settings import Settings
 
@@ -89,8 +90,9 @@ def check_price(settings: Settings, model: str, option: str) -> None:
 
 
 def check_downgrade(settings: Settings, std: Standard, cells: Iterable[Cell]) -> None:
-    """A live wave with O4 cells needs a priced downgrade model."""
-    if not settings.live or not any(c.operator == "O4" for c in cells):
+    """A live wave with cells judged on the served model (O4) needs a priced downgrade
+    model."""
+    if not settings.live or not any(served_model(c.operator) for c in cells):
         return
     target = settings.downgrade_model or std.wave.downgrade_model
     name = downgrade_target(target, settings.model).name

@@ -17,6 +17,7 @@ from pytest_sabot.core.errors import SabotDataError
 from pytest_sabot.core.loading import load_yaml_model
 from pytest_sabot.core.models.defects import GROUND_TRUTH_MATERIAL
 from pytest_sabot.core.models.task import (
+    AddedOperatorFile,
     ContractFile,
     Criterion,
     CriterionFile,
@@ -25,8 +26,10 @@ from pytest_sabot.core.models.task import (
     TaskFile,
     ToolSpec,
 )
+from pytest_sabot.core.operators import lab_operator_ids, operator_ids
 from pytest_sabot.tasks.lab_task import (
     LAB_TASKS,
+    LabAddedOperatorFile,
     LabCriterionFile,
     LabGateCriterion,
     LabOperatorsFile,
@@ -39,6 +42,9 @@ from pytest_sabot.tasks.lab_task import (
 )
 
 TASK_IDS = ("T1", "T2", "T3", "T4", "T5", *LAB_TASKS)
+ADDED_SPECS = "operators-*.yaml"
+"""The file of one operator's spec declared after a task's operators.yaml was registered
+(``operators-<id>.yaml``, beside it)."""
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -116,6 +122,47 @@ def _safe_name(directory: Path, name: str, file: Path, field: str) -> Path:
     if candidate.parent != directory.resolve():
         raise SabotDataError(file, field, "a plain file name inside the same directory", name)
     return candidate
+
+
+def added_spec_file(private: Path, operator: str) -> Path:
+    """Where the spec of an operator declared after ``operators.yaml`` lives."""
+    return private / ADDED_SPECS.replace("*", operator)
+
+
+def _added_specs(
+    private: Path, task_id: str, model: type[AddedOperatorFile] | type[LabAddedOperatorFile]
+) -> dict[str, tuple[Path, OperatorSpec | LabOperatorSpec]]:
+    """The operators-<id>.yaml files of a task: operator -> (file, spec)."""
+    found: dict[str, tuple[Path, OperatorSpec | LabOperatorSpec]] = {}
+    for path in sorted(private.glob(ADDED_SPECS)):
+        added = load_yaml_model(path, model, top_field="spec")
+        if added.task != task_id:
+            raise SabotDataError(path, "task", f"the directory's task id {task_id!r}",
+                                 added.task)
+        if path != added_spec_file(private, added.operator):
+            raise SabotDataError(path, "operator", f"the operator the file is named after "
+                                 f"({path.stem.removeprefix('operators-')!r})", added.operator)
+        found[added.operator] = (path, added.spec)
+    return found
+
+
+def _all_specs(
+    ops_path: Path,
+    listed: dict[str, OperatorSpec | LabOperatorSpec],
+    added: dict[str, tuple[Path, OperatorSpec | LabOperatorSpec]],
+    expected: tuple[str, ...],
+) -> dict[str, OperatorSpec | LabOperatorSpec]:
+    """Every operator's spec, once: those of operators.yaml and those of their own files."""
+    for op, (path, _) in added.items():
+        if op in listed:
+            raise SabotDataError(path, "operator",
+                                 f"an operator whose spec is not also in {ops_path.name}", op)
+    specs = {**listed, **{op: spec for op, (_, spec) in added.items()}}
+    missing = [op for op in expected if op not in specs]
+    if missing:
+        raise SabotDataError(ops_path, "operators",
+                             f"missing operator specs: {', '.join(missing)}")
+    return {op: specs[op] for op in expected}
 
 
 def load_task_file(task_id: str, root: Path) -> TaskFile:
@@ -203,35 +250,40 @@ def load_private(task_id: str, root: Path) -> PrivateSpec:
         raise SabotDataError(
             ops_path, "task", f"the directory's task id {task_id!r}", operators.task
         )
+    added = _added_specs(private, task_id, AddedOperatorFile)
+    specs = _all_specs(ops_path, dict(operators.operators), added, operator_ids("message"))
     material_names = {m.name for m in task.materials}
     tool_names = {t.name for t in task.tools}
     stale: dict[str, str] = {}
-    for op_id, spec in operators.operators.items():
+    for op_id, spec in specs.items():
+        assert isinstance(spec, OperatorSpec)
+        spec_path, field = ((added[op_id][0], "spec") if op_id in added
+                            else (ops_path, f"operators.{op_id}"))
         if spec.seam in ("tool_result", "check_result") and spec.target not in tool_names:
             raise SabotDataError(
-                ops_path,
-                f"operators.{op_id}.target",
+                spec_path,
+                f"{field}.target",
                 f"one of the task's tools {sorted(tool_names)}",
                 spec.target,
             )
         if spec.seam == "material":
             if spec.target not in material_names:
                 raise SabotDataError(
-                    ops_path,
-                    f"operators.{op_id}.target",
+                    spec_path,
+                    f"{field}.target",
                     f"one of the task's materials {sorted(material_names)}",
                     spec.target,
                 )
-            assert spec.stale_file is not None  # guaranteed by OperatorsFile
+            assert spec.stale_file is not None  # guaranteed by spec_problem
             stale_dir = private / "stale"
-            path = _safe_name(stale_dir, spec.stale_file, ops_path, f"operators.{op_id}.stale_file")
-            stale[spec.target] = _read_text(path, f"operators.{op_id}.stale_file")
+            path = _safe_name(stale_dir, spec.stale_file, spec_path, f"{field}.stale_file")
+            stale[spec.target] = _read_text(path, f"{field}.stale_file")
     return PrivateSpec(
         task_id=task_id,
         artifact=task.artifact,
         required_effects=tuple(criterion.required_effects),
         criterion=criterion.check,
-        operators={str(k): v for k, v in operators.operators.items()},
+        operators=specs,
         stale_materials=stale,
     )
 
@@ -250,7 +302,7 @@ def ground_truth_section(private: PrivateSpec) -> Material:
         "What a correct detection would have flagged, per fault operator:",
         "",
     ]
-    for op_id in sorted(private.operators, key=lambda o: int(o.lstrip("O"))):
+    for op_id in [o for o in operator_ids() if o in private.operators]:
         note = getattr(private.operators[op_id], "ground_truth", None)
         if isinstance(note, str):
             lines.append(f"- {op_id}: {note.strip()}")
@@ -336,19 +388,24 @@ def _load_lab_private(task_id: str, root: Path) -> PrivateSpec:
                         (ops_path, operators.task)):
         if found != task_id:
             raise SabotDataError(path, "task", f"the directory's task id {task_id!r}", found)
+    added = _added_specs(private, task_id, LabAddedOperatorFile)
+    specs = _all_specs(ops_path, dict(operators.operators), added, lab_operator_ids())
     lab_public = LabPublic(request=task.request, capabilities=tuple(task.capabilities),
                            contracts=task.contracts)
     lab_private = LabPrivate(world=world.world, limits=world.limits,
                              expect=criterion.check.expect)
     # Every cell's scenario must hold together (references, a fault on a tool it can act
     # on and the pipeline may call) before anything runs.
-    for op, spec in [(None, None), *operators.operators.items()]:
+    for op, spec in [(None, None), *specs.items()]:
+        assert spec is None or isinstance(spec, LabOperatorSpec)
         scenario = cell_scenario(lab_public, lab_private, name="check", seed=0,
                                  fault=spec.fault if spec is not None else None)
         for field, expected, got in reference_problems(scenario):
             head, _, rest = field.partition(".")
             if head == "faults":  # faults.0.tool -> the operator's fault entry
-                raise SabotDataError(ops_path, f"operators.{op}.fault.{rest.partition('.')[2]}",
+                spec_path, where = ((added[op][0], "spec") if op in added
+                                    else (ops_path, f"operators.{op}"))
+                raise SabotDataError(spec_path, f"{where}.fault.{rest.partition('.')[2]}",
                                      expected, got)
             if head == "task":
                 raise SabotDataError(public_path, f"request.{rest}", expected, got)
@@ -358,7 +415,7 @@ def _load_lab_private(task_id: str, root: Path) -> PrivateSpec:
         artifact=task.artifact,
         required_effects=(),
         criterion=criterion.check,
-        operators={str(k): v for k, v in operators.operators.items()},
+        operators=specs,
         stale_materials={},
         lab=lab_private,
     )
