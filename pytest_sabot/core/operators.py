@@ -189,6 +189,14 @@ DECLARATIONS: tuple[Declaration, ...] = (
         _LAB_FAULT, fault_kind="stale_read",
         fault="pytest_sabot.lab.faults.o11_stale_read:FAULT",
     ),
+    Declaration(
+        "O12", "hung-tool", "transaction", ("transaction",), "transaction",
+        "the tool never returns: the call is held until the pipeline's own timeout or the "
+        "cell's deadline",
+        "the request was recorded, never delivered, never answered",
+        _LAB_FAULT, fault_kind="hung_tool", holds_calls=True,
+        fault="pytest_sabot.lab.faults.o12_hung_tool:FAULT",
+    ),
 )
 """Every operator, in id order."""
 

@@ -304,6 +304,12 @@ def _attempt(
     if scenario is not None and isinstance(ctx, LabPipelineContext):
         lab_record = finish_lab(ctx, scenario, error, settings.model.given,
                                 settings.model.is_sim)
+        if ctx.seams.deadline is not None:
+            # A held call ran into the cell's deadline: the measured outcome, never a run
+            # error (SPEC I131); whatever the pipeline raised as it was stopped is its end.
+            error = None
+            trace.held_end = ("harness", "", {"status": "deadline",
+                                              "detail": ctx.seams.deadline})
     _raise_if_unwritable(trace, run_dir, error)
     stopped: Literal["budget"] | None = (
         "budget" if _budget_stopped(trace.events(), error) else None

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from pytest_sabot.core.models.cells import Cell
+from pytest_sabot.core.operators import lab_operator_ids
 from pytest_sabot.core.paths import standard_root
 from pytest_sabot.core.trace_io import TraceWriter
 from pytest_sabot.harness.lab_bridge import LabSeams, arm_lab_operator, lab_scenario
@@ -20,7 +21,6 @@ from pytest_sabot.lab.catalog import build_catalog
 from pytest_sabot.lab.engine import LabSession
 from pytest_sabot.lab.record import AgentInfo
 from pytest_sabot.lab.scenario import Expectations
-from pytest_sabot.core.operators import lab_operator_ids
 from pytest_sabot.operators import arm
 from pytest_sabot.sim.procedures import t6
 from pytest_sabot.sim.procedures.types import FinalAnswer

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from pytest_sabot.core.models.trace import Trace
-from pytest_sabot.core.paths import standard_root
 from pytest_sabot.core.operators import declaration, operator_ids, standard_operator_ids
+from pytest_sabot.core.paths import standard_root
 from pytest_sabot.operators import arm, operator_class
 from pytest_sabot.tasks import load_private
 

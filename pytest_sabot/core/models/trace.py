@@ -390,7 +390,10 @@ class RunErrorData(_Strict):
 class RunEndData(_Strict):
     """How the run ended."""
 
-    status: Literal["completed", "task_failed", "error", "timeout"]
+    status: Literal["completed", "task_failed", "error", "timeout", "deadline"]
+    """``deadline``: the cell's deadline stopped a run whose pipeline waited on a tool call
+    its fault held unanswered (a hung tool, SPEC I131): the measured outcome, not a run
+    error."""
     detail: str = ""
 
 

@@ -105,6 +105,9 @@ class Intercept:
     activated: bool
     note: str  # what happened, or why it was suppressed
     detail: dict[str, Any] = field(default_factory=dict)
+    held: bool = False
+    """The call is held unanswered (O12): nothing is shown, and it is still open when the
+    run's deadline is reached (``observation`` is then never recorded)."""
 
 
 class Activation(BaseModel):
