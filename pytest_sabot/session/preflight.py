@@ -99,6 +99,20 @@ def check_downgrade(settings: Settings, std: Standard, cells: Iterable[Cell]) ->
     check_price(settings, name, f"--sabot-downgrade-model ({target})")
 
 
+def check_hang_bound(settings: Settings, std: Standard) -> None:
+    """A matrix that holds tool calls (O12) stops a held call at its ``hang_bound_s``; a
+    whole-attempt time limit that is not longer would end such a cell as a run error
+    first (SPEC I131)."""
+    bound = std.wave.hang_bound_s
+    if bound is None or settings.timeout <= 0 or settings.timeout > bound:
+        return
+    raise usage(
+        f"--sabot-timeout={settings.timeout:g}: {std.wave.label} holds tool calls for up to "
+        f"its hang_bound_s ({bound:g} s); expected a time limit longer than that (or 0 for "
+        "none), so a held call ends at the cell's deadline and not as a run error"
+    )
+
+
 def check_replay_covers(settings: Settings, cell_ids: Iterable[str]) -> None:
     """Every cell a replay session runs must have a recording, or every one of them would
     end as a run error."""

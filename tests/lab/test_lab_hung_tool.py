@@ -232,3 +232,16 @@ def test_I131_a_held_run_replays_to_the_same_record() -> None:
     report = replay_run(run(s, body))
     assert report.reproduction == "verified", report.first_difference
     assert report.original_gate == report.replayed_gate == "inconclusive"
+
+
+@pytest.mark.slow
+def test_I131_a_time_limit_shorter_than_the_hang_bound_is_a_usage_error(
+    pytester: pytest.Pytester,
+) -> None:
+    result = pytester.runpytest("--sabot-wave=hung-tool", "--sabot-timeout=2",
+                                "--collect-only", "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--sabot-timeout=2*hang_bound_s (3 s)*"])
+    fine = pytester.runpytest("--sabot-wave=hung-tool", "--sabot-timeout=30",
+                              "--collect-only", "-q", "-p", "no:cacheprovider")
+    assert fine.ret == 0
