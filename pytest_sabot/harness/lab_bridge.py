@@ -103,8 +103,9 @@ class LabSeams:
 
     A call the cell's fault holds (a hung tool, O12) never returns an answer: the calling
     thread waits in real time, for ``hang_bound_s`` (the matrix's bound, SPEC I131) at
-    most. Only the pipeline's own timeout can let it carry on before then (its framework
-    stops waiting on the call); at the bound the cell's deadline is reached: ``deadline``
+    most. A pipeline whose own timeout fires first stops waiting and may act until then
+    (the world answers its further calls with ``run_stopped``: the lab's clock is past the
+    deadline); at the bound the cell's deadline is reached either way: ``deadline``
     says so, ``on_deadline`` runs (the gateway run closes, so the pipeline cannot go on),
     and the held call raises :class:`~pytest_sabot.lab.agent.CallHeld` into the pipeline."""
 

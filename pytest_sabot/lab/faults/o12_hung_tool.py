@@ -5,9 +5,10 @@ so the call stays open until whoever is waiting on it gives up. The lab itself n
 answers it (that is the point: the tool's own timeout does not fire). In a run of the lab
 engine (virtual time) the call is still open when the run ends: execution ends
 ``deadline_exceeded``, with the held request named. In a framework pipeline the harness
-holds the call in real time; the pipeline's own timeout, if it has one, is the only thing
-that can let it carry on, and otherwise the matrix's hang bound stops the run (SPEC I131).
-``times`` holds consecutive requests to the tool the same way.
+holds the call in real time until the matrix's hang bound, the cell's deadline; only a
+timeout of the pipeline's own lets it act before then (SPEC I131).
+The first held call reaches the run's deadline, so an entry holds one call whatever its
+``times``: every later request is refused by the deadline.
 
 This project's own addition to the lab's faults, not part of the Sabot standard.
 """
