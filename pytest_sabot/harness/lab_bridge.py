@@ -39,7 +39,7 @@ from pytest_sabot.core.trace_io import TraceWriter
 from pytest_sabot.gateway.client import GatewayClient
 from pytest_sabot.harness import lab_prompts
 from pytest_sabot.harness.base_context import BaseRunContext
-from pytest_sabot.lab.agent import AgentStopped, LimitReached
+from pytest_sabot.lab.agent import AgentStopped, CallHeld, LimitReached
 from pytest_sabot.lab.catalog import ToolContract, build_catalog
 from pytest_sabot.lab.engine import LabSession
 from pytest_sabot.lab.record import AgentInfo, LabRun, ProviderUsage, write_run
@@ -102,14 +102,28 @@ def _answer(ok: bool, **body: Any) -> str:
 class LabSeams:
     """The harness side of the lab tools: routes each call to the cell's lab session and
     records the request and what the agent was shown in the trace; records the injection
-    the first time the cell's fault acts. Calls may come from several threads."""
+    the first time the cell's fault acts. Calls may come from several threads.
 
-    def __init__(self, trace: TraceWriter, session: LabSession, operator: LabFault | None) -> None:
+    A call the cell's fault holds (a hung tool, O12) never returns an answer: the calling
+    thread waits in real time, for ``hang_bound_s`` (the matrix's bound, SPEC I131) at
+    most. A pipeline whose own timeout fires first stops waiting and may act until then
+    (the world answers its further calls with ``run_stopped``: the lab's clock is past the
+    deadline); at the bound the cell's deadline is reached either way: ``deadline``
+    says so, ``on_deadline`` runs (the gateway run closes, so the pipeline cannot go on),
+    and the held call raises :class:`~pytest_sabot.lab.agent.CallHeld` into the pipeline."""
+
+    def __init__(self, trace: TraceWriter, session: LabSession, operator: LabFault | None,
+                 hang_bound_s: float | None = None) -> None:
         self.trace = trace
         self.session = session
         self.operator = operator
+        self.hang_bound_s = hang_bound_s
         self.exchanges: list[Exchange] = []
         self.round = 0
+        self.deadline: str | None = None
+        """Set when the cell's deadline stopped a run held on a call: what was held."""
+        self.on_deadline: Any = None
+        self._released = threading.Event()
         self._counts: dict[str, int] = {}
         self._lock = threading.Lock()
 
@@ -120,11 +134,40 @@ class LabSeams:
             call_id = f"{tool}#{number}"
             self.trace.emit("tool_call", "worker", tool=tool, call_id=call_id,
                             arguments=dict(arguments))
-            ok, shown = self._route(tool, arguments)
-            self._note_activation(tool, number, shown)
-            self.trace.emit("tool_result", "worker", shown, tool=tool, call_id=call_id, ok=ok)
-            self.exchanges.append(Exchange(tool, call_id, dict(arguments), shown, self.round))
+            try:
+                ok, shown = self._route(tool, arguments)
+            except CallHeld as held:
+                self._note_activation(tool, number, "")
+                hold: CallHeld | None = held
+            else:
+                hold = None
+                self._note_activation(tool, number, shown)
+                self.trace.emit("tool_result", "worker", shown, tool=tool, call_id=call_id,
+                                ok=ok)
+                self.exchanges.append(Exchange(tool, call_id, dict(arguments), shown,
+                                               self.round))
+        if hold is None:
             return shown
+        raise self._wait(hold, call_id)
+
+    def _wait(self, held: CallHeld, call_id: str) -> CallHeld:
+        """Hold the calling thread until the cell's deadline (or the run's release); the
+        exception the held call then raises."""
+        if self.hang_bound_s is None:
+            raise RuntimeError("a fault held a tool call, but the matrix declares no "
+                               "hang_bound_s to hold it for")
+        self._released.wait(self.hang_bound_s)
+        with self._lock:
+            if self.deadline is None:
+                self.deadline = (f"the cell's deadline ({self.hang_bound_s:g}s hang bound) was "
+                                 f"reached while {call_id} was held unanswered")
+                if self.on_deadline is not None:
+                    self.on_deadline()
+        return held
+
+    def release(self) -> None:
+        """The run has ended: a call still held stops waiting."""
+        self._released.set()
 
     def _route(self, tool: str, arguments: dict[str, Any]) -> tuple[bool, str]:
         context = self.session.context
@@ -136,11 +179,15 @@ class LabSeams:
             observation = context.call_tool(tool, arguments)
         except ValueError as exc:  # a malformed wait
             return False, _answer(False, error={"code": "invalid_arguments", "message": str(exc)})
+        except CallHeld:  # a hung tool: never answered (invoke holds the thread)
+            raise
         except LimitReached as exc:  # the run's deadline or budget: nothing more reaches it
             return False, _answer(False, error={"code": "run_stopped", "message": str(exc)})
         return observation.ok, observation.to_text()
 
     def _note_activation(self, tool: str, number: int, shown: str) -> None:
+        """Record the injection the first time the fault acted (``shown``: what the agent
+        was shown, empty for a held call)."""
         op = self.operator
         if op is None or op.planted is not None:
             return
@@ -170,6 +217,9 @@ class LabPipelineContext(BaseRunContext):
     started: float = field(default_factory=time.perf_counter, init=False)
 
     def __post_init__(self) -> None:
+        # The cell's deadline on a held call ends the run: the pipeline's model calls fail
+        # from then on, so it stops instead of running on past its deadline.
+        self.seams.on_deadline = self.close_gateway_run
         handles = [
             ToolHandle(
                 name=c.name,
@@ -251,7 +301,7 @@ def lab_pipeline_context(
         run_key=run_key,
         model_name=model_name,
         flags_protocol=wave.flags_protocol,
-        seams=LabSeams(trace, session, operator),
+        seams=LabSeams(trace, session, operator, wave.hang_bound_s),
         catalog=catalog,
     )
 
@@ -279,8 +329,9 @@ def finish_lab(ctx: LabPipelineContext, scenario: Scenario, error: str | None,
     """End the cell's lab run: judge it with the whole scenario, write ``run.json`` into
     the cell's directory (beside events.jsonl, never merged into it) and hand the gate's
     coverage check of the fault to the operator for its landing probe."""
+    ctx.seams.release()
     stopped: BaseException | None = None
-    if error is not None:
+    if error is not None and ctx.seams.deadline is None:
         stopped = (AgentStopped("deadline_exceeded", error) if error.startswith("Timeout")
                    else RuntimeError(error))
     record = ctx.seams.session.finish(
@@ -351,10 +402,18 @@ class LabTaskWorld:
         )
         return self._ctx
 
-    def finish(self, error: str | None, model: ModelSpec) -> None:
-        """Judge the lab run with the whole scenario and write ``run.json``."""
-        assert self._ctx is not None and self._scenario is not None, "no context was built"
-        self._record = finish_lab(self._ctx, self._scenario, error, model.given, model.is_sim)
+    def finish(self, error: str | None, model: ModelSpec) -> str | None:
+        """Judge the lab run with the whole scenario and write ``run.json``. A held call that
+        ran into the cell's deadline is the measured outcome, never a run error (SPEC
+        I131): whatever the pipeline raised as it was stopped is its end."""
+        ctx = self._ctx
+        assert ctx is not None and self._scenario is not None, "no context was built"
+        self._record = finish_lab(ctx, self._scenario, error, model.given, model.is_sim)
+        if ctx.seams.deadline is None:
+            return error
+        # The run's end as the harness closes it (run.py writes the one run_end last).
+        ctx.trace.emit("run_end", "harness", status="deadline", detail=ctx.seams.deadline)
+        return None
 
     def passed(self) -> tuple[bool, str]:
         assert self._ctx is not None and self._record is not None, "the run is not finished"

@@ -95,7 +95,6 @@ class HarnessSeams:
         self.trace = trace
         self.operator = operator
         self._stale = dict(stale_materials)
-        self._o4_recorded = False
 
     def record_injection(self) -> None:
         op = self.operator
@@ -171,18 +170,21 @@ class HarnessSeams:
         return changed
 
     def model_call(self, record: Any) -> None:
-        """Record one gateway exchange (and the O4 injection at the first downgraded call)."""
+        """Record one gateway exchange (and the injection at the call where the operator's
+        fault landed: the first downgraded call of a served-model operator, O4)."""
         op = self.operator
-        if record.downgraded and op is not None and op.id == "O4" and not self._o4_recorded:
-            self._o4_recorded = True
+        planted = None if op is None else op.on_model_call(
+            record.agent, record.call_index, record.model_requested, record.model_served,
+            bool(record.downgraded))
+        if op is not None and planted is not None:
             event = self.trace.emit(
                 "injection",
                 "gateway",
-                operator="O4",
-                seam="model",
-                target=f"agent:{record.agent}#{record.call_index}",
-                original=record.model_requested,
-                injected=record.model_served,
+                operator=op.id,
+                seam=planted.seam,
+                target=planted.target,
+                original=planted.original,
+                injected=planted.injected,
             )
             op.injection_seq = event.seq
         emit_model_call(self.trace, record)
@@ -304,9 +306,10 @@ class FileTaskWorld:
         )
         return self._ctx
 
-    def finish(self, error: str | None, model: ModelSpec) -> None:
+    def finish(self, error: str | None, model: ModelSpec) -> str | None:
         """Nothing more to record: the world is the workspace, already on disk, and the
-        effects were read when the artifact was emitted."""
+        effects were read when the artifact was emitted; the run error stays as it is."""
+        return error
 
     def passed(self) -> tuple[bool, str]:
         """The task's criterion over the artifact and the required effects."""

@@ -236,7 +236,7 @@ def _attempt(
         ctx.close_gateway_run()
     except Exception as exc:
         error = error or f"{type(exc).__name__}: {exc}"
-    world.finish(error, settings.model)
+    error = world.finish(error, settings.model)
     _raise_if_unwritable(trace, run_dir, error)
     stopped: Literal["budget"] | None = (
         "budget" if _budget_stopped(trace.events(), error) else None

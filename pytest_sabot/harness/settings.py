@@ -11,6 +11,7 @@ from typing import Any
 from pytest_sabot.core.frameworks import installed_versions
 from pytest_sabot.core.model_spec import ModelSpec, parse_model
 from pytest_sabot.core.models.cells import Cell, WaveSpec
+from pytest_sabot.core.operators import served_model
 from pytest_sabot.tasks.loader import PublicView
 
 __all__ = ["RunSettings", "frameworks_model_name", "provenance", "run_start_data"]
@@ -50,7 +51,8 @@ def provenance(cell: Cell, wave: WaveSpec, settings: RunSettings) -> dict[str, A
         "session": settings.session,
         "model": settings.model.given,
         "downgrade_model": (
-            settings.downgrade_model or wave.downgrade_model if cell.operator == "O4" else None
+            settings.downgrade_model or wave.downgrade_model if served_model(cell.operator)
+            else None
         ),
         "registration_hash": settings.registration_hash,
         "rules": settings.rules,

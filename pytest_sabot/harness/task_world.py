@@ -62,8 +62,10 @@ class TaskWorld(Protocol):
         """The run context the adapter receives."""
         ...
 
-    def finish(self, error: str | None, model: ModelSpec) -> None:
-        """Close the world's own record of the run (``error``: the attempt's run error)."""
+    def finish(self, error: str | None, model: ModelSpec) -> str | None:
+        """Close the world's own record of the run (``error``: the attempt's run error);
+        the attempt's run error as the world reads it (a lab cell stopped by its deadline
+        on a held call has none: that is its measured outcome, SPEC I131)."""
         ...
 
     def passed(self) -> tuple[bool, str]:

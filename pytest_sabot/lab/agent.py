@@ -31,6 +31,17 @@ class RunClosed(LimitReached):
     """The run has ended; a late call can no longer reach the world."""
 
 
+class CallHeld(LimitReached):
+    """A fault holds this call unanswered (a hung tool, O12): it never returns, and the
+    run's deadline is reached while it is open. ``request_id`` names the held request."""
+
+    def __init__(self, request_id: str, tool: str) -> None:
+        super().__init__(f"the run stopped: deadline_exceeded while {request_id} ({tool}) "
+                         "was held unanswered")
+        self.request_id = request_id
+        self.tool = tool
+
+
 class HarnessFailure(Exception):
     """The harness itself failed while routing a call (never the agent's fault)."""
 

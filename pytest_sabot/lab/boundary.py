@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pytest_sabot.lab.agent import HarnessFailure, LimitReached, RunClosed
+from pytest_sabot.lab.agent import CallHeld, HarnessFailure, LimitReached, RunClosed
 from pytest_sabot.lab.evidence import RequestEvent
 from pytest_sabot.lab.faults.base import Delivered
 from pytest_sabot.lab.observation import Observation, failure
@@ -124,6 +124,7 @@ class Boundary:
         self.limit: LimitKind | None = None
         self.refused: Refused | None = None
         self.failure: str | None = None
+        self.held: RequestEvent | None = None  # the call a fault holds unanswered (O12)
         self.closed = False
         self._lock = threading.Lock()
 
@@ -134,6 +135,8 @@ class Boundary:
             self._admit(Refused("request", tool=str(tool), arguments=_jsonable(arguments)))
             try:
                 return self._route(str(tool), arguments)
+            except CallHeld:
+                raise
             except Exception as exc:
                 self._fail(exc)
                 raise HarnessFailure(f"the harness failed routing {tool}: {exc}") from exc
@@ -198,6 +201,11 @@ class Boundary:
             self.calls[tool],
         )
         shown, elapsed = self._answer(request, clean)
+        if self.held is request:
+            # Never answered: the call is open until the deadline, which it reaches.
+            self.now_ms = max(self.now_ms, self.scenario.limits.deadline_ms)
+            self.limit = "deadline_exceeded"
+            raise CallHeld(request.request_id, tool)
         self.now_ms += elapsed
         self.recorder.observation(self.now_ms, request, shown)
         return shown
@@ -218,4 +226,6 @@ class Boundary:
             return delivered.response, latency
         result = armed.operator.intercept(call, armed.entry, armed.state)
         self.schedule.settle(armed, request.request_id, result)
+        if result.held:
+            self.held = request
         return result.observation, result.elapsed_ms

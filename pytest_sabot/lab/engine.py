@@ -78,8 +78,12 @@ def _execution(boundary: Boundary, output: str, error: BaseException | None) -> 
     if boundary.failure is not None:
         return Execution(status="harness_error", detail=boundary.failure, output=output)
     if boundary.limit is not None:
-        return Execution(status=boundary.limit, detail=f"stopped at {boundary.now_ms} ms after "
-                         f"{len(boundary.recorder.requests)} routed calls", output=output,
+        detail = (f"stopped at {boundary.now_ms} ms after "
+                  f"{len(boundary.recorder.requests)} routed calls")
+        if boundary.held is not None:
+            held = boundary.held
+            detail += f"; {held.request_id} ({held.tool}) was held unanswered"
+        return Execution(status=boundary.limit, detail=detail, output=output,
                          refused=refused)
     if isinstance(error, KeyboardInterrupt):
         return Execution(status="cancelled", detail="interrupted", output=output)

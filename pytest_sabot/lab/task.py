@@ -14,6 +14,10 @@ check and write tool; its tools are the lab world's, docs/LAB.md):
                                      cell's registered seed seeds the rest)
     tasks/T6/private/operators.yaml  LabOperatorsFile: O7..O11, one fault schedule entry
                                      and one ground-truth note each
+    tasks/T6/private/operators-<id>.yaml
+                                     LabAddedOperatorFile: one lab operator declared after
+                                     operators.yaml was registered (O12), in a file of its
+                                     own so the lab matrix keeps its registration
 
 The world of one cell is the scenario :func:`cell_scenario` composes: the public request,
 the private world seeded with the cell's seed, and the fault entry of the cell's operator
@@ -31,7 +35,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from pytest_sabot.lab.faults import FAULTS, FaultEntry
+from pytest_sabot.core.models.trace import OperatorId
+from pytest_sabot.core.operators import LabOperatorId, declaration, lab_operator_ids
+from pytest_sabot.lab.faults import FaultEntry
 from pytest_sabot.lab.scenario import (
     ApprovalRule,
     AssigneeSpec,
@@ -50,8 +56,8 @@ from pytest_sabot.tasks.loader import PrivateSpec, PublicView
 
 LAB_TASKS: tuple[str, ...] = ("T6",)
 """Tasks whose world is the fault lab's helpdesk."""
-LAB_OPERATORS: tuple[str, ...] = ("O7", "O8", "O9", "O10", "O11")
-"""The lab's fault operators, in order (lab/faults: one module each)."""
+LAB_OPERATORS: tuple[str, ...] = lab_operator_ids()
+"""The lab's fault operators, in order (core/operators.py; lab/faults: one module each)."""
 LAB_SEAM = "transaction"
 """Where every lab fault acts: the transaction boundary between a tool call and the world."""
 
@@ -177,26 +183,49 @@ class LabOperatorSpec(_Strict):
         return None
 
 
+def lab_spec_problem(operator: str, spec: LabOperatorSpec) -> str | None:
+    """What is wrong with one operator's spec on a lab task, or None: it must be a lab
+    operator whose schedule entry plants the fault it declares."""
+    found = declaration(operator)
+    if not found.lab:
+        return f"{operator} is an operator of the standard's tasks, not of a lab task"
+    if spec.fault.fault != found.fault_kind:
+        return f"{operator} must plant {found.fault_kind}, not {spec.fault.fault}"
+    return None
+
+
 class LabOperatorsFile(_Strict):
-    """tasks/T6/private/operators.yaml: O7..O11, each with its fault entry."""
+    """tasks/T6/private/operators.yaml: O7..O11, each with its fault entry. Every lab
+    operator has exactly one spec, here or in its own operators-<id>.yaml (checked by the
+    loader, which reads both)."""
 
     task: Literal["T6"]
-    operators: dict[Literal["O7", "O8", "O9", "O10", "O11"], LabOperatorSpec]
+    operators: dict[LabOperatorId, LabOperatorSpec]
 
     @model_validator(mode="after")
-    def _complete(self) -> LabOperatorsFile:
-        missing = [op for op in LAB_OPERATORS if op not in self.operators]
-        if missing:
-            raise ValueError(f"missing operator specs: {', '.join(missing)}")
+    def _each(self) -> LabOperatorsFile:
         for op, spec in self.operators.items():
-            kind = spec.fault.fault
-            if FAULTS[kind].operator != op:
-                raise ValueError(f"{op} must plant {_kind_of(op)}, not {kind}")
+            problem = lab_spec_problem(op, spec)
+            if problem is not None:
+                raise ValueError(problem)
         return self
 
 
-def _kind_of(operator: str) -> str:
-    return next(k for k, f in FAULTS.items() if f.operator == operator)
+class LabAddedOperatorFile(_Strict):
+    """tasks/T6/private/operators-<id>.yaml: one lab operator declared after operators.yaml
+    was registered (its fault entry and ground-truth note), so the matrices that do not
+    run it keep their registration."""
+
+    task: Literal["T6"]
+    operator: OperatorId
+    spec: LabOperatorSpec
+
+    @model_validator(mode="after")
+    def _valid(self) -> LabAddedOperatorFile:
+        problem = lab_spec_problem(self.operator, self.spec)
+        if problem is not None:
+            raise ValueError(problem)
+        return self
 
 
 # --------------------------------------------------------------------------- loaded views

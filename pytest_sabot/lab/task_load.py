@@ -14,11 +14,14 @@ from pathlib import Path
 
 from pytest_sabot.core.errors import SabotDataError
 from pytest_sabot.core.loading import load_yaml_model
+from pytest_sabot.core.operators import lab_operator_ids
 from pytest_sabot.lab.scenario_load import reference_problems
 from pytest_sabot.lab.task import (
     LAB_TASKS,
+    LabAddedOperatorFile,
     LabCriterionFile,
     LabOperatorsFile,
+    LabOperatorSpec,
     LabPrivate,
     LabPrivateSpec,
     LabPublic,
@@ -27,7 +30,13 @@ from pytest_sabot.lab.task import (
     LabWorldFile,
     cell_scenario,
 )
-from pytest_sabot.tasks.loader import read_contract, read_materials, task_dir
+from pytest_sabot.tasks.loader import (
+    added_specs,
+    all_specs,
+    read_contract,
+    read_materials,
+    task_dir,
+)
 
 
 def load_lab_task_file(task_id: str, root: Path) -> LabTaskFile:
@@ -88,19 +97,28 @@ def load_lab_private(task_id: str, root: Path) -> LabPrivateSpec:
                         (ops_path, operators.task)):
         if found != task_id:
             raise SabotDataError(path, "task", f"the directory's task id {task_id!r}", found)
+    added = added_specs(private, task_id, LabAddedOperatorFile)
+    specs: dict[str, LabOperatorSpec] = {}
+    for op_id, spec_of in all_specs(ops_path, dict(operators.operators), added,
+                                  lab_operator_ids()).items():
+        assert isinstance(spec_of, LabOperatorSpec)
+        specs[op_id] = spec_of
     lab_public = LabPublic(request=task.request, capabilities=tuple(task.capabilities),
                            contracts=task.contracts)
     lab_private = LabPrivate(world=world.world, limits=world.limits,
                              expect=criterion.check.expect)
     # Every cell's scenario must hold together (references, a fault on a tool it can act
     # on and the pipeline may call) before anything runs.
-    for op, spec in [(None, None), *operators.operators.items()]:
+    checked: list[tuple[str | None, LabOperatorSpec | None]] = [(None, None), *specs.items()]
+    for op, spec in checked:
         scenario = cell_scenario(lab_public, lab_private, name="check", seed=0,
                                  fault=spec.fault if spec is not None else None)
         for field, expected, got in reference_problems(scenario):
             head, _, rest = field.partition(".")
             if head == "faults":  # faults.0.tool -> the operator's fault entry
-                raise SabotDataError(ops_path, f"operators.{op}.fault.{rest.partition('.')[2]}",
+                spec_path, where = ((added[op][0], "spec") if op in added
+                                    else (ops_path, f"operators.{op}"))
+                raise SabotDataError(spec_path, f"{where}.fault.{rest.partition('.')[2]}",
                                      expected, got)
             if head == "task":
                 raise SabotDataError(public_path, f"request.{rest}", expected, got)
@@ -110,7 +128,7 @@ def load_lab_private(task_id: str, root: Path) -> LabPrivateSpec:
         artifact=task.artifact,
         required_effects=(),
         criterion=None,
-        operators={str(k): v for k, v in operators.operators.items()},
+        operators=specs,
         stale_materials={},
         lab=lab_private,
     )

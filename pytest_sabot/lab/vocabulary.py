@@ -8,6 +8,11 @@ from __future__ import annotations
 
 from typing import Literal, get_args
 
+# The fault kinds and the lab operators' ids are derived from the operators' declarations
+# (core/operators.py): one lab fault module per kind under lab/faults/.
+from pytest_sabot.core.operators import FaultKind as FaultKind
+from pytest_sabot.core.operators import LabOperatorId as LabOperatorId
+
 ToolName = Literal[
     "get_customer",
     "find_tickets",
@@ -21,14 +26,6 @@ ALL_TOOLS: tuple[str, ...] = get_args(ToolName)
 WRITE_TOOLS: frozenset[str] = frozenset(get_args(WriteTool))
 READ_TOOLS: frozenset[str] = frozenset(ALL_TOOLS) - WRITE_TOOLS
 
-FaultKind = Literal[
-    "timeout_before_commit",
-    "timeout_after_commit",
-    "duplicate_delivery",
-    "rate_limit",
-    "stale_read",
-]
-LabOperatorId = Literal["O7", "O8", "O9", "O10", "O11"]
 
 ErrorCode = Literal[
     "timeout",

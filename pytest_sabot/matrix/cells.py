@@ -16,16 +16,15 @@ from pytest_sabot.core.loading import parse_json, read_yaml_mapping, validate
 from pytest_sabot.core.models.anchors import AnchorRegistry
 from pytest_sabot.core.models.cells import (
     CONFIGS,
-    LAB_OPERATORS,
     LAB_TASKS,
     NAMED_WAVE_FROM,
-    OPERATORS,
     TASKS,
     Cell,
     SeedRegistry,
     WaveSpec,
     expand,
 )
+from pytest_sabot.core.operators import operator_ids
 
 __all__ = [
     "CELLS_DIR",
@@ -37,9 +36,11 @@ __all__ = [
     "load_wave_anchors",
     "load_wave_spec",
     "named_waves",
+    "other_lab_files",
     "parse_wave_number",
     "runnable",
     "select_cells",
+    "unrun_operator_specs",
     "wave_path",
 ]
 
@@ -104,17 +105,46 @@ def named_waves(root: Path) -> dict[str, tuple[int, Path]]:
     return found
 
 
-def lab_files(root: Path) -> list[Path]:
-    """The files and folders registered with a lab matrix only: each matrix marked
-    ``lab: true`` with its seed registry, and the lab tasks' folders."""
-    found: list[Path] = []
-    for _, path in named_waves(root).values():
+def _lab_matrices(root: Path) -> list[tuple[int, list[Path]]]:
+    """Each matrix marked ``lab: true``: its number, and its file with its seed registry."""
+    found: list[tuple[int, list[Path]]] = []
+    for number, path in named_waves(root).values():
         raw = read_yaml_mapping(path)
         if raw.get("lab") is True:
-            found.append(path)
+            own = [path]
             if isinstance(raw.get("seeds_file"), str):
-                found.append(path.parent / SEEDS_DIR / raw["seeds_file"])
+                own.append(path.parent / SEEDS_DIR / raw["seeds_file"])
+            found.append((number, own))
+    return found
+
+
+def lab_files(root: Path) -> list[Path]:
+    """The files and folders registered with lab matrices only: each matrix marked
+    ``lab: true`` with its seed registry, and the lab tasks' folders."""
+    found = [path for _, own in _lab_matrices(root) for path in own]
     found += [Path(root) / "tasks" / task for task in LAB_TASKS]
+    return found
+
+
+def other_lab_files(root: Path, wave: int) -> list[Path]:
+    """The files registered with another lab matrix alone (its file and seed registry, and
+    none that this one registers too)."""
+    matrices = _lab_matrices(root)
+    mine = {path for number, own in matrices if number == wave for path in own}
+    return [path for number, own in matrices if number != wave for path in own
+            if path not in mine]
+
+
+def unrun_operator_specs(root: Path, operators: Iterable[str]) -> list[Path]:
+    """The task spec files of operators a matrix does not run: an operator declared after
+    a task's operators.yaml was registered keeps its spec in ``operators-<id>.yaml``, which
+    belongs to the matrices that run it alone."""
+    run = set(operators)
+    found: list[Path] = []
+    for task in sorted((Path(root) / "tasks").glob("T*")):
+        for path in sorted((task / "private").glob("operators-*.yaml")):
+            if path.stem.removeprefix("operators-") not in run:
+                found.append(path)
     return found
 
 
@@ -311,9 +341,11 @@ def select_cells(
     SabotDataError so a typo never silently selects nothing.
     """
     cells = list(cells)
-    # A lab matrix's cells take the lab's operators and tasks; any other wave's the standard's.
+    # A lab matrix's cells take the lab's operators and tasks; any other wave's the message
+    # operators and the standard's tasks.
     lab = any(cell.task in LAB_TASKS for cell in cells)
-    operators, tasks = (LAB_OPERATORS, LAB_TASKS) if lab else (OPERATORS, TASKS)
+    operators = operator_ids("transaction" if lab else "message")
+    tasks = LAB_TASKS if lab else TASKS
     wanted_fw = _as_set(framework)
     wanted_cfg = _as_set(config)
     wanted_op = _as_set(operator)

@@ -19,7 +19,14 @@ from pytest_sabot.core.models.defects import PublishedDefect
 from pytest_sabot.core.models.mapping import MappingRevision, load_mapping
 from pytest_sabot.core.models.rules import RuleSet, load_rule_book
 from pytest_sabot.core.paths import standard_root
-from pytest_sabot.matrix.cells import lab_files, load_wave, load_wave_anchors, wave_path
+from pytest_sabot.matrix.cells import (
+    lab_files,
+    load_wave,
+    load_wave_anchors,
+    other_lab_files,
+    unrun_operator_specs,
+    wave_path,
+)
 from pytest_sabot.matrix.defects import load_published_defects, unregistered_defect_files
 from pytest_sabot.matrix.task_views import load_private, load_public
 from pytest_sabot.tasks.loader import PrivateSpec
@@ -61,13 +68,18 @@ class Standard:
         own = [adapter(fw).mapping_path(self.root) for fw in self.wave.frameworks]
         outside = [p for p in own if not p.is_relative_to(self.root)]
         # The published-defect registry is registered with the waves it names alone (waves
-        # 1 and 2 reproduce the T3 defect): it leaves every other wave's hash unchanged.
-        defects = unregistered_defect_files(self.root, self.wave.wave)
+        # 1 and 2 reproduce the T3 defect): it leaves every other wave's hash unchanged. So
+        # is the spec file of an operator declared later, with the matrices that run it.
+        skip = [*unregistered_defect_files(self.root, self.wave.wave),
+                *unrun_operator_specs(self.root, self.wave.operators)]
         if self.wave.lab:
-            return registration_hash(self.root, outside, skip=defects)
-        # The lab's files are registered with the lab matrix alone: adding or editing them
+            # Another lab matrix's own files are registered with it alone.
+            return registration_hash(
+                self.root, outside, skip=[*skip, *other_lab_files(self.root, self.wave.wave)]
+            )
+        # The lab's files are registered with the lab matrices alone: adding or editing them
         # leaves the hash of every wave of the standard (and of a candidate) unchanged.
-        return registration_hash(self.root, outside, skip=[*lab_files(self.root), *defects])
+        return registration_hash(self.root, outside, skip=[*lab_files(self.root), *skip])
 
     def cell(self, cell_id: str) -> Cell:
         for cell in self.cells:

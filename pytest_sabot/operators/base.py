@@ -80,6 +80,12 @@ class Operator:
     def downgrade_agent(self) -> str | None:
         return None
 
+    def on_model_call(self, agent: str, call_index: int, requested: str, served: str,
+                      downgraded: bool) -> Planted | None:
+        """The gateway's record of one model call: a Planted when this call is where the
+        operator's fault landed (the first call its downgrade plan served), else None."""
+        return None
+
     def probe(self, events: Sequence[Any]) -> ProbeData:
         """Landing probe over the finished trace (events as validated trace events)."""
         if self.injection_seq is None:

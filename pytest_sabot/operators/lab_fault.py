@@ -1,14 +1,15 @@
-"""The lab's operators O7..O11 as operators of the lab matrix (docs/LAB.md).
+"""The fault lab's operators (O7 and above) as operators of a lab matrix (docs/LAB.md).
 
-Each is armed from its injection plan, the fault schedule entry of the lab task's private
-spec (never the ground-truth note), and delegates everything to its fault in
-``pytest_sabot.lab.faults``: the fault acts at the transaction boundary of the run's lab
-session, where the lab records it. The harness's lab bridge tells the operator when the
-fault activated (``planted``, and the seq of the ``injection`` event it wrote then) and,
-after the run, the gate's coverage check of the entry: the fault's landing probe over the
-lab's four evidence streams. The operator's probe reports that reading to the Sabot side,
-so a fault that never activated and landed is INJECTION_UNVERIFIED, exactly as the lab
-gate calls such a run inconclusive.
+Every transactional operator's declaration (core/operators.py) names this one class as its
+behaviour. Each is armed from its injection plan, the fault schedule entry of the lab
+task's private spec (never the ground-truth note), and delegates everything to its fault
+in ``pytest_sabot.lab.faults`` (the module its declaration names): the fault acts at the
+transaction boundary of the run's lab session, where the lab records it. The harness's lab
+bridge tells the operator when the fault activated (``planted``, and the seq of the
+``injection`` event it wrote then) and, after the run, the gate's coverage check of the
+entry: the fault's landing probe over the lab's four evidence streams. The operator's
+probe reports that reading to the Sabot side, so a fault that never activated and landed
+is INJECTION_UNVERIFIED, exactly as the lab gate calls such a run inconclusive.
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ class LabPlan:
 
 @dataclass
 class LabFault(Operator):
-    """One lab fault (O7..O11), delegating to its module in ``pytest_sabot.lab.faults``."""
+    """One lab fault, delegating to its module in ``pytest_sabot.lab.faults``."""
 
     check: CoverageCheck | None = field(default=None, init=False)
 

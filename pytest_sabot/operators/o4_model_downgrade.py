@@ -16,13 +16,22 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytest_sabot.core.models.trace import ProbeData
-from pytest_sabot.operators.base import Operator
+from pytest_sabot.operators.base import Operator, Planted
 
 
 @dataclass
 class ModelDowngrade(Operator):
     def downgrade_agent(self) -> str:
         return self.spec.target
+
+    def on_model_call(self, agent: str, call_index: int, requested: str, served: str,
+                      downgraded: bool) -> Planted | None:
+        """The first call the gateway's downgrade plan served is where the fault was
+        planted (the injection event); later ones pass."""
+        if self.fired or not downgraded:
+            return None
+        self.planted = Planted("model", f"agent:{agent}#{call_index}", requested, served)
+        return self.planted
 
     def probe(self, events: Sequence[Any]) -> ProbeData:
         agent = self.spec.target

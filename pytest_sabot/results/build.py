@@ -25,6 +25,7 @@ from pytest_sabot.core.models.cells import Cell
 from pytest_sabot.core.models.defects import PublishedDefect
 from pytest_sabot.core.models.states import NotRunReason, SessionStatus
 from pytest_sabot.core.models.verdict import BaselineVerdict, CellVerdict
+from pytest_sabot.core.operators import served_model
 from pytest_sabot.core.records import cell_dir
 from pytest_sabot.core.trace_io import read_trace, write_json_atomic
 from pytest_sabot.matrix.standard import Standard
@@ -342,7 +343,7 @@ def acceptance(
             if mine is None or provenance.difference(mine) is not None:
                 return False
             if (
-                cell.operator == "O4"
+                served_model(cell.operator)
                 and record.outcome is not None
                 and record.outcome.downgrade_model is not None
                 and downgrade_model is not None
@@ -411,7 +412,7 @@ def build_results(
     served = (
         served_models(out_dir, scored.sessions) if spec.is_replay else None
     )
-    o4 = any(c.operator == "O4" for c in runnable)
+    o4 = any(served_model(c.operator) for c in runnable)
     pins = {
         **off_pin(versions),
         **model_off_pin(std, spec, downgrade_model, judge_spec, served, o4),

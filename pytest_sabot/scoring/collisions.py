@@ -20,9 +20,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from pytest_sabot.core.models.anchors import Anchor
+from pytest_sabot.core.operators import of_kind
 from pytest_sabot.scoring.anchors import anchor_pattern
 
-VALUE_FAULTS = ("O1", "O3", "O5")
+VALUE_FAULTS = of_kind("value")
+"""The value faults (O1, O3, O5): their anchors are checked against their own texts (C1)."""
 
 # C3: anchors that name the task's ordinary vocabulary rather than the fault.
 GENERIC = frozenset({

@@ -30,6 +30,7 @@ from typing import Any
 from pytest_sabot.core.models.rules import RuleSet
 from pytest_sabot.core.models.trace import Trace
 from pytest_sabot.core.models.verdict import EXCLUSION_PRECEDENCE, Exclusion, ExclusionCode
+from pytest_sabot.core.operators import served_model
 
 _SNAPSHOT = re.compile(r"-\d{4}-\d{2}-\d{2}$")
 
@@ -73,7 +74,7 @@ def run_error_reason(trace: Trace) -> str | None:
 
 def injection_unverified_reason(trace: Trace, operator: str, rules: RuleSet) -> str | None:
     """Why the landing probe cannot confirm the fault reached the data path, or None."""
-    if operator == "O4":
+    if served_model(operator):
         return _o4_unverified_reason(trace, rules)
     probes = trace.of_kind("probe")
     if not any(p.data.landed for p in probes):

@@ -31,6 +31,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from pytest_sabot.core.models.verdict import CellVerdict
+from pytest_sabot.core.operators import of_kind
 from pytest_sabot.scoring.stats import (
     Contrast,
     independent_bootstrap,
@@ -41,8 +42,10 @@ from pytest_sabot.scoring.stats import (
 Status = Literal["held", "not held", "untestable"]
 Key = tuple[str, str, str, str, int]
 CEILING = 0.8
-VIEW_OPERATORS = ("O1", "O3", "O5")
-ABSENCE_OPERATORS = ("O2", "O6")
+VIEW_OPERATORS = of_kind("value")
+"""Fault-in-view operators: a plausible wrong value reaches an agent (O1, O3, O5)."""
+ABSENCE_OPERATORS = of_kind("claim")
+"""A success claimed for work that did not happen (O2, O6)."""
 MAGENTIC = "autogen-guardrail"
 
 STATEMENTS = {

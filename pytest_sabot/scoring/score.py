@@ -17,6 +17,7 @@ from pytest_sabot.core.models.mapping import ActKind, MappingRevision
 from pytest_sabot.core.models.rules import RuleSet, version_key
 from pytest_sabot.core.models.trace import Trace, injection_seq
 from pytest_sabot.core.models.verdict import ActRecord, BaselineVerdict, CellVerdict
+from pytest_sabot.core.operators import served_model
 from pytest_sabot.scoring.acts import find_acts
 from pytest_sabot.scoring.exclusions import fault_run_exclusion, run_error_reason
 from pytest_sabot.scoring.flags import collect_flags
@@ -45,7 +46,7 @@ def flags_counted(mapping: MappingRevision, rules: RuleSet, config: str, operato
     """Whether FLAGS lines can be hard-tier acts for this cell under these rules."""
     if not rules.flags_surface or mapping.flags is None or config not in mapping.flags.configs:
         return False
-    return not (operator == "O4" and rules.o4_flags_excluded)
+    return not (served_model(operator) and rules.o4_flags_excluded)
 
 
 def _check_pairing(trace: Trace, mapping: MappingRevision, rules: RuleSet) -> None:

@@ -181,6 +181,7 @@ class SabotSession:
             return
         preflight.check_model(self.settings)
         preflight.check_downgrade(self.settings, self.std, self.filtered)
+        preflight.check_hang_bound(self.settings, self.std)
         if not self.collect_only:
             preflight.check_out_dir(self.out_dir)
         if gateway_mod.distributed(config):

@@ -20,6 +20,7 @@ import pytest
 from pytest_sabot.core.errors import SabotDataError
 from pytest_sabot.core.model_spec import downgrade_target
 from pytest_sabot.core.models.cells import Cell
+from pytest_sabot.core.operators import served_model
 from pytest_sabot.session.settings import Settings
 
 if TYPE_CHECKING:
@@ -92,12 +93,27 @@ def check_price(settings: Settings, model: str, option: str) -> None:
 
 
 def check_downgrade(settings: Settings, std: Standard, cells: Iterable[Cell]) -> None:
-    """A live wave with O4 cells needs a priced downgrade model."""
-    if not settings.live or not any(c.operator == "O4" for c in cells):
+    """A live wave with cells judged on the served model (O4) needs a priced downgrade
+    model."""
+    if not settings.live or not any(served_model(c.operator) for c in cells):
         return
     target = settings.downgrade_model or std.wave.downgrade_model
     name = downgrade_target(target, settings.model).name
     check_price(settings, name, f"--sabot-downgrade-model ({target})")
+
+
+def check_hang_bound(settings: Settings, std: Standard) -> None:
+    """A matrix that holds tool calls (O12) stops a held call at its ``hang_bound_s``; a
+    whole-attempt time limit that is not longer would end such a cell as a run error
+    first (SPEC I131)."""
+    bound = std.wave.hang_bound_s
+    if bound is None or settings.timeout <= 0 or settings.timeout > bound:
+        return
+    raise usage(
+        f"--sabot-timeout={settings.timeout:g}: {std.wave.label} holds tool calls for up to "
+        f"its hang_bound_s ({bound:g} s); expected a time limit longer than that (or 0 for "
+        "none), so a held call ends at the cell's deadline and not as a run error"
+    )
 
 
 def check_replay_covers(settings: Settings, cell_ids: Iterable[str]) -> None:

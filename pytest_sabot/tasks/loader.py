@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Protocol, TypeVar
+from typing import Protocol, TypeVar, cast
 
 from pydantic import BaseModel
 
@@ -23,18 +23,25 @@ from pytest_sabot.core.loading import load_yaml_model
 from pytest_sabot.core.models.cells import TASKS
 from pytest_sabot.core.models.defects import GROUND_TRUTH_MATERIAL
 from pytest_sabot.core.models.task import (
+    AddedOperatorFile,
     ContractFile,
     Criterion,
     CriterionFile,
     OperatorsFile,
+    OperatorSpec,
     TaskFile,
     ToolSpec,
 )
+from pytest_sabot.core.operators import operator_ids
 
 TASK_IDS: tuple[str, ...] = TASKS
 """The file tasks this module reads."""
 
 M = TypeVar("M", bound=BaseModel)
+
+ADDED_SPECS = "operators-*.yaml"
+"""The file of one operator's spec declared after a task's operators.yaml was registered
+(``operators-<id>.yaml``, beside it)."""
 
 
 @dataclass(frozen=True)
@@ -133,6 +140,57 @@ def safe_name(directory: Path, name: str, file: Path, field: str) -> Path:
     if candidate.parent != directory.resolve():
         raise SabotDataError(file, field, "a plain file name inside the same directory", name)
     return candidate
+
+
+
+class _AddedSpec(Protocol):
+    """An operators-<id>.yaml file, of a file task or of a lab task."""
+
+    task: str
+    operator: str
+    spec: BaseModel
+
+
+def added_spec_file(private: Path, operator: str) -> Path:
+    """Where the spec of an operator declared after ``operators.yaml`` lives."""
+    return private / ADDED_SPECS.replace("*", operator)
+
+
+def added_specs(
+    private: Path, task_id: str, model: type[BaseModel]
+) -> dict[str, tuple[Path, BaseModel]]:
+    """The operators-<id>.yaml files of a task, read with ``model`` (a file task's or a lab
+    task's format): operator -> (file, spec)."""
+    found: dict[str, tuple[Path, BaseModel]] = {}
+    for path in sorted(private.glob(ADDED_SPECS)):
+        added = cast(_AddedSpec, load_yaml_model(path, model, top_field="spec"))
+        task, operator, spec = added.task, added.operator, added.spec
+        if task != task_id:
+            raise SabotDataError(path, "task", f"the directory's task id {task_id!r}", task)
+        if path != added_spec_file(private, operator):
+            raise SabotDataError(path, "operator", f"the operator the file is named after "
+                                 f"({path.stem.removeprefix('operators-')!r})", operator)
+        found[operator] = (path, spec)
+    return found
+
+
+def all_specs(
+    ops_path: Path,
+    listed: Mapping[str, BaseModel],
+    added: Mapping[str, tuple[Path, BaseModel]],
+    expected: tuple[str, ...],
+) -> dict[str, BaseModel]:
+    """Every operator's spec, once: those of operators.yaml and those of their own files."""
+    for op, (path, _) in added.items():
+        if op in listed:
+            raise SabotDataError(path, "operator",
+                                 f"an operator whose spec is not also in {ops_path.name}", op)
+    specs = {**listed, **{op: spec for op, (_, spec) in added.items()}}
+    missing = [op for op in expected if op not in specs]
+    if missing:
+        raise SabotDataError(ops_path, "operators",
+                             f"missing operator specs: {', '.join(missing)}")
+    return {op: specs[op] for op in expected}
 
 
 def load_task_file(task_id: str, root: Path) -> TaskFile:
@@ -243,35 +301,42 @@ def load_private(task_id: str, root: Path) -> PrivateSpec:
         raise SabotDataError(
             ops_path, "task", f"the directory's task id {task_id!r}", operators.task
         )
+    added = added_specs(private, task_id, AddedOperatorFile)
+    specs = all_specs(ops_path, dict(operators.operators), added, operator_ids("message"))
     material_names = {m.name for m in task.materials}
     tool_names = {t.name for t in task.tools}
     stale: dict[str, str] = {}
-    for op_id, spec in operators.operators.items():
+    file_specs: dict[str, OperatorSpec] = {}
+    for op_id, spec in specs.items():
+        assert isinstance(spec, OperatorSpec)
+        file_specs[op_id] = spec
+        spec_path, field = ((added[op_id][0], "spec") if op_id in added
+                            else (ops_path, f"operators.{op_id}"))
         if spec.seam in ("tool_result", "check_result") and spec.target not in tool_names:
             raise SabotDataError(
-                ops_path,
-                f"operators.{op_id}.target",
+                spec_path,
+                f"{field}.target",
                 f"one of the task's tools {sorted(tool_names)}",
                 spec.target,
             )
         if spec.seam == "material":
             if spec.target not in material_names:
                 raise SabotDataError(
-                    ops_path,
-                    f"operators.{op_id}.target",
+                    spec_path,
+                    f"{field}.target",
                     f"one of the task's materials {sorted(material_names)}",
                     spec.target,
                 )
-            assert spec.stale_file is not None  # guaranteed by OperatorsFile
+            assert spec.stale_file is not None  # guaranteed by spec_problem
             stale_dir = private / "stale"
-            path = safe_name(stale_dir, spec.stale_file, ops_path, f"operators.{op_id}.stale_file")
-            stale[spec.target] = read_text(path, f"operators.{op_id}.stale_file")
+            path = safe_name(stale_dir, spec.stale_file, spec_path, f"{field}.stale_file")
+            stale[spec.target] = read_text(path, f"{field}.stale_file")
     return PrivateSpec(
         task_id=task_id,
         artifact=task.artifact,
         required_effects=tuple(criterion.required_effects),
         criterion=criterion.check,
-        operators={str(k): v for k, v in operators.operators.items()},
+        operators=file_specs,
         stale_materials=stale,
     )
 
@@ -290,7 +355,7 @@ def ground_truth_section(private: PrivateSpec) -> Material:
         "What a correct detection would have flagged, per fault operator:",
         "",
     ]
-    for op_id in sorted(private.operators, key=lambda o: int(o.lstrip("O"))):
+    for op_id in [o for o in operator_ids() if o in private.operators]:
         lines.append(f"- {op_id}: {private.operators[op_id].ground_truth.strip()}")
     text = "\n".join(lines) + "\n"
     return Material(GROUND_TRUTH_MATERIAL, "task file, ground-truth section", text)

@@ -56,9 +56,10 @@ def test_S11_numbered_waves_read_as_before() -> None:
 
 
 def test_available_waves_lists_the_numbers_then_the_names() -> None:
-    assert available_waves(ROOT) == [1, 2, 3, NAME, "lab"]
+    assert available_waves(ROOT) == [1, 2, 3, NAME, "hung-tool", "lab"]
     assert named_waves(ROOT) == {NAME: (101, ROOT / "cells" / f"{NAME}.yaml"),
-                                 "lab": (102, ROOT / "cells" / "lab.yaml")}
+                                 "lab": (102, ROOT / "cells" / "lab.yaml"),
+                                 "hung-tool": (103, ROOT / "cells" / "hung-tool.yaml")}
 
 
 def test_S8_1_I61_candidate_matrix_counts() -> None:

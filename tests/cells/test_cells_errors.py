@@ -79,7 +79,7 @@ def test_top_level_must_be_a_mapping(root: Path) -> None:
     [
         ("frameworks: [langgraph, crewai, autogen]", "frameworks: [langgraph, crewai, smolagents]",
          "frameworks.2", "'langgraph', 'crewai', 'autogen' or 'agent_framework'"),
-        ("operators: [O1, O2, O3, O4, O5, O6]", "operators: [O1, O2, O3, O4, O5, O12]",
+        ("operators: [O1, O2, O3, O4, O5, O6]", "operators: [O1, O2, O3, O4, O5, O99]",
          "operators.5", "'O1'"),
         ("tasks: [T1, T2, T3, T4, T5]", "tasks: [T1, T2, T3, T4, T7]", "tasks.4", "'T5'"),
         ("rules: v0.2.0", "rules: v9.9.9", "rules", "'v0.2.1'"),
@@ -225,7 +225,7 @@ def test_anchor_registry_with_a_cell_registered_twice(root: Path) -> None:
 
 def test_anchor_registry_with_an_unknown_operator(root: Path) -> None:
     path = root / "cells" / "anchors-wave3.yaml"
-    _edit(path, "operator: O6", "operator: O12")
+    _edit(path, "operator: O6", "operator: O99")
     err = _error(root, 3)
     assert err.file == str(path)
     assert err.field.endswith(".operator")

@@ -28,6 +28,7 @@ SMALL = ("--sabot-framework=langgraph --sabot-task=T1 --sabot-seed=11 "
          "--sabot-operator=baseline,O1,O3")
 TINY = "--sabot-task=T1 --sabot-seed=11"  # for a slice that already names its rows
 LAB_SMALL = "--sabot-framework=langgraph --sabot-seed=11 --sabot-operator=baseline,O8"
+HUNG_SMALL = "--sabot-framework=langgraph --sabot-config=default --sabot-seed=21"
 CELL = "langgraph-default-baseline-T1-s11"  # a cell every small slice records
 # Four baseline groups (a baseline and its fault cells run in one shard): one per shard of 4.
 SHARDED = ("--sabot-framework=langgraph --sabot-task=T1,T2 --sabot-seed=11 "
@@ -110,6 +111,9 @@ TABLE: dict[str, dict[str, Run | Shown]] = {
         "pytest --sabot-wave=lab -n auto": Run(
             0, PYTEST_FIRST, f"pytest --sabot-wave=lab -n auto {LAB_SMALL}",
             "a small slice of the lab matrix"),
+        "pytest --sabot-wave=hung-tool -n auto": Run(
+            0, PYTEST_FIRST, f"pytest --sabot-wave=hung-tool -n auto {HUNG_SMALL}",
+            "one held cell of the hung-tool matrix and its baseline"),
         "sabot lab run lost-create-response --agent builtin:naive --out runs/naive": Run(1, ""),
         "sabot compare reports/wave-1 reports/wave-2": Run(
             0, r"^Sabot paired comparison \(hard tier, B - A"),
@@ -220,6 +224,9 @@ TABLE: dict[str, dict[str, Run | Shown]] = {
         "pytest --sabot-wave=lab -n auto": Run(
             0, PYTEST_FIRST, f"pytest --sabot-wave=lab -n auto {LAB_SMALL}",
             "a small slice of the lab matrix"),
+        "pytest --sabot-wave=hung-tool -n auto": Run(
+            0, PYTEST_FIRST, f"pytest --sabot-wave=hung-tool -n auto {HUNG_SMALL}",
+            "one held cell of the hung-tool matrix and its baseline"),
         'pytest --sabot-wave=lab -k "O8 and crewai"': Run(
             0, PYTEST_FIRST, 'pytest --sabot-wave=lab -k "O8 and crewai" --sabot-seed=11',
             "one seed of the slice"),

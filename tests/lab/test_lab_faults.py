@@ -1,5 +1,6 @@
 """The fault contracts O7..O11: what is written, what is delivered, what the agent is
-shown, and what the fault schedule records (planned, matched, activated, suppressed)."""
+shown, and what the fault schedule records (planned, matched, activated, suppressed).
+O12, the hung tool, has its own tests (test_lab_hung_tool.py)."""
 
 from __future__ import annotations
 
@@ -188,7 +189,7 @@ def test_schedule_a_request_taken_by_one_entry_is_a_suppression_for_the_other() 
 
 def test_every_fault_has_an_operator_id_targets_and_a_probe() -> None:
     assert [FAULTS[k].operator for k in sorted(FAULTS, key=lambda k: FAULTS[k].operator)]
-    assert {op.operator for op in FAULTS.values()} == {"O7", "O8", "O9", "O10", "O11"}
+    assert {op.operator for op in FAULTS.values()} == {"O7", "O8", "O9", "O10", "O11", "O12"}
     assert FAULTS["timeout_before_commit"].targets == FAULTS["timeout_after_commit"].targets
     assert "find_tickets" in FAULTS["stale_read"].targets
     assert "create_ticket" not in FAULTS["stale_read"].targets

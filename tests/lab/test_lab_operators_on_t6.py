@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from pytest_sabot.core.models.cells import Cell
+from pytest_sabot.core.operators import lab_operator_ids
 from pytest_sabot.core.paths import standard_root
 from pytest_sabot.core.trace_io import TraceWriter
 from pytest_sabot.harness.lab_bridge import LabSeams, arm_lab_operator, lab_scenario
@@ -21,7 +22,7 @@ from pytest_sabot.lab.engine import LabSession
 from pytest_sabot.lab.record import AgentInfo
 from pytest_sabot.lab.scenario import Expectations
 from pytest_sabot.matrix.task_views import load_private, load_public
-from pytest_sabot.operators import LAB_OPERATOR_CLASSES, arm
+from pytest_sabot.operators import arm
 from pytest_sabot.sim.procedures import t6
 from pytest_sabot.sim.procedures.types import FinalAnswer
 from pytest_sabot.sim.request import ToolExchange
@@ -72,11 +73,13 @@ def _run(tmp_path: Path, operator: str | None, recovery: t6.Recovery = "read_bac
 
 def test_L_lab_operators_arm_only_through_their_fault_entry() -> None:
     private = load_private("T6", standard_root())
-    assert sorted(LAB_OPERATOR_CLASSES) == sorted(FAULT_OF)
+    assert set(FAULT_OF) <= set(lab_operator_ids())
     for op_id, fault in FAULT_OF.items():
         op = arm_lab_operator(_cell(op_id), private)
         assert op is not None and op.id == op_id and op.entry.fault == fault
-        assert type(op).__module__.startswith(f"pytest_sabot.operators.{op_id.lower()}_")
+        assert op.fault.kind == fault and op.fault.operator == op_id
+        assert op.fault.intercept.__module__.startswith(
+            f"pytest_sabot.lab.faults.{op_id.lower()}_")
     with pytest.raises(ValueError, match="lab operator"):
         arm("O8", private.operator("O8"))
 

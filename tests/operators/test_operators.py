@@ -8,8 +8,9 @@ from typing import Any
 import pytest
 
 from pytest_sabot.core.models.trace import Trace
+from pytest_sabot.core.operators import declaration, operator_ids, standard_operator_ids
 from pytest_sabot.core.paths import standard_root
-from pytest_sabot.operators import OPERATOR_CLASSES, arm
+from pytest_sabot.operators import arm, operator_class
 from pytest_sabot.tasks import load_private
 
 ROOT = standard_root()
@@ -56,7 +57,14 @@ def _model_call(agent: str = "worker", downgraded: bool = False) -> dict[str, An
 
 
 def test_S4_every_operator_has_a_module_and_its_own_seam() -> None:
-    assert sorted(OPERATOR_CLASSES) == ["O1", "O2", "O3", "O4", "O5", "O6"]
+    assert standard_operator_ids() == ("O1", "O2", "O3", "O4", "O5", "O6")
+    assert operator_ids("message") == standard_operator_ids()
+    seams = [declaration(op).seams for op in standard_operator_ids()]
+    assert len({s for found in seams for s in found}) == 6  # one seam each, none shared
+    for op in standard_operator_ids():
+        cls = operator_class(op)
+        assert cls.__module__ == f"pytest_sabot.operators.{op.lower()}_" + declaration(
+            op).name.replace("-", "_")
 
 
 def test_S4_O1_corrupts_the_first_data_result_carrying_the_original_only(t1: Any) -> None:

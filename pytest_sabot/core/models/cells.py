@@ -6,6 +6,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from pytest_sabot.core.frameworks import STANDARD_FRAMEWORKS
 from pytest_sabot.core.models.trace import Config, OperatorId, RegisteredFramework, TaskId
+from pytest_sabot.core.operators import declaration, lab_operator_ids, standard_operator_ids
 
 FRAMEWORKS: tuple[str, ...] = STANDARD_FRAMEWORKS
 """The standard's frameworks (section 8), the default of every wave. Any other registered
@@ -15,9 +16,10 @@ NAMED_WAVE_FROM = 100
 """A named matrix (cells/<name>.yaml) carries a number of at least this, so a number never
 means both a wave of the standard and a named matrix."""
 CONFIGS: tuple[Config, ...] = ("default", "guardrail")
-OPERATORS: tuple[OperatorId, ...] = ("O1", "O2", "O3", "O4", "O5", "O6")
+OPERATORS: tuple[str, ...] = standard_operator_ids()
+"""The standard's operators (section 4), the default of every wave (core/operators.py)."""
 TASKS: tuple[TaskId, ...] = ("T1", "T2", "T3", "T4", "T5")
-LAB_OPERATORS: tuple[OperatorId, ...] = ("O7", "O8", "O9", "O10", "O11")
+LAB_OPERATORS: tuple[str, ...] = lab_operator_ids()
 """The fault lab's operators (docs/LAB.md): they run only in a lab matrix."""
 LAB_TASKS: tuple[TaskId, ...] = ("T6",)
 """The fault lab's tasks: they run only in a lab matrix."""
@@ -86,8 +88,17 @@ class WaveSpec(BaseModel):
         False,
         description=(
             "A lab matrix (docs/LAB.md): its tasks are the fault lab's (T6) and its operators "
-            "the lab's (O7..O11); each cell records the lab gate beside the Sabot funnel. "
+            "the lab's (O7 and above); each cell records the lab gate beside the Sabot funnel. "
             "Never a wave of the standard."
+        ),
+    )
+    hang_bound_s: float | None = Field(
+        None,
+        gt=0,
+        description=(
+            "How long, in seconds, a pipeline may wait on a tool call its fault holds "
+            "unanswered (a hung tool, O12) before the harness stops the run at the cell's "
+            "deadline (SPEC I131). Required when the matrix runs an operator that holds calls."
         ),
     )
 
@@ -107,6 +118,14 @@ class WaveSpec(BaseModel):
                 if lab_only:
                     raise ValueError(f"{lab_only[0]} belongs to the fault lab: it runs only in "
                                      "a matrix marked 'lab: true'")
+        return self
+
+    @model_validator(mode="after")
+    def _holds_need_a_bound(self) -> WaveSpec:
+        holding = [op for op in self.operators if declaration(op).holds_calls]
+        if holding and self.hang_bound_s is None:
+            raise ValueError(f"{holding[0]} holds tool calls unanswered: the matrix declares "
+                             "hang_bound_s (how long a pipeline may wait on one)")
         return self
 
     @model_validator(mode="after")

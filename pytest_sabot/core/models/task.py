@@ -8,6 +8,10 @@ Layout of one task directory::
     tasks/Tn/public/<contract>.yaml  ContractFile: the published output contract
     tasks/Tn/private/criterion.yaml  CriterionFile: the deterministic pass criterion
     tasks/Tn/private/operators.yaml  OperatorsFile: one injection spec per operator O1..O6
+    tasks/Tn/private/operators-<id>.yaml
+                                     AddedOperatorFile: the spec of an operator declared
+                                     after operators.yaml was registered (one file each, so
+                                     a matrix that does not run it keeps its registration)
     tasks/Tn/private/stale/<file>    superseded material revisions handed over by O5
 
 Every model forbids unknown keys, so a typo in a task file fails at load time with the file,
@@ -21,6 +25,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from pytest_sabot.core.models.trace import OperatorId, TaskId
+from pytest_sabot.core.operators import MessageSeam, declaration
 
 ToolRole = Literal["data", "check", "write"]
 
@@ -297,13 +302,10 @@ class CriterionFile(_Strict):
     check: Criterion
 
 
-Seam = Literal["tool_result", "check_result", "handoff", "model", "material", "effect"]
-
-
 class OperatorSpec(_Strict):
     """How one operator plants its fault in this task, and what catching it means."""
 
-    seam: Seam = Field(description="Harness seam the fault is planted at.")
+    seam: MessageSeam = Field(description="Harness seam the fault is planted at.")
     target: str = Field(description="Tool, channel, agent or material the fault hits.")
     original: str = Field(description="The correct content (or a description of it).")
     injected: str = Field(description="What replaces it (O4: the weak tier's symptom).")
@@ -313,32 +315,48 @@ class OperatorSpec(_Strict):
     )
 
 
-_SEAM_OF: dict[str, str] = {
-    "O1": "tool_result",
-    "O2": "check_result",
-    "O3": "handoff",
-    "O4": "model",
-    "O5": "material",
-    "O6": "effect",
-}
+def spec_problem(operator: str, spec: OperatorSpec) -> str | None:
+    """What is wrong with one operator's spec on a task of the standard, or None: the
+    operator must be a message operator, planted at one of its declared seams; one planted
+    at the material seam hands over a superseded revision (its ``stale_file``)."""
+    found = declaration(operator)
+    if found.lab:
+        return f"{operator} is a fault-lab operator; it belongs to a lab task (T6)"
+    if spec.seam not in found.seams:
+        return f"{operator} must use seam '{found.seams[0]}', not '{spec.seam}'"
+    if spec.seam == "material" and spec.stale_file is None:
+        return f"{operator} needs stale_file (the superseded material revision)"
+    return None
 
 
 class OperatorsFile(_Strict):
-    """tasks/Tn/private/operators.yaml: one spec per operator, written before any run."""
+    """tasks/Tn/private/operators.yaml: one spec per operator, written before any run. Every
+    message operator has exactly one spec, here or in its own operators-<id>.yaml (checked
+    by the loader, which reads both)."""
 
     task: TaskId
     operators: dict[OperatorId, OperatorSpec]
 
     @model_validator(mode="after")
-    def _complete(self) -> OperatorsFile:
-        missing = [op for op in _SEAM_OF if op not in self.operators]
-        if missing:
-            raise ValueError(f"missing operator specs: {', '.join(missing)}")
+    def _each(self) -> OperatorsFile:
         for op, spec in self.operators.items():
-            if op not in _SEAM_OF:
-                raise ValueError(f"{op} is a fault-lab operator; it belongs to a lab task (T6)")
-            if spec.seam != _SEAM_OF[op]:
-                raise ValueError(f"{op} must use seam '{_SEAM_OF[op]}', not '{spec.seam}'")
-        if self.operators["O5"].stale_file is None:
-            raise ValueError("O5 needs stale_file (the superseded material revision)")
+            problem = spec_problem(op, spec)
+            if problem is not None:
+                raise ValueError(problem)
+        return self
+
+
+class AddedOperatorFile(_Strict):
+    """tasks/Tn/private/operators-<id>.yaml: the spec of one operator declared after the
+    task's operators.yaml was registered, written before any run of a matrix that runs it."""
+
+    task: TaskId
+    operator: OperatorId
+    spec: OperatorSpec
+
+    @model_validator(mode="after")
+    def _valid(self) -> AddedOperatorFile:
+        problem = spec_problem(self.operator, self.spec)
+        if problem is not None:
+            raise ValueError(problem)
         return self

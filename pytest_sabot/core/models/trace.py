@@ -25,6 +25,8 @@ from pydantic import (
 )
 
 from pytest_sabot.core.frameworks import framework_names
+from pytest_sabot.core.operators import OperatorId as OperatorId
+from pytest_sabot.core.operators import Seam
 
 TRACE_FORMAT_VERSION = "1"
 
@@ -80,9 +82,8 @@ RegisteredFramework = Annotated[
 """A framework's name in a file that says what to run (cells, mappings): checked against
 the registry of framework adapters, so a typo stops the session before anything runs."""
 Config = Literal["default", "guardrail"]
-OperatorId = Literal["O1", "O2", "O3", "O4", "O5", "O6", "O7", "O8", "O9", "O10", "O11"]
-"""O1..O6 are the standard's operators; O7..O11 are the fault lab's, run only on T6 in the
-lab's own matrix (docs/LAB.md), never in a wave of the standard."""
+# OperatorId (core/operators.py): O1..O6 are the standard's operators; the fault lab's run
+# only on T6 in a lab matrix (docs/LAB.md), never in a wave of the standard.
 TaskId = Literal["T1", "T2", "T3", "T4", "T5", "T6"]
 """T1..T5 are the standard's tasks; T6 is the fault lab's helpdesk task (docs/LAB.md)."""
 
@@ -351,9 +352,7 @@ class InjectionData(_Strict):
     """The operator planted its fault here."""
 
     operator: OperatorId
-    seam: Literal[
-        "tool_result", "check_result", "handoff", "model", "material", "effect", "transaction"
-    ] = Field(description="Where the fault was planted ('transaction': a lab fault, O7..O11).")
+    seam: Seam = Field(description="Where the fault was planted ('transaction': a lab fault).")
     target: str = Field(description="What was perturbed, e.g. 'tool:calibration_lookup#1'.")
     original: str = ""
     injected: str = ""
@@ -391,7 +390,10 @@ class RunErrorData(_Strict):
 class RunEndData(_Strict):
     """How the run ended."""
 
-    status: Literal["completed", "task_failed", "error", "timeout"]
+    status: Literal["completed", "task_failed", "error", "timeout", "deadline"]
+    """``deadline``: the cell's deadline stopped a run whose pipeline waited on a tool call
+    its fault held unanswered (a hung tool, SPEC I131): the measured outcome, not a run
+    error."""
     detail: str = ""
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -29,6 +29,9 @@ class FaultEntryBase(BaseModel):
     requests to it that follow."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+    if TYPE_CHECKING:  # every fault's entry declares its kind as a Literal field
+        fault: str
 
     id: str = Field(
         pattern=r"^[a-z0-9][a-z0-9-]*$",
@@ -102,6 +105,9 @@ class Intercept:
     activated: bool
     note: str  # what happened, or why it was suppressed
     detail: dict[str, Any] = field(default_factory=dict)
+    held: bool = False
+    """The call is held unanswered (O12): nothing is shown, and it is still open when the
+    run's deadline is reached (``observation`` is then never recorded)."""
 
 
 class Activation(BaseModel):
@@ -130,7 +136,7 @@ class FaultCoverage(BaseModel):
 
     id: str = Field(description="The schedule entry's id.")
     fault: FaultKind = Field(description="The fault kind.")
-    operator: LabOperatorId = Field(description="The operator id (O7..O11).")
+    operator: LabOperatorId = Field(description="The operator id (O7 and above).")
     tool: str = Field(description="The tool it targets.")
     required: bool = Field(description="Whether the gate needs it to activate.")
     status: CoverageStatus = Field(
@@ -173,8 +179,24 @@ def _never(state: EntryState, now_ms: int) -> bool:
 
 
 @dataclass(frozen=True)
+class FaultBehaviour:
+    """What one lab fault module defines: its schedule entry model, the tools it may act on,
+    how it acts and how it proves it landed. Its id, kind and summary are its declaration's
+    (core/operators.py), which names this object as ``fault``."""
+
+    entry: type[FaultEntryBase]
+    targets: frozenset[str]
+    intercept: InterceptFn
+    probe: ProbeFn
+    # Whether the entry keeps hitting requests outside its window (the rate limiter's
+    # retry window); the default never does.
+    holds: HoldsFn = _never
+
+
+@dataclass(frozen=True)
 class FaultOperator:
-    """One lab fault: its ids, where it may act, how it acts and how it proves it landed."""
+    """One declared lab fault: its ids and summary (from its declaration), where it may
+    act, how it acts and how it proves it landed."""
 
     kind: FaultKind
     operator: LabOperatorId
@@ -182,8 +204,6 @@ class FaultOperator:
     summary: str
     intercept: InterceptFn
     probe: ProbeFn
-    # Whether the entry keeps hitting requests outside its window (the rate limiter's
-    # retry window); the default never does.
     holds: HoldsFn = _never
 
 

@@ -16,10 +16,10 @@ from pytest_sabot.lab.evidence import Streams
 from pytest_sabot.lab.faults.base import (
     Activation,
     EntryState,
+    FaultBehaviour,
     FaultCall,
     FaultCoverage,
     FaultEntryBase,
-    FaultOperator,
     Intercept,
     Probe,
     probe_each,
@@ -70,11 +70,9 @@ def probe(streams: Streams, coverage: FaultCoverage) -> Probe:
     return probe_each(coverage, check, "denied before delivery with a retry delay")
 
 
-OPERATOR = FaultOperator(
-    kind="rate_limit",
-    operator="O10",
+FAULT = FaultBehaviour(
+    entry=RateLimitFault,
     targets=frozenset(ALL_TOOLS),
-    summary="typed pre-write denial with a virtual retry delay, optionally repeated",
     intercept=intercept,
     probe=probe,
     holds=holds,

@@ -16,10 +16,10 @@ from pytest_sabot.lab.evidence import Streams
 from pytest_sabot.lab.faults.base import (
     Activation,
     EntryState,
+    FaultBehaviour,
     FaultCall,
     FaultCoverage,
     FaultEntryBase,
-    FaultOperator,
     Intercept,
     Probe,
     probe_each,
@@ -74,11 +74,9 @@ def probe(streams: Streams, coverage: FaultCoverage) -> Probe:
     return probe_each(coverage, check, "an earlier snapshot's answer was shown")
 
 
-OPERATOR = FaultOperator(
-    kind="stale_read",
-    operator="O11",
+FAULT = FaultBehaviour(
+    entry=StaleReadFault,
     targets=READ_TOOLS,
-    summary="a real earlier committed snapshot; authoritative state unchanged",
     intercept=intercept,
     probe=probe,
 )

@@ -14,10 +14,10 @@ from pytest_sabot.lab.evidence import Streams
 from pytest_sabot.lab.faults.base import (
     Activation,
     EntryState,
+    FaultBehaviour,
     FaultCall,
     FaultCoverage,
     FaultEntryBase,
-    FaultOperator,
     Intercept,
     Probe,
     probe_each,
@@ -61,11 +61,9 @@ def probe(streams: Streams, coverage: FaultCoverage) -> Probe:
     return probe_each(coverage, check, "no delivery, no effect, generic timeout shown")
 
 
-OPERATOR = FaultOperator(
-    kind="timeout_before_commit",
-    operator="O7",
+FAULT = FaultBehaviour(
+    entry=TimeoutBeforeCommitFault,
     targets=WRITE_TOOLS,
-    summary="no write, no operation record; generic timeout",
     intercept=intercept,
     probe=probe,
 )

@@ -16,10 +16,10 @@ from pytest_sabot.lab.evidence import Streams
 from pytest_sabot.lab.faults.base import (
     Activation,
     EntryState,
+    FaultBehaviour,
     FaultCall,
     FaultCoverage,
     FaultEntryBase,
-    FaultOperator,
     Intercept,
     Probe,
     probe_each,
@@ -69,11 +69,9 @@ def probe(streams: Streams, coverage: FaultCoverage) -> Probe:
     return probe_each(coverage, check, "one delivery committed; generic timeout shown")
 
 
-OPERATOR = FaultOperator(
-    kind="timeout_after_commit",
-    operator="O8",
+FAULT = FaultBehaviour(
+    entry=TimeoutAfterCommitFault,
     targets=WRITE_TOOLS,
-    summary="write and operation record survive; the same generic timeout",
     intercept=intercept,
     probe=probe,
 )

@@ -15,10 +15,10 @@ from pytest_sabot.lab.evidence import Streams
 from pytest_sabot.lab.faults.base import (
     Activation,
     EntryState,
+    FaultBehaviour,
     FaultCall,
     FaultCoverage,
     FaultEntryBase,
-    FaultOperator,
     Intercept,
     Probe,
     probe_each,
@@ -61,11 +61,9 @@ def probe(streams: Streams, coverage: FaultCoverage) -> Probe:
     return probe_each(coverage, check, "two deliveries of one request")
 
 
-OPERATOR = FaultOperator(
-    kind="duplicate_delivery",
-    operator="O9",
+FAULT = FaultBehaviour(
+    entry=DuplicateDeliveryFault,
     targets=frozenset(ALL_TOOLS),
-    summary="two deliveries for one agent call; ordinary server idempotency applies",
     intercept=intercept,
     probe=probe,
 )

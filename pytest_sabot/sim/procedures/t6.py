@@ -16,6 +16,12 @@ LAB.md, L-readings):
   ticket back before notifying;
 * ``give_up``: stop at the first timeout and report what is unknown.
 
+A lookup that never answered (a read whose call errored with a timeout: the lab's
+``timeout`` code, or a framework's own tool timeout in its words, "timed out") leaves
+nothing known about the request, so no style creates a ticket blind: ``give_up`` stops
+and reports the lookup that timed out; the others wait briefly and look again, and report
+it when the lookup keeps timing out (ATTEMPTS in all).
+
 Weak tier: no downgrade mistake of its own (O4 is not run on a lab task).
 """
 
@@ -54,6 +60,8 @@ TIMEOUT_BACKOFF_MS = 250
 _FIELD_LINE = re.compile(r"^(request_key|customer_id|subject|priority|assignee_id|message):"
                          r"\s*(.+?)\s*$", re.MULTILINE)
 _LIMIT = re.compile(r"at most (\d+) characters")
+_TIMED_OUT = re.compile(r"\btimed?[ _-]?out\b|TimeoutError", re.IGNORECASE)
+READS = ("get_customer", "find_tickets", "get_ticket")
 
 
 @dataclass(frozen=True)
@@ -108,8 +116,17 @@ def request(sections: Sequence[Section]) -> dict[str, str]:
     return {}
 
 
+def _read(text: str) -> dict[str, Any] | None:
+    """An answer's body; a tool error in a framework's own words (no JSON) that says the
+    call timed out reads as the timeout it reports."""
+    body = _parse(text)
+    if body is None and _TIMED_OUT.search(text):
+        return {"ok": False, "error": {"code": "timeout", "message": text.strip()[:200]}}
+    return body
+
+
 def answers(history: Sequence[ExchangeLike]) -> list[Answer]:
-    return [Answer(h.name, dict(h.arguments), _parse(h.result)) for h in history]
+    return [Answer(h.name, dict(h.arguments), _read(h.result)) for h in history]
 
 
 def _keyed(sections: Sequence[Section], tool: str) -> bool:
@@ -230,7 +247,15 @@ def worker_step(
     def finish() -> Step:
         return FinalAnswer(compose(state))
 
-    if not _calls(done, "find_tickets"):
+    finds = _calls(done, "find_tickets")
+    if not finds:
+        return ToolRequest("find_tickets", {"request_key": key})
+    if not any(a.ok for a in finds) and finds[-1].code == "timeout":
+        # The lookup never answered: whether the request has a ticket is unknown.
+        if recovery == "give_up" or len(finds) >= ATTEMPTS:
+            return finish()
+        if done[-1].tool != "wait":
+            return ToolRequest("wait", {"ms": TIMEOUT_BACKOFF_MS})
         return ToolRequest("find_tickets", {"request_key": key})
     if state.ticket is None:
         creates = _calls(done, "create_ticket")
@@ -306,7 +331,7 @@ def review(sections: Sequence[Section]) -> list[Finding]:
     if not c.has(sections, pf.TOOL_LOG):
         return []
     req = request(sections)
-    log = [Answer(call.tool, call.arguments, _parse(call.observation))
+    log = [Answer(call.tool, call.arguments, _read(call.observation))
            for call in c.tool_log(sections)]
     report = c.clean_draft(c.draft(sections))
     findings: list[Finding] = []
@@ -319,6 +344,12 @@ def review(sections: Sequence[Section]) -> list[Finding]:
             f"{req.get('request_key', '?')}: the request now has two tickets.",
             (created[0], created[1]), "the same request appears to have been opened twice"))
     for a in log:
+        if a.code == "timeout" and a.tool in READS:
+            findings.append(Finding(
+                f"{a.tool} timed out and never answered; the report does not show what "
+                f"{a.tool} would have found.",
+                (a.tool, "timeout"), "a lookup never answered"))
+            break
         if a.code == "timeout":
             findings.append(Finding(
                 f"{a.tool} answered timeout ('the request timed out; its outcome is unknown'); "
