@@ -61,6 +61,7 @@ from pytest_sabot.harness.lab_bridge import (
     lab_pipeline_context,
     lab_scenario,
 )
+from pytest_sabot.harness.model_guard import DEFAULT_MAX_MODEL_CALLS, guard_error
 from pytest_sabot.harness.pipeline_context import (
     PipelineContext,
     arm_operator,
@@ -97,6 +98,7 @@ class RunSettings:
     model: ModelSpec = field(default_factory=lambda: parse_model("sim:realistic"))
     """The pipeline model (its text is accepted too, and parsed here once)."""
     timeout_s: float = 300.0
+    max_model_calls: int | None = DEFAULT_MAX_MODEL_CALLS  # the runaway guard; None: none
     downgrade_model: str | None = None
     attempts: int = 2
     session: str = ""  # run id of the session; every record carries it
@@ -155,8 +157,11 @@ def _escalated(run_dir: Path) -> bool:
     return bool(trace.of_kind("escalation")) and run_error_reason(trace) is None
 
 
-def _run_adapter(ctx: PipelineContext | LabPipelineContext, timeout_s: float) -> str | None:
-    """Run the framework pipeline in a thread; returns an error text or None.
+def _run_adapter(
+    ctx: PipelineContext | LabPipelineContext, timeout_s: float
+) -> tuple[str | None, str]:
+    """Run the framework pipeline in a thread; returns an error text or None, and the
+    traceback of the exception that ended it ("" when none did).
 
     Whether the pipeline has ended is its own event, set as its thread leaves the
     pipeline: ``Thread.join`` interrupted by a KeyboardInterrupt (SIGTERM, Ctrl-C) can mark
@@ -170,14 +175,14 @@ def _run_adapter(ctx: PipelineContext | LabPipelineContext, timeout_s: float) ->
             adapter(ctx.cell.framework).load_run()(ctx)
         except BaseException as exc:  # recorded as a run error, never swallowed silently
             result["error"] = f"{type(exc).__name__}: {exc}"
-            result["trace"] = traceback.format_exc(limit=8)
+            result["trace"] = traceback.format_exc(limit=-TRACEBACK_FRAMES)
             result["exception"] = exc
         finally:
             ended.set()
 
     if timeout_s <= 0:  # no timeout: run in this thread (profiling, debugging)
         target()
-        return result.get("error")
+        return result.get("error"), str(result.get("trace") or "")
     thread = threading.Thread(target=target, name=f"sabot-{ctx.cell.id}", daemon=True)
     thread.start()
     timed_out = True
@@ -193,8 +198,8 @@ def _run_adapter(ctx: PipelineContext | LabPipelineContext, timeout_s: float) ->
             if ended.wait(_ABANDON_GRACE_S):
                 _ABANDONED.remove((thread, ended))
     if timed_out:
-        return f"Timeout: the pipeline ran past {timeout_s:g}s"
-    return result.get("error")
+        return f"Timeout: the pipeline ran past {timeout_s:g}s", ""
+    return result.get("error"), str(result.get("trace") or "")
 
 
 # Pipeline threads that outlived their time limit (or an interrupt). The process waits for
@@ -202,6 +207,8 @@ def _run_adapter(ctx: PipelineContext | LabPipelineContext, timeout_s: float) ->
 # framework thread can abort in native code instead of exiting cleanly.
 _ABANDONED: list[tuple[threading.Thread, threading.Event]] = []
 _ABANDON_GRACE_S = 5.0
+TRACEBACK_FRAMES = 20
+"""Frames of a pipeline's traceback the run_error event keeps (the innermost ones)."""
 
 
 def wait_for_abandoned(timeout_s: float) -> int:
@@ -290,9 +297,11 @@ def _attempt(
             operator=operator,
         )
     error: str | None = None
+    crash = ""  # the traceback of the pipeline's exception, kept in the run_error event
     try:
-        gateway.register_run(run_key, cell.id, cell.seed, settings.model.given, downgrade)
-        error = _run_adapter(ctx, settings.timeout_s)
+        gateway.register_run(run_key, cell.id, cell.seed, settings.model.given, downgrade,
+                             settings.max_model_calls)
+        error, crash = _run_adapter(ctx, settings.timeout_s)
     except Exception as exc:  # gateway refused the run, etc.
         error = f"{type(exc).__name__}: {exc}"
     try:
@@ -304,6 +313,7 @@ def _attempt(
         lab_record = finish_lab(ctx, scenario, error, settings.model.given,
                                 settings.model.is_sim)
     _raise_if_unwritable(trace, run_dir, error)
+    error = guard_error(trace.events()) or error
     stopped: Literal["budget"] | None = (
         "budget" if _budget_stopped(trace.events(), error) else None
     )
@@ -321,6 +331,7 @@ def _attempt(
         trace.emit(
             "run_error",
             "harness",
+            crash,  # the text: the traceback, scrubbed of secrets as every event is
             error_type=error.split(":", 1)[0],
             message=error,
             attempt=attempt,

@@ -20,6 +20,7 @@ from rich.text import Text
 
 from pytest_sabot.results import ResultsFile
 from pytest_sabot.results.lab_gates import gate_lines
+from pytest_sabot.results.model_calls import refusal_lines
 from pytest_sabot.scoring.aggregate import RowSummary
 
 T = TypeVar("T")
@@ -187,6 +188,7 @@ def print_summary(out: Console, results: ResultsFile) -> None:
         *render.selection_lines(results),
         *render.session_lines(results),
         *render.exclusion_lines(results),
+        *refusal_lines(results.model_calls),
     ]
     if results.spend:
         lines.append(render._spend_line(results.spend))
