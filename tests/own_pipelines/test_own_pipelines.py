@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 from local_fakes import LocalServerFake
-from own_sessions import Session, session
+from own_sessions import ADAPTERS, PIPELINES, WORKTREE, Session, session
 
 from pytest_sabot.core.errors import REFUSED_MARK
 
@@ -126,6 +126,27 @@ def test_I151_handed_the_harness_reviewer_prompt_the_rows_score(
     assert row["valid"] == 2 and row["sabot_score"]["value"] is not None
     assert results["model_calls"]["rows"][f"{framework}-default"]["refused"] == 0
     assert wired.outcome(BASELINES[framework])["passed"] is True
+
+
+def test_replay_of_a_cell_whose_adapter_is_not_installed_takes_sabot_adapter(
+    wired: Session,
+) -> None:
+    cell = wired.out / "cells" / "reflection-default-O3-T1-s11"
+    root = wired.out.parent / "root"
+
+    def replay(*args: str, pipelines: bool) -> subprocess.CompletedProcess[str]:
+        path = [str(WORKTREE)] + ([str(PIPELINES)] if pipelines else [])
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(path), "OWN_WIRING": "harness"}
+        return subprocess.run([sys.executable, "-m", "pytest_sabot", "replay", str(cell),
+                               "--sabot-root", str(root), *args], capture_output=True,
+                              text=True, timeout=300, check=False, env=env)
+
+    missing = replay(pipelines=False)
+    assert missing.returncode == 2
+    assert "no adapter of 'reflection' is installed here" in missing.stderr
+    again = replay(f"--sabot-adapter={ADAPTERS}", pipelines=True)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "verified" in again.stdout
 
 
 def test_I152_a_loop_that_never_ends_is_stopped_by_the_runaway_guard(
