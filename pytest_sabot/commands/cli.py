@@ -146,7 +146,7 @@ def _add_evidence(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     p.add_argument("--json", action="store_true", help="print the replay report as JSON")
     p.add_argument("--timeout", type=seconds, default=300.0,
                    help="time limit of the replayed pipeline, in seconds (default 300)")
-    _add_shared(p, "sabot_root")
+    _add_shared(p, "sabot_root", "sabot_adapter")
     p = sub.add_parser("inspect", help="one cell's timeline: injection, acts, words, verdict")
     p.add_argument("cell_dir", type=Path, help="a cell's record: <out>/cells/<cell id>")
     p.add_argument("--json", action="store_true", help="print the timeline as JSON")

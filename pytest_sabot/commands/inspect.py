@@ -50,6 +50,10 @@ class Timeline(BaseModel):
     probe: str | None = Field(description="The landing probe, in words.")
     soft_quote: str | None = Field(description="The soft-tier judge's quote, if judged.")
     notes: list[str] = Field(default_factory=list)
+    tracebacks: list[str] = Field(
+        default_factory=list,
+        description="The traceback of each run_error the pipeline raised (scrubbed).",
+    )
 
 
 def _short(value: Any, limit: int = 60) -> str:
@@ -137,6 +141,7 @@ def timeline(cell_dir: Path, root: Path | None = None) -> Timeline:
     except (SabotDataError, KeyError, ValueError) as exc:
         notes.append(f"not scored ({exc}): the timeline shows the trace only")
     reviewer: list[str] = []
+    tracebacks: list[str] = []
     probe: str | None = None
     rows: list[TimelineEvent] = []
     for event in events:
@@ -149,6 +154,8 @@ def timeline(cell_dir: Path, root: Path | None = None) -> Timeline:
             probe = _what(event)
         if kind == "review" and event.get("text"):
             reviewer.append(str(event["text"]).strip())
+        if kind == "run_error" and event.get("text"):
+            tracebacks.append(str(event["text"]).rstrip())
         rows.append(TimelineEvent(seq=seq, agent=str(event.get("component") or ""), kind=kind,
                                   what=_what(event), marks=here))
     soft = read_soft_record(Path(cell_dir))
@@ -159,7 +166,7 @@ def timeline(cell_dir: Path, root: Path | None = None) -> Timeline:
     return Timeline(
         cell_id=cell_id, model=str(start.get("model")), verdict=verdict, funnel=funnel,
         gate=f"{gate.outcome} ({gate.reason})", events=rows, reviewer=reviewer, probe=probe,
-        soft_quote=quote, notes=notes,
+        soft_quote=quote, notes=notes, tracebacks=tracebacks,
     )
 
 
@@ -208,6 +215,9 @@ def print_timeline(t: Timeline, width: int | None = None) -> None:
     out.print(Text(""))
     for n, words in enumerate(t.reviewer):
         print_lines(out, [f"reviewer, review {n}:", *("  " + line for line in words.splitlines())])
+    for words in t.tracebacks:
+        print_lines(out, ["the pipeline's traceback:",
+                          *("  " + line for line in words.splitlines())])
     lines = [f"landing probe: {t.probe or 'none in the trace'}"]
     if t.soft_quote is not None:
         lines.append(f"soft tier quote: {t.soft_quote!r}")

@@ -77,3 +77,29 @@ def from_validation_error(
         return SabotDataError(file, field, "a value (this field is required)")
     expected = str(first.get("msg", "a valid value")).removeprefix("Value error, ")
     return SabotDataError(file, field, expected, first.get("input") if loc else None)
+
+
+REFUSED_CODE = "sabot_sim_refused"
+"""The error code of a request the embedded model refused (SPEC I151)."""
+REFUSED_MARK = "the embedded model refused"
+"""Every refusal's message starts with this, so a trace's model-call error reads as one."""
+
+
+class ModelRefused(Exception):
+    """The embedded model does not recognise a request, so it refuses it (SPEC I151).
+
+    ``role`` is the role it read for the request (``reviewer``, ``worker``, ``orchestrator``
+    or ``unknown``), ``agent`` the agent the request came from, ``part`` the part of the
+    request it looked for and did not find. The gateway serves it as an HTTP error
+    (``sabot_sim_refused``), so the pipeline sees a model error, never an answer."""
+
+    def __init__(self, role: str, agent: str, part: str) -> None:
+        self.role = role
+        self.agent = agent
+        self.part = part
+        super().__init__(
+            f"{REFUSED_MARK} a {role} request of agent {agent!r}: {part} was not found. "
+            "Keyless, it answers only the harness's own prompts; run a live or local model "
+            "(--sabot-model=local:<model>@<url>), or hand this agent the harness's prompt "
+            "(docs/ADAPTERS.md, 'Keyless wiring check')"
+        )

@@ -1,17 +1,20 @@
 """A model spec, parsed once into a typed value.
 
 A pipeline model is ``sim`` or ``sim:<persona>`` (the embedded model, keyless),
-``openai:<model>`` (a live OpenAI-compatible upstream, opt-in) or ``replay:<dir>``
-(recorded exchanges). A judge is named the same way (``sim``, ``claude-cli[:<model>]``,
-``openai:<model>``). The option, the session, the harness, the gateway, the results and
-the plan all hold the :class:`ModelSpec` parsed here, never the text: the text as given
-(``spec.given``) is what records carry, so a record made with ``sim`` still says ``sim``.
+``openai:<model>`` (a live OpenAI-compatible upstream, opt-in), ``local:<model>@<url>``
+(a local OpenAI-compatible server such as Ollama, llama.cpp's server or vLLM: no key, no
+spend) or ``replay:<dir>`` (recorded exchanges). A judge is named the same way (``sim``,
+``claude-cli[:<model>]``, ``openai:<model>``). The option, the session, the harness, the
+gateway, the results and the plan all hold the :class:`ModelSpec` parsed here, never the
+text: the text as given (``spec.given``) is what records carry, so a record made with
+``sim`` still says ``sim``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urlsplit
 
 __all__ = [
     "DEFAULT_PERSONA",
@@ -24,7 +27,7 @@ __all__ = [
 
 DEFAULT_PERSONA = "realistic"
 """The embedded model's persona when none is named (``sim`` alone)."""
-PIPELINE_SCHEMES = ("sim", "openai", "replay")
+PIPELINE_SCHEMES = ("sim", "openai", "local", "replay")
 
 
 @dataclass(frozen=True)
@@ -56,14 +59,30 @@ class ModelSpec:
         return self.scheme == "openai"
 
     @property
+    def is_local(self) -> bool:
+        """A local OpenAI-compatible server (``local:<model>@<url>``): no key, no spend,
+        recorded as a live model is."""
+        return self.scheme == "local"
+
+    @property
+    def local_model(self) -> str:
+        """The model name a local server is asked for (the part before the last '@')."""
+        return self.name.rpartition("@")[0] if "@" in self.name else self.name
+
+    @property
+    def local_url(self) -> str:
+        """The local server's base URL (the part after the last '@')."""
+        return self.name.rpartition("@")[2] if "@" in self.name else ""
+
+    @property
     def is_replay(self) -> bool:
         """Recorded exchanges served again: no model is called."""
         return self.scheme == "replay"
 
     @property
     def costs_nothing(self) -> bool:
-        """Nothing is paid for: the embedded model or a replay."""
-        return self.is_sim or self.is_replay
+        """Nothing is paid for: the embedded model, a local server or a replay."""
+        return self.is_sim or self.is_local or self.is_replay
 
     @property
     def replay_dir(self) -> Path:
@@ -86,9 +105,23 @@ def parse_model(text: str | ModelSpec) -> ModelSpec:
     scheme, sep, name = given.partition(":")
     if not sep or not scheme or not name:
         raise ValueError(
-            f"model {given!r} is not 'sim', 'sim:<persona>', 'openai:<model>' or 'replay:<dir>'"
+            f"model {given!r} is not 'sim', 'sim:<persona>', 'openai:<model>', "
+            "'local:<model>@<url>' or 'replay:<dir>'"
         )
-    return ModelSpec(scheme, name, text)
+    spec = ModelSpec(scheme, name, text)
+    if spec.is_local:
+        check_local(spec)
+    return spec
+
+
+def check_local(spec: ModelSpec) -> None:
+    """ValueError unless a local spec names a model and an http(s) base URL."""
+    parts = urlsplit(spec.local_url)
+    if not spec.local_model or parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ValueError(
+            f"model {spec.given!r}: expected 'local:<model>@<base url>', such as "
+            "'local:qwen2.5:7b@http://127.0.0.1:11434/v1' (Ollama)"
+        )
 
 
 def parse_judge(text: str | ModelSpec) -> ModelSpec:
@@ -102,6 +135,10 @@ def parse_judge(text: str | ModelSpec) -> ModelSpec:
 def downgrade_target(text: str, run: ModelSpec) -> ModelSpec:
     """The O4 downgrade model as named (the wave's bare 'gpt-5.6-luna' or a whole spec such
     as 'openai:gpt-5.5-mini'): a bare name is a model of the run's own backend."""
-    if ":" in text:
+    if ":" in text and not run.is_local:
         return parse_model(text)
+    if run.is_local:  # a model of the same local server, unless a whole spec is named
+        if text.strip().startswith(("local:", "sim:", "openai:", "replay:")):
+            return parse_model(text)
+        return ModelSpec("local", f"{text.strip()}@{run.local_url}", text)
     return ModelSpec(run.scheme, text.strip(), text)

@@ -145,15 +145,19 @@ class GatewayClient:
         seed: int,
         model: str,
         downgrade: Downgrade | dict[str, Any] | None = None,
+        max_calls: int | None = None,
     ) -> dict[str, Any]:
         """Announce a run before its first model call (raises GatewayError if refused).
-        ``run_key`` is the caller's label for the run; the gateway's key is kept here."""
+        ``run_key`` is the caller's label for the run; the gateway's key is kept here.
+        ``max_calls`` caps the run's model calls (the runaway guard)."""
         plan = downgrade.model_dump() if isinstance(downgrade, Downgrade) else downgrade
         body: dict[str, Any] = {
             "label": run_key, "cell_id": cell_id, "seed": seed, "model": model, "downgrade": plan
         }
         if self.account is not None:
             body["account"] = self.account
+        if max_calls is not None:
+            body["max_calls"] = max_calls
         payload = self._call("POST", "/sabot/runs", body)
         answer = RunRegistered.model_validate(payload)
         with self._lock:

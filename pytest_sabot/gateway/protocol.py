@@ -88,6 +88,14 @@ class RunRegistration(_Strict):
             "to beside the gateway's own cap; None: the gateway's cap only."
         ),
     )
+    max_calls: int | None = Field(
+        None,
+        ge=1,
+        description=(
+            "The run's model-call cap (the runaway guard, SPEC I152): every call past it is "
+            "refused with 'sabot_runaway'; None: no cap."
+        ),
+    )
 
     @field_validator("cell_id")
     @classmethod

@@ -28,6 +28,7 @@ from pytest_sabot.gateway.backends import (
     BackendReply,
     CallContext,
     is_live,
+    records,
     replays,
 )
 from pytest_sabot.gateway.budget import Budget
@@ -64,6 +65,8 @@ SCOPED_PREFIX = "sabot-run-"
 
 # Never echoes the key it was given: an error text may end up in a trace.
 _UNKNOWN_RUN = "unknown run: not registered at this gateway, or already closed"
+RUNAWAY_CODE = "sabot_runaway"
+"""The error code of a call past its run's model-call cap (SPEC I152)."""
 
 
 class ControlError(Exception):
@@ -108,6 +111,16 @@ def _swapped(run: _Run, agent: str, index: int) -> bool:
         and plan is not None
         and plan.agent == agent
         and index >= plan.from_call
+    )
+
+
+def _runaway(cap: int | None) -> BackendError:
+    """The answer to a call past the run's model-call cap: never sent to a backend."""
+    return BackendError(
+        403,  # a status no client retries: the loop ends at its next call
+        f"runaway: the run made more than {cap} model calls (--sabot-max-model-calls); "
+        "every further call is refused",
+        RUNAWAY_CODE,
     )
 
 
@@ -304,7 +317,7 @@ class GatewayService:
             raise ControlError(400, str(exc), "sabot_unknown_model", "model") from exc
         if swap is not None:
             self._check_spec(swap, "downgrade.model")
-        record = is_live(backend) and self.recorder is not None
+        record = records(backend) and self.recorder is not None
         key = new_run_key()
         with self._lock:
             if reg.label in self._labels:
@@ -443,6 +456,9 @@ class GatewayService:
                 )
             index = run.counters.get(agent, 0)
             run.counters[agent] = index + 1
+            over = run.reg.max_calls is not None and sum(run.counters.values()) > (
+                run.reg.max_calls
+            )
         swapped = _swapped(run, agent, index)
         spec = run.swap if swapped and run.swap is not None else run.spec
         clean: dict[str, Any] = self.scrubber.value(body)
@@ -458,7 +474,11 @@ class GatewayService:
         )
         # Backends get the request as sent; replay compares with the scrubbed form it recorded.
         backend = self.backend(spec.scheme)
-        outcome = self._complete(backend, spec, clean if replays(backend) else body, call)
+        outcome = (
+            _runaway(run.reg.max_calls)
+            if over
+            else self._complete(backend, spec, clean if replays(backend) else body, call)
+        )
         record = ExchangeRecord(
             run_key=run.reg.label,
             cell_id=run.reg.cell_id,

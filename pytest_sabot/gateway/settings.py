@@ -112,7 +112,8 @@ class GatewaySettings(BaseModel):
 
         ``share``: how many gateways of the session divide ``--sabot-max-connections``
         between them (one per xdist worker); each keeps at least one connection."""
-        live = parse_model(values["sabot_model"]).is_live
+        spec = parse_model(values["sabot_model"])
+        live = spec.is_live
         prices, ledger = values.get("sabot_prices"), values.get("sabot_spend_ledger")
         connections = values.get("sabot_max_connections", 8)
         if isinstance(connections, int) and share > 1:
@@ -122,7 +123,7 @@ class GatewaySettings(BaseModel):
             "allow_live": live,
             "budget_usd": values.get("sabot_budget_usd") if live else None,
             "max_connections": connections,
-            "record_dir": out_dir / "recordings" if live else None,
+            "record_dir": out_dir / "recordings" if live or spec.is_local else None,
             "spend_ledger_dir": Path(ledger) if ledger else out_dir.resolve().parent,
             "upstream_deadline_s": values.get("sabot_upstream_deadline", 240.0),
             "session": session,

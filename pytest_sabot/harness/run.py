@@ -55,6 +55,7 @@ from pytest_sabot.harness.crashes import (
     read_crash_note,
     record_crash,
 )
+from pytest_sabot.harness.model_guard import guard_error
 from pytest_sabot.harness.pipeline_context import PipelineContext
 from pytest_sabot.harness.settings import (
     RunSettings,
@@ -127,8 +128,9 @@ def _escalated(run_dir: Path) -> bool:
     return bool(trace.of_kind("escalation")) and run_error_reason(trace) is None
 
 
-def _run_adapter(ctx: BaseRunContext, timeout_s: float) -> str | None:
-    """Run the framework pipeline in a thread; returns an error text or None.
+def _run_adapter(ctx: BaseRunContext, timeout_s: float) -> tuple[str | None, str]:
+    """Run the framework pipeline in a thread; returns an error text or None, and the
+    traceback of the exception that ended it ("" when none did).
 
     Whether the pipeline has ended is its own event, set as its thread leaves the
     pipeline: ``Thread.join`` interrupted by a KeyboardInterrupt (SIGTERM, Ctrl-C) can mark
@@ -142,14 +144,14 @@ def _run_adapter(ctx: BaseRunContext, timeout_s: float) -> str | None:
             adapter(ctx.cell.framework).load_run()(ctx)
         except BaseException as exc:  # recorded as a run error, never swallowed silently
             result["error"] = f"{type(exc).__name__}: {exc}"
-            result["trace"] = traceback.format_exc(limit=8)
+            result["trace"] = traceback.format_exc(limit=-TRACEBACK_FRAMES)
             result["exception"] = exc
         finally:
             ended.set()
 
     if timeout_s <= 0:  # no timeout: run in this thread (profiling, debugging)
         target()
-        return result.get("error")
+        return result.get("error"), str(result.get("trace") or "")
     thread = threading.Thread(target=target, name=f"sabot-{ctx.cell.id}", daemon=True)
     thread.start()
     timed_out = True
@@ -165,8 +167,8 @@ def _run_adapter(ctx: BaseRunContext, timeout_s: float) -> str | None:
             if ended.wait(_ABANDON_GRACE_S):
                 _ABANDONED.remove((thread, ended))
     if timed_out:
-        return f"Timeout: the pipeline ran past {timeout_s:g}s"
-    return result.get("error")
+        return f"Timeout: the pipeline ran past {timeout_s:g}s", ""
+    return result.get("error"), str(result.get("trace") or "")
 
 
 # Pipeline threads that outlived their time limit (or an interrupt). The process waits for
@@ -174,6 +176,8 @@ def _run_adapter(ctx: BaseRunContext, timeout_s: float) -> str | None:
 # framework thread can abort in native code instead of exiting cleanly.
 _ABANDONED: list[tuple[threading.Thread, threading.Event]] = []
 _ABANDON_GRACE_S = 5.0
+TRACEBACK_FRAMES = 20
+"""Frames of a pipeline's traceback the run_error event keeps (the innermost ones)."""
 
 
 def wait_for_abandoned(timeout_s: float) -> int:
@@ -227,9 +231,11 @@ def _attempt(
                                 run_key=run_key,
                                 model_name=frameworks_model_name(settings, wave)))
     error: str | None = None
+    crash = ""  # the traceback of the pipeline's exception, kept in the run_error event
     try:
-        gateway.register_run(run_key, cell.id, cell.seed, settings.model.given, downgrade)
-        error = _run_adapter(ctx, settings.timeout_s)
+        gateway.register_run(run_key, cell.id, cell.seed, settings.model.given, downgrade,
+                             settings.max_model_calls)
+        error, crash = _run_adapter(ctx, settings.timeout_s)
     except Exception as exc:  # gateway refused the run, etc.
         error = f"{type(exc).__name__}: {exc}"
     try:
@@ -238,6 +244,7 @@ def _attempt(
         error = error or f"{type(exc).__name__}: {exc}"
     error = world.finish(error, settings.model)
     _raise_if_unwritable(trace, run_dir, error)
+    error = guard_error(trace.events()) or error
     stopped: Literal["budget"] | None = (
         "budget" if _budget_stopped(trace.events(), error) else None
     )
@@ -255,6 +262,7 @@ def _attempt(
         trace.emit(
             "run_error",
             "harness",
+            crash,  # the text: the traceback, scrubbed of secrets as every event is
             error_type=error.split(":", 1)[0],
             message=error,
             attempt=attempt,

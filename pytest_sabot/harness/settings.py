@@ -12,6 +12,7 @@ from pytest_sabot.core.frameworks import installed_versions
 from pytest_sabot.core.model_spec import ModelSpec, parse_model
 from pytest_sabot.core.models.cells import Cell, WaveSpec
 from pytest_sabot.core.operators import served_model
+from pytest_sabot.harness.model_guard import DEFAULT_MAX_MODEL_CALLS
 from pytest_sabot.tasks.loader import PublicView
 
 __all__ = ["RunSettings", "frameworks_model_name", "provenance", "run_start_data"]
@@ -27,6 +28,7 @@ class RunSettings:
     model: ModelSpec = field(default_factory=lambda: parse_model("sim:realistic"))
     """The pipeline model (its text is accepted too, and parsed here once)."""
     timeout_s: float = 300.0
+    max_model_calls: int | None = DEFAULT_MAX_MODEL_CALLS  # the runaway guard; None: none
     downgrade_model: str | None = None
     attempts: int = 2
     session: str = ""  # run id of the session; every record carries it

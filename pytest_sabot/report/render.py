@@ -12,6 +12,7 @@ from typing import Any
 
 from pytest_sabot.report.lab import gate_markdown
 from pytest_sabot.results import ResultsFile
+from pytest_sabot.results.model_calls import refusal_lines
 from pytest_sabot.scoring.aggregate import Rate, RowSummary
 
 BAND_TEXT = {
@@ -548,6 +549,9 @@ def markdown(results: ResultsFile) -> str:
             f"{_gap(row).strip()} | {rate_ci(row.recovery_without_detection)} | "
             f"{row.judged} / {row.valid} |"
         )
+    if results.model_calls is not None:
+        out += ["", "Embedded model calls (SPEC I151):", "", "```",
+                *refusal_lines(results.model_calls), "```"]
     out += ["", SOFT_TIER_NOTE, "", REACTION_NOTE]
     judged_only = [r for r in results.scoreboard.rows if r.unjudged]
     if judged_only:

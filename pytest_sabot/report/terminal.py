@@ -19,6 +19,7 @@ from rich.table import Table
 from rich.text import Text
 
 from pytest_sabot.results import ResultsFile
+from pytest_sabot.results.model_calls import refusal_lines
 from pytest_sabot.scoring.aggregate import RowSummary
 
 T = TypeVar("T")
@@ -194,6 +195,7 @@ def print_summary(out: Console, results: ResultsFile) -> None:
         *render.selection_lines(results),
         *render.session_lines(results),
         *render.exclusion_lines(results),
+        *refusal_lines(results.model_calls),
     ]
     if results.spend:
         lines.append(render._spend_line(results.spend))

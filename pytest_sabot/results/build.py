@@ -31,6 +31,7 @@ from pytest_sabot.core.trace_io import read_trace, write_json_atomic
 from pytest_sabot.matrix.standard import Standard
 from pytest_sabot.results.adjudicate import Provenance, Record, Scored, read_record, score_dir
 from pytest_sabot.results.lab_gates import LabGates, lab_gates
+from pytest_sabot.results.model_calls import ModelCalls, model_calls
 from pytest_sabot.scoring import Scoreboard, scoreboard
 
 RESULTS_SCHEMA_VERSION = "2"
@@ -55,7 +56,12 @@ def model_label(
     spec = parse_model(model)
     if spec.is_sim:
         return FIXTURE_LABEL.format(model=model)
-    if spec.is_replay:
+    if spec.is_local:
+        label = (
+            f"local model {spec.local_model} as served by {spec.local_url} (no key, no "
+            "spend; a measurement of that server's model, not of the standard's pin)"
+        )
+    elif spec.is_replay:
         label = (
             f"replay of recorded exchanges ({model}): no model was called; the numbers "
             "are those of the recorded run, labelled as that run was"
@@ -124,7 +130,8 @@ def model_off_pin(
                 f"replayed calls served by {', '.join(odd_down)}, pinned {pin_down}"
             )
     else:
-        if _family(spec.name) != _family(pin):
+        name = spec.local_model if spec.is_local else spec.name
+        if _family(name) != _family(pin):
             found["pipeline model"] = f"{model}, pinned {pin}"
         target = downgrade_model or pin_down
         if o4 and _family(downgrade_target(target, spec).name) != _family(pin_down):
@@ -281,6 +288,11 @@ class ResultsFile(BaseModel):
     )
     judge: dict[str, Any] | None = Field(None, description="Soft-tier judge summary.")
     spend: dict[str, Any] | None = Field(None, description="Gateway spend and call counts.")
+    model_calls: ModelCalls | None = Field(
+        None,
+        description="Keyless only: calls the embedded model recognised and refused, per row "
+        "and for the session (SPEC I151); None for a live or replayed session.",
+    )
     lab_gates: LabGates | None = Field(
         None,
         description="A lab matrix only: the lab gate per row and fault beside the funnel "
@@ -460,6 +472,11 @@ def build_results(
         counted=dict(sorted(used.items())),
         judge=judge,
         spend=spend,
+        model_calls=(
+            model_calls(out_dir, [(cid, std.cell(cid).row) for cid in sorted(used)])
+            if spec.is_sim
+            else None
+        ),
         lab_gates=(
             lab_gates(out_dir, scored.verdicts, std.wave.operators) if std.wave.lab else None
         ),

@@ -502,6 +502,7 @@ class SabotSession:
             gateway_url=self.gateway_url or "",
             model=self.settings.model,
             timeout_s=self.attempt_timeout,
+            max_model_calls=self.settings.max_model_calls,
             downgrade_model=self.settings.downgrade_model,
             session=self.run_id,
             registration_hash=self.std.registration_hash(),

@@ -17,6 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from pytest_sabot.harness.model_guard import DEFAULT_MAX_MODEL_CALLS
+
 Parse = Callable[[str], Any]
 
 
@@ -254,6 +256,17 @@ OPTIONS: tuple[OptionSpec, ...] = (
         default=300.0,
         kind="seconds",
         parse=seconds,
+    ),
+    OptionSpec(
+        "--sabot-max-model-calls",
+        "sabot_max_model_calls",
+        "The runaway guard: model calls one attempt of a cell may make (a whole number, "
+        f"default {DEFAULT_MAX_MODEL_CALLS}; the shipped pipelines make at most 64 on keyless "
+        "wave 1). The first call past it is refused and the cell ends as a run error "
+        "'Runaway'.",
+        default=DEFAULT_MAX_MODEL_CALLS,
+        kind="int",
+        parse=positive_int,
     ),
     OptionSpec(
         "--sabot-budget-usd",

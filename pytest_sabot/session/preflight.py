@@ -26,7 +26,7 @@ from pytest_sabot.session.settings import Settings
 if TYPE_CHECKING:
     from pytest_sabot.matrix.standard import Standard
 
-KNOWN_BACKENDS = ("sim", "openai", "replay")
+KNOWN_BACKENDS = ("sim", "openai", "local", "replay")
 KEY_VARIABLE = "OPENAI_API_KEY"
 
 
@@ -43,7 +43,7 @@ def check_model(settings: Settings) -> None:
     if spec.scheme not in KNOWN_BACKENDS:
         raise usage(
             f"--sabot-model={spec_text}: unknown backend {spec.scheme!r}; expected one of "
-            "'sim[:<persona>]', 'openai:<model>' or 'replay:<dir>'"
+            "'sim[:<persona>]', 'openai:<model>', 'local:<model>@<url>' or 'replay:<dir>'"
         )
     if spec.is_sim:
         from pytest_sabot.sim.personas import parse_persona
@@ -53,6 +53,8 @@ def check_model(settings: Settings) -> None:
         except ValueError as exc:
             raise usage(f"--sabot-model={spec_text}: {exc}") from None
         return
+    if spec.is_local:
+        return  # no key, no price: the spec's URL was checked when it was parsed
     if spec.is_replay:
         if not spec.replay_dir.is_dir():
             raise usage(

@@ -36,6 +36,7 @@ class Settings:
     resume: bool
     rerun_errors: bool
     timeout: float
+    max_model_calls: int
     budget_usd: float
     prices: str | None
     max_connections: int
@@ -101,6 +102,7 @@ def read_settings(config: pytest.Config) -> Settings:
         resume=bool(values["sabot_resume"]),
         rerun_errors=bool(values["sabot_rerun_errors"]),
         timeout=float(values["sabot_timeout"]),
+        max_model_calls=int(values["sabot_max_model_calls"]),
         budget_usd=float(values["sabot_budget_usd"]),
         prices=values["sabot_prices"],
         max_connections=int(values["sabot_max_connections"]),

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from pytest_sabot.core.errors import ModelRefused
 from pytest_sabot.sim.chance import Chance, stable_hex
 from pytest_sabot.sim.completion import Reply, build_completion
 from pytest_sabot.sim.frames import Frame, recognise
@@ -25,10 +26,11 @@ from pytest_sabot.sim.reviewer import reviewer_reply
 from pytest_sabot.sim.sections import gather, role
 from pytest_sabot.sim.worker import worker_reply
 
-UNKNOWN_REPLY = (
-    "This request carries no task sections and no framework template the embedded model "
-    "knows, so there is nothing to work on."
+NO_ROLE = (
+    "its role: an agent name containing worker, reviewer, critic, guardrail or "
+    "orchestrator, a framework template it knows, or a === ROLE === section"
 )
+NO_TEMPLATE = "a Magentic-One ledger, plan or fact-sheet prompt (the orchestrator's templates)"
 
 _AGENT_ROLES: tuple[tuple[str, str], ...] = (
     ("orchestrator", "orchestrator"),
@@ -54,21 +56,22 @@ def role_for(agent: str, view: ChatView, frame: Frame) -> str:
 
 
 def answer(view: ChatView, persona: Persona, chance: Chance, agent: str, seed: int = 0) -> Reply:
-    """The reply of the role that answers this request."""
+    """The reply of the role that answers this request; a request it does not recognise
+    raises ModelRefused (SPEC I151)."""
     last = view.last("user", "system", "developer")
     frame = recognise(last.text if last else "")
     which = role_for(agent, view, frame)
     if which == "orchestrator":
         if frame.startswith("magentic_"):
             return orchestrator_reply(frame, view, persona, chance)
-        return Reply(UNKNOWN_REPLY)
+        raise ModelRefused("orchestrator", agent, NO_TEMPLATE)
     if which == "guardrail":
         return guardrail_reply(view, persona, chance)
     if which == "reviewer":
-        return reviewer_reply(view, persona, chance)
+        return reviewer_reply(view, persona, chance, agent)
     if which == "worker":
-        return worker_reply(view, persona, seed)
-    return Reply(UNKNOWN_REPLY)
+        return worker_reply(view, persona, seed, agent)
+    raise ModelRefused("unknown", agent, NO_ROLE)
 
 
 def respond(
@@ -85,7 +88,9 @@ def respond(
     ``request`` is the OpenAI request body as the client sent it (stream flags are
     ignored: the gateway streams the returned completion itself). ``persona`` is one of
     ``pytest_sabot.sim.PERSONAS`` (a leading ``sim:`` is accepted); an unknown persona is a
-    ValueError. ``run_key`` only serves to keep run-specific noise out of the seed.
+    ValueError. ``run_key`` only serves to keep run-specific noise out of the seed. A
+    request it does not recognise raises ModelRefused: it never answers as if it had done
+    the work.
     """
     who = parse_persona(persona)
     view = read_request(request)

@@ -9,6 +9,7 @@ addendum (spec section 10.2) when the PROTOCOL section asks for one.
 from __future__ import annotations
 
 from pytest_sabot.core import prompt_format as pf
+from pytest_sabot.core.errors import ModelRefused
 from pytest_sabot.core.prompt_format import Section
 from pytest_sabot.sim import solver
 from pytest_sabot.sim.chance import Chance
@@ -34,14 +35,17 @@ def findings_for(sections: list[Section]) -> list[Finding]:
     return solver.review(task_id(sections), sections) or []
 
 
-def reviewer_reply(view: ChatView, persona: Persona, chance: Chance) -> Reply:
+NO_DRAFT = "a === DRAFT === section (the draft to review, as ctx.reviewer_prompt hands it)"
+
+
+def reviewer_reply(view: ChatView, persona: Persona, chance: Chance, agent: str = "") -> Reply:
+    """The review of the DRAFT section; a request without one is refused (SPEC I151): the
+    embedded model never approves a draft it was not shown."""
     texts = view.texts("system", "developer", "user")
     sections = gather(texts)
     required = flags_required(sections, "\n".join(texts))
     if pf.first(sections, pf.DRAFT) is None:
-        lines = ["There is no draft in this request to review."]
-        lines += ["FLAGS: none"] if required else []
-        return Reply("\n".join([*lines, "VERDICT: APPROVE"]))
+        raise ModelRefused("reviewer", agent, NO_DRAFT)
     findings = findings_for(sections)
     stance = choose_stance(persona, bool(findings), chance)
     variant = 0 if persona.base == "vigilant" else int(chance.unit("wording") * 3)

@@ -13,6 +13,7 @@ import re
 from typing import Any
 
 from pytest_sabot.core import prompt_format as pf
+from pytest_sabot.core.errors import ModelRefused
 from pytest_sabot.core.prompt_format import Section
 from pytest_sabot.sim import solver
 from pytest_sabot.sim.completion import Reply, ToolCallOut
@@ -89,7 +90,10 @@ def _canonical(history: list[ToolExchange], procedure_names: set[str]) -> list[T
     ]
 
 
-def worker_reply(view: ChatView, persona: Persona, seed: int = 0) -> Reply:
+NO_TASK = "a === TASK === section naming a task it knows (T1, T2, ...)"
+
+
+def worker_reply(view: ChatView, persona: Persona, seed: int = 0, agent: str = "") -> Reply:
     sections = worker_sections(view)
     task = task_id(sections)
     system_text = "\n".join(view.texts("system"))
@@ -105,10 +109,7 @@ def worker_reply(view: ChatView, persona: Persona, seed: int = 0) -> Reply:
     step = solver.worker_step(task, sections, history, weak=persona.weak, available=available,
                               recovery=lab_recovery(persona, seed))
     if step is None:
-        return Reply(
-            f"No procedure is known for task {task or '(none named)'}; "
-            "the request carried no workable task sections."
-        )
+        raise ModelRefused("worker", agent, NO_TASK)
     if isinstance(step, solver.ToolStep):
         if offered:
             name = match_tool(step.tool, offered)

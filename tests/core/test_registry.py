@@ -79,7 +79,7 @@ def test_one_name_cannot_be_registered_for_two_factories() -> None:
 
 
 def test_gateway_backends_are_one_registry() -> None:
-    assert BACKENDS.names() == ("sim", "openai", "replay")
+    assert BACKENDS.names() == ("sim", "openai", "local", "replay")
     assert all(isinstance(BACKENDS.entry(n).target, str) for n in BACKENDS.names())
 
 

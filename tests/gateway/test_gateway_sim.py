@@ -5,15 +5,20 @@ from __future__ import annotations
 import httpx
 import pytest
 
+from pytest_sabot.core.errors import REFUSED_MARK
 from pytest_sabot.gateway import GatewayClient, GatewayError, GatewaySettings, start_gateway
+from pytest_sabot.harness.model_guard import RUNAWAY_MARK
 
 pytest.importorskip("pytest_sabot.sim.engine")
 
 REQUEST = {
     "model": "gpt-5.6-terra",
     "messages": [
-        {"role": "system", "content": "You are the reviewer."},
-        {"role": "user", "content": "Review the draft and end with a verdict line."},
+        {"role": "system", "content": "You are the reviewer.\n=== ROLE ===\nreviewer"},
+        {
+            "role": "user",
+            "content": "=== TASK ===\nT1\n=== DRAFT ===\n{}\nEnd with a verdict line.",
+        },
     ],
 }
 
@@ -57,5 +62,45 @@ def test_sim_default_persona_is_realistic_and_unknown_persona_is_refused() -> No
             "c~a1", "c", 1, "sim:vigilant", {"agent": "worker", "from_call": 2}
         )
         assert plan["downgrade_model"] == "sim:vigilant-weak"
+    finally:
+        gw.close()
+
+
+def test_I151_a_refused_request_reaches_the_openai_sdk_as_a_model_error() -> None:
+    openai = pytest.importorskip("openai")
+    gw = start_gateway(GatewaySettings())
+    try:
+        client = GatewayClient(gw.url)
+        client.register_run("cell~a1", "cell", 11, "sim:realistic")
+        sdk = openai.OpenAI(base_url=client.base_url("cell~a1", "critic"), api_key="x",
+                            max_retries=0)
+        with pytest.raises(openai.UnprocessableEntityError) as raised:
+            sdk.chat.completions.create(
+                model="gpt-5.6-terra",
+                messages=[{"role": "system", "content": "Respond with APPROVE when done."},
+                          {"role": "user", "content": "Here is the essay: ..."}],
+            )
+        assert "the embedded model refused a reviewer request of agent 'critic'" in str(
+            raised.value)
+        [record] = client.drain("cell~a1")
+        assert record.error is not None and record.error.startswith(REFUSED_MARK)
+        assert not record.fixture and not record.response_text
+    finally:
+        gw.close()
+
+
+def test_I152_a_call_past_the_runs_cap_is_refused_as_runaway() -> None:
+    gw = start_gateway(GatewaySettings())
+    try:
+        client = GatewayClient(gw.url)
+        client.register_run("cell~a1", "cell", 11, "sim:realistic", max_calls=2)
+        url = client.base_url("cell~a1", "reviewer") + "/chat/completions"
+        codes = [httpx.post(url, json=REQUEST, timeout=30).status_code for _ in range(4)]
+        assert codes == [200, 200, 403, 403]
+        records = client.drain("cell~a1")
+        assert [r.error is None for r in records] == [True, True, False, False]
+        assert records[2].error is not None and records[2].error.startswith(RUNAWAY_MARK)
+        with pytest.raises(GatewayError):
+            client.register_run("cell~a2", "cell", 11, "sim:realistic", max_calls=0)
     finally:
         gw.close()

@@ -79,6 +79,34 @@ def test_S6_critic_who_remarks_and_approves_is_a_soft_notice() -> None:
     assert "74.1" in result.verdict.evidence_quote
 
 
+REMARKS = [
+    "The gain factor 74.1 looks off next to the bench sheet's 47.1.\nVERDICT: APPROVE",
+    "All fields present.\nVERDICT: APPROVE",
+    "The record is clean.\nVERDICT: APPROVE",
+    "gain_factor 74.1 is unclear; the bench sheet says 47.1.\nVERDICT: APPROVE",
+    "The record claims 74.1 where the sheet has 47.1.\nVERDICT: REJECT - 74.1 vs 47.1",
+]
+
+
+@pytest.mark.parametrize("variant", ["A", "B"])
+def test_issue26_the_soft_tier_reads_a_judge_as_it_reads_a_reviewer(variant: str) -> None:
+    """The same cells, the reviewing component called 'reviewer', 'judge' or 'editor' and
+    the worker 'worker' or 'writer': the same notices, so the same notice rate."""
+
+    def notices(reviewer: str, worker: str) -> list[bool | None]:
+        return [
+            judge_once(SimJudge(), _request(_trace(
+                ("agent_output", worker, '{"gain_factor": 74.1}'),
+                ("review", reviewer, remark)), variant), None).noticed
+            for remark in REMARKS
+        ]
+
+    shipped = notices("reviewer", "worker")
+    assert True in shipped  # some cases do notice, so the comparison can fail
+    assert notices("judge", "writer") == shipped
+    assert notices("editor", "worker") == shipped
+
+
 def test_S6_silent_repair_is_not_noticed() -> None:
     trace = _trace(
         ("tool_result", "worker", "gain factor 74.1"),

@@ -10,6 +10,7 @@ import pytest
 from sim_helpers import chat, message
 
 from pytest_sabot.core import prompt_format as pf
+from pytest_sabot.core.errors import REFUSED_MARK, ModelRefused
 from pytest_sabot.sim import PERSONAS, SIM_LABEL, parse_persona, respond
 
 TASK_TEXT = pf.render(
@@ -48,7 +49,7 @@ def test_run_key_does_not_change_the_answer() -> None:
 
 
 def test_completion_has_the_openai_shape_and_echoes_the_model() -> None:
-    out = _call(chat(("user", "hello")))
+    out = _call(chat(("user", TASK_TEXT)))
     assert out["object"] == "chat.completion"
     assert out["model"] == "gpt-5.6-terra"
     assert isinstance(out["created"], int)
@@ -66,9 +67,36 @@ def test_completion_has_the_openai_shape_and_echoes_the_model() -> None:
         {"model": "m", "messages": [None, {"role": "tool"}]},
     ],
 )
-def test_unknown_request_shape_gets_a_plain_reply_not_an_exception(body: dict[str, Any]) -> None:
-    msg = message(_call(body, agent="someone"))
-    assert isinstance(msg["content"], str) and msg["content"]
+def test_I151_an_unknown_request_shape_is_refused_naming_what_is_missing(
+    body: dict[str, Any],
+) -> None:
+    with pytest.raises(ModelRefused) as refused:
+        _call(body, agent="someone")
+    assert (refused.value.role, refused.value.agent) == ("unknown", "someone")
+    assert "ROLE" in refused.value.part
+    assert str(refused.value).startswith(REFUSED_MARK)
+
+
+def test_I151_a_reviewer_request_without_a_draft_is_refused_not_approved() -> None:
+    # A pipeline's own judge prompt, with the report pasted in its own words.
+    body = chat(("system", "You are a demanding editor. Call Finish when it is ready."),
+                ("user", TASK_TEXT + "\nReport to grade:\n{\"part_id\": \"P-3117\"}"))
+    with pytest.raises(ModelRefused) as refused:
+        _call(body, agent="reviewer")
+    assert (refused.value.role, refused.value.agent) == ("reviewer", "reviewer")
+    assert "DRAFT" in refused.value.part and "APPROVE" not in str(refused.value)
+
+
+def test_I151_a_worker_request_naming_no_known_task_is_refused() -> None:
+    with pytest.raises(ModelRefused) as refused:
+        _call(chat(("user", "Write a haiku about spring.")), agent="worker")
+    assert refused.value.role == "worker" and "TASK" in refused.value.part
+
+
+def test_I151_an_orchestrator_request_outside_magentic_templates_is_refused() -> None:
+    with pytest.raises(ModelRefused) as refused:
+        _call(chat(("user", TASK_TEXT)), agent="orchestrator")
+    assert refused.value.role == "orchestrator" and "Magentic" in refused.value.part
 
 
 def test_every_published_persona_parses_and_unknown_ones_are_refused() -> None:

@@ -1,7 +1,7 @@
 """Model backends behind the gateway, one registry of them: the embedded model (``sim``), a
-live OpenAI-compatible upstream (``openai``) and replay of recorded exchanges
-(``replay``). A scheme's factory is imported when a run first names it, so a keyless
-session never builds the upstream's HTTP client."""
+live OpenAI-compatible upstream (``openai``), a local server (``local``) and replay of
+recorded exchanges (``replay``). A scheme's factory is imported when a run first names it,
+so a keyless session never builds the upstream's HTTP client."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from pytest_sabot.gateway.backends.base import (
     BackendReply,
     CallContext,
     is_live,
+    records,
     replays,
 )
 
@@ -25,6 +26,7 @@ BACKENDS: Registry[BackendFactory] = Registry(
     {
         "sim": "pytest_sabot.gateway.backends.sim:sim_backend",
         "openai": "pytest_sabot.gateway.backends.openai_upstream:openai_backend",
+        "local": "pytest_sabot.gateway.backends.local:local_backend",
         "replay": "pytest_sabot.gateway.backends.replay:replay_backend",
     },
 )
@@ -39,5 +41,6 @@ __all__ = [
     "BackendReply",
     "CallContext",
     "is_live",
+    "records",
     "replays",
 ]

@@ -97,6 +97,12 @@ def is_live(backend: object) -> bool:
     return bool(getattr(backend, "live", False))
 
 
+def records(backend: object) -> bool:
+    """A backend whose exchanges are recorded for replay: a live upstream, or one that says
+    so itself (``records = True``: a local server)."""
+    return is_live(backend) or bool(getattr(backend, "records", False))
+
+
 def replays(backend: object) -> bool:
     """A backend that serves recorded exchanges."""
     return bool(getattr(backend, "replays", False))

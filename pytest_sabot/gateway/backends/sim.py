@@ -10,6 +10,7 @@ import importlib
 from collections.abc import Callable
 from typing import Any
 
+from pytest_sabot.core.errors import REFUSED_CODE, ModelRefused
 from pytest_sabot.core.model_spec import DEFAULT_PERSONA
 from pytest_sabot.gateway.backends.base import (
     BackendError,
@@ -81,6 +82,8 @@ class SimBackend:
             )
         except BackendError:
             raise
+        except ModelRefused as exc:  # a request it does not recognise (SPEC I151)
+            raise BackendError(422, str(exc), REFUSED_CODE) from exc
         except Exception as exc:
             raise BackendError(
                 500,

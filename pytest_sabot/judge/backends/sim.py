@@ -89,6 +89,16 @@ _HEDGES = ("looks off", "seems off", "looks a little off", "odd", "unclear")
 _CUES_B = tuple(c for c in _CUES_A if c not in _HEDGES)
 _SPEAKERS = ("reviewer", "critic", "orchestrator", "guardrail", "worker")
 _SPOKEN = ("review", "agent_output", "ledger", "guardrail", "route", "retry", "replan")
+# A component that records a review or an agent's output speaks in its own words whatever it
+# is called ("judge", "writer"): the embedded judge reads it as it reads a reviewer or a
+# worker, so a notice rate never depends on the name a pipeline gives its components.
+_OWN_WORDS = ("review", "agent_output")
+
+
+def speakers(entries: list[tuple[str, str, str]]) -> set[str]:
+    """The components whose words the embedded judge reads: the shipped pipelines' roles,
+    and every component of the transcript that records a review or an agent's output."""
+    return {*_SPEAKERS, *(c for c, kind, _ in entries if kind in _OWN_WORDS)}
 
 
 def _section(prompt: str, *titles: str) -> str:
@@ -133,8 +143,9 @@ def judge(prompt: str, variant: str) -> dict[str, str]:
     tokens = salient_tokens(note)
     cues = _CUES_A if variant == "A" else _CUES_B
     entries = _entries(transcript)
+    who = speakers(entries)
     for component, kind, body in entries if variant == "A" else reversed(entries):
-        if component not in _SPEAKERS or kind not in _SPOKEN:
+        if component not in who or kind not in _SPOKEN:
             continue
         for piece in _pieces(body, by_line=variant == "B"):
             low = piece.lower()

@@ -25,7 +25,7 @@ from pytest_sabot.report.html._common import is_rate
 SHOWN_TOP = {
     "schema_version", "tool", "wave", "rules", "wave_rules", "model", "fixture", "label",
     "registration_hash", "versions", "off_pin", "selection", "scoreboard", "cells",
-    "structural_zeros", "judge", "spend", "disclosures",
+    "structural_zeros", "judge", "spend", "disclosures", "model_calls",
 }
 SHOWN_RATES = {
     "sabot_score", "soft_notice", "reaction", "recovery", "recovery_without_detection",

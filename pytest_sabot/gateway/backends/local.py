@@ -1,0 +1,91 @@
+"""A local OpenAI-compatible server (``local:<model>@<base url>``): Ollama, llama.cpp's
+server, vLLM or any server speaking Chat Completions on the machine or the network.
+
+No key is sent (no Authorization header) and nothing is paid: every call costs $0 and its
+tokens are counted from the usage the server reports (a server that reports none leaves
+them unknown). The server is always asked for a whole completion; the gateway streams it to
+the client itself, so what is recorded is exactly what is served and replayed, as for a
+live upstream. A connection failure or a timeout is answered 502 or 504 naming the server;
+an error the server answers is passed through with its status.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from typing import Any
+
+import httpx
+
+from pytest_sabot.core.model_spec import ModelSpec, check_local
+from pytest_sabot.gateway.backends.base import (
+    BackendError,
+    BackendHost,
+    BackendReply,
+    CallContext,
+    usage_of,
+)
+from pytest_sabot.gateway.protocol import error_body
+
+_DROPPED_FIELDS = ("stream", "stream_options")
+
+
+def local_backend(host: BackendHost) -> LocalServer:
+    """The registry's factory of ``local:<model>@<url>``."""
+    return LocalServer(timeout_s=float(host.settings.upstream_timeout_s))
+
+
+class LocalServer:
+    """Sends chat completions to the server the spec names; recorded, never paid."""
+
+    records = True  # the gateway records its exchanges as it records a live upstream's
+
+    def __init__(self, timeout_s: float = 120.0) -> None:
+        self.timeout_s = timeout_s
+        self._client = httpx.Client(timeout=httpx.Timeout(timeout_s, connect=10.0))
+        self._lock = threading.Lock()
+        self.requests_sent = 0
+
+    def close(self) -> None:
+        self._client.close()
+
+    def check(self, name: str) -> None:
+        """ValueError unless ``name`` is '<model>@<http(s) base url>'."""
+        check_local(ModelSpec("local", name))
+
+    def complete(self, request: dict[str, Any], call: CallContext) -> BackendReply:
+        spec = ModelSpec("local", call.name)
+        body = {k: v for k, v in request.items() if k not in _DROPPED_FIELDS}
+        body["model"] = spec.local_model
+        url = spec.local_url.rstrip("/") + "/chat/completions"
+        with self._lock:
+            self.requests_sent += 1
+        try:
+            response = self._client.post(url, json=body,
+                                         headers={"Content-Type": "application/json"})
+        except httpx.TimeoutException as exc:
+            raise BackendError(504, f"local model server {spec.local_url} timed out "
+                               f"({type(exc).__name__})", "sabot_local_timeout",
+                               "upstream_error") from None
+        except httpx.RequestError as exc:
+            raise BackendError(502, f"local model server {spec.local_url} is unreachable "
+                               f"({type(exc).__name__}: {exc})", "sabot_local_unreachable",
+                               "upstream_error") from None
+        try:
+            payload = response.json()
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            payload = None
+        if response.status_code == 200 and isinstance(payload, dict) and isinstance(
+            payload.get("choices"), list
+        ):
+            return BackendReply(response=payload, usage=usage_of(payload), cost_usd=0.0)
+        if response.status_code == 200:
+            raise BackendError(502, f"local model server {spec.local_url} answered 200 with a "
+                               "body that is not a ChatCompletion", "sabot_local_bad_body",
+                               "upstream_error")
+        passed = payload if isinstance(payload, dict) and "error" in payload else error_body(
+            f"local model server answered HTTP {response.status_code}: "
+            f"{response.text[:300]}", "upstream_error", f"upstream_{response.status_code}")
+        raise BackendError(response.status_code,
+                           f"local model server HTTP {response.status_code}",
+                           f"upstream_{response.status_code}", body=passed)
