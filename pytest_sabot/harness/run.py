@@ -182,7 +182,7 @@ def _run_adapter(ctx: PipelineContext | LabPipelineContext, timeout_s: float) ->
     thread.start()
     timed_out = True
     try:
-        timed_out = not ended.wait(timeout_s)
+        timed_out = not _wait_ended(ended, timeout_s)
     finally:
         if not ended.is_set():
             # Closing the run at the gateway makes every further model call fail fast, so
@@ -195,6 +195,21 @@ def _run_adapter(ctx: PipelineContext | LabPipelineContext, timeout_s: float) ->
     if timed_out:
         return f"Timeout: the pipeline ran past {timeout_s:g}s"
     return result.get("error")
+
+
+def _wait_ended(ended: threading.Event, timeout_s: float) -> bool:
+    """Wait for the pipeline; a cell run ahead of its test (session/inflight.py) is stopped
+    by its thread's ``sabot_stop`` event as an interrupt stops the main thread's."""
+    stop = getattr(threading.current_thread(), "sabot_stop", None)
+    deadline = time.monotonic() + timeout_s
+    while stop is not None and not stop.is_set():
+        if ended.wait(min(0.25, max(0.0, deadline - time.monotonic()))):
+            return True
+        if time.monotonic() >= deadline:
+            return False
+    if stop is not None:
+        raise KeyboardInterrupt("the session stopped")
+    return ended.wait(timeout_s)
 
 
 # Pipeline threads that outlived their time limit (or an interrupt). The process waits for
