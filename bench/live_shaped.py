@@ -46,6 +46,7 @@ TARGET_SPAN_RATIO = 1.15
 DEFAULT_SLICE = [
     "--sabot-wave=1",
     "--sabot-framework=langgraph,autogen",
+    "--sabot-config=default",
     "--sabot-task=T1,T2",
     "--sabot-seed=11,12",
 ]

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import math
 import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -54,14 +55,16 @@ def choose(
     processes: int,
     alone: bool = False,
 ) -> int:
-    """The number of cells in flight per process: ``given`` when one is (``--sabot-concurrency
-    N``); otherwise 1 for a model that answers at once (the embedded one without a latency,
-    a replay: the cells are CPU-bound, and the processes are the parallelism), and for a
-    trusted agent (``alone``); else the process's share of the connections and a quarter
-    more."""
+    """The number of cells in flight per process: 1 for a trusted agent (``alone``: its
+    supervisor is the process's own); ``given`` when one is (``--sabot-concurrency N``);
+    otherwise 1 for a model that answers at once (the embedded one without a latency, a
+    replay: the cells are CPU-bound, and the processes are the parallelism), else the
+    process's share of the connections and a quarter more."""
+    if alone:
+        return 1
     if given > 0:
         return given
-    if keyless_instant or alone:
+    if keyless_instant:
         return 1
     share = max(1, max_connections // max(1, processes))
     return share + math.ceil(share * HEADROOM)
@@ -140,11 +143,10 @@ class CellPool:
                     slot.ended.set()
         for slot in running:
             slot.stop.set()
-        left = 0
+        deadline = time.monotonic() + wait_s
         for slot in running:
-            if not slot.ended.wait(wait_s):
-                left += 1
-        return left
+            slot.ended.wait(max(0.0, deadline - time.monotonic()))
+        return sum(not slot.ended.is_set() for slot in running)
 
     # ------------------------------------------------------------------ scheduling
 

@@ -316,7 +316,8 @@ OPTIONS: tuple[OptionSpec, ...] = (
         "Cells in flight at once in each process that runs cells: 'auto' (default: 1 for "
         "the embedded model answering at once; for a live, local or latency-shaped model "
         "the process's share of --sabot-max-connections and a quarter more) or a whole "
-        "number. Every cell's record is the same as in a run one cell at a time.",
+        "number (a trusted agent's cells run one at a time). Every cell's record is the "
+        "same as in a run one cell at a time.",
         default=AUTO,
         kind="concurrency",
         parse=concurrency,

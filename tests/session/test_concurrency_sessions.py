@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from filelock import FileLock
 
 pytestmark = pytest.mark.slow
 
@@ -43,27 +44,61 @@ class Session:
         return f"exit {self.returncode}\n{self.stdout[-4000:]}"
 
 
+RUNS = {
+    "sequential": ["-p", "no:xdist"],
+    "n0": ["-p", "no:xdist", *IN_FLIGHT],
+    "n2": ["-n", "2", *IN_FLIGHT],
+}
+
+
 def _session(where: Path, *args: str) -> Session:
+    """One plugin session in ``where``, run once per test session even across xdist
+    workers (a file lock; later callers read what it left)."""
     where.mkdir(parents=True, exist_ok=True)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "SABOT_"))}
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH", "")) if p)
-    out = where / "out"
-    proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:randomly", "-p", "no:cacheprovider",
-         f"--sabot-out={out}", f"--junitxml={where / 'junit.xml'}", *SLICE, *args],
-        cwd=where, env=env, capture_output=True, text=True, timeout=900, check=False,
-    )
-    return Session(out, proc.returncode, proc.stdout + proc.stderr)
+    saved = where / "session.json"
+    with FileLock(where / "session.lock"):
+        if not saved.is_file():
+            env = {k: v for k, v in os.environ.items()
+                   if not k.startswith(("PYTEST_", "SABOT_"))}
+            env["PYTHONPATH"] = os.pathsep.join(
+                p for p in (str(REPO), env.get("PYTHONPATH", "")) if p
+            )
+            proc = subprocess.run(
+                [sys.executable, "-m", "pytest", "-p", "no:randomly", "-p", "no:cacheprovider",
+                 f"--sabot-out={where / 'out'}", f"--junitxml={where / 'junit.xml'}", *SLICE,
+                 *args],
+                cwd=where, env=env, capture_output=True, text=True, timeout=900, check=False,
+            )
+            saved.write_text(json.dumps({"rc": proc.returncode,
+                                         "stdout": proc.stdout + proc.stderr}))
+    done = json.loads(saved.read_text())
+    return Session(where / "out", done["rc"], done["stdout"])
 
 
 @pytest.fixture(scope="module")
-def sessions(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Session]:
-    root = tmp_path_factory.mktemp("inflight")
-    return {
-        "sequential": _session(root / "sequential", "-p", "no:xdist"),
-        "n0": _session(root / "n0", "-p", "no:xdist", *IN_FLIGHT),
-        "n2": _session(root / "n2", "-n", "2", *IN_FLIGHT),
-    }
+def root(pytestconfig: pytest.Config, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A directory every xdist worker of this test session sees."""
+    base = tmp_path_factory.getbasetemp()
+    path = (base.parent if hasattr(pytestconfig, "workerinput") else base) / "sabot-inflight"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+@pytest.fixture(scope="module")
+def sessions(root: Path) -> dict[str, Session]:
+    return _Sessions(root)
+
+
+class _Sessions(dict[str, Session]):
+    """Each session run when a test first asks for it."""
+
+    def __init__(self, root: Path) -> None:
+        super().__init__()
+        self.root = root
+
+    def __missing__(self, name: str) -> Session:
+        self[name] = _session(self.root / name, *RUNS[name])
+        return self[name]
 
 
 def _windows(out: Path) -> dict[str, tuple[float, float]]:

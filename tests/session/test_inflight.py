@@ -139,3 +139,4 @@ def test_I161_the_automatic_concurrency_is_one_keyless_and_the_connection_share_
     assert choose(0, keyless_instant=False, max_connections=2, processes=4) == 2
     assert choose(0, keyless_instant=False, max_connections=16, processes=2, alone=True) == 1
     assert choose(3, keyless_instant=True, max_connections=8, processes=2) == 3
+    assert choose(3, keyless_instant=False, max_connections=8, processes=2, alone=True) == 1
