@@ -13,8 +13,10 @@ What stays as in a run one cell at a time (the records are the same, cell by cel
   run compile code, and CPython 3.11 converts syntax trees with a counter shared by every
   thread (two threads doing it at once can fail with "SystemError: AST constructor
   recursion depth mismatch");
-* a fault cell never starts while its baseline is queued or running here: it reads the
-  baseline's record as it would have in the sequential run (the baseline comes first);
+* a baseline and its fault cells run in the order their tests come in: a fault cell never
+  starts while its baseline, queued before it, has not ended, and a baseline never starts
+  while a fault cell of it queued before it has not; each reads the other's record as it
+  would have in the sequential run;
 * a framework that holds process-wide state for a run (``FrameworkAdapter.one_run_at_a_time``:
   CrewAI points the environment into the run's directory) never has two of its cells
   running at once in one process; the other frameworks' cells fill the room;
@@ -74,6 +76,7 @@ def choose(
 class _Slot:
     cell: Cell
     state: str = "queued"  # queued | running | done
+    order: int = 0  # its place in the order the tests come in
     wanted: bool = False  # its test waits for it
     result: dict[str, Any] | None = None
     error: BaseException | None = None
@@ -103,6 +106,7 @@ class CellPool:
         self._lock = threading.Lock()
         self._slots: dict[str, _Slot] = {}  # in the order cells were queued
         self._closed = False
+        self._queued = 0
         self._warm: set[str] = set()  # frameworks that have run a cell in this process
         self.peak = 0  # the most cells that ran at once (the bench reads it)
 
@@ -114,12 +118,12 @@ class CellPool:
         with self._lock:
             slot = self._slots.get(cell.id)
             if slot is None:
-                slot = self._slots[cell.id] = _Slot(cell)
+                slot = self._slots[cell.id] = self._slot(cell)
             slot.wanted = True
             if not self._closed:
                 for nxt in upcoming:
                     if nxt.id not in self._slots:
-                        self._slots[nxt.id] = _Slot(nxt)
+                        self._slots[nxt.id] = self._slot(nxt)
             self._fill(first=slot)
         slot.ended.wait()
         with self._lock:
@@ -150,6 +154,10 @@ class CellPool:
 
     # ------------------------------------------------------------------ scheduling
 
+    def _slot(self, cell: Cell) -> _Slot:
+        self._queued += 1
+        return _Slot(cell, order=self._queued)
+
     def _running(self) -> list[_Slot]:
         return [s for s in self._slots.values() if s.state == "running"]
 
@@ -162,11 +170,16 @@ class CellPool:
             r.cell.framework == cell.framework for r in running
         ):
             return False
+        # A baseline and its fault cells keep the order their tests come in: a fault cell
+        # after its baseline reads it recorded, one before it reads it pending.
         if cell.operator is not None:
             base = self._slots.get(cell.baseline_id)
-            if base is not None and base.state != "done":
-                return False
-        return True
+            return base is None or base.order > slot.order or base.state == "done"
+        return not any(
+            s.cell.operator is not None and s.cell.baseline_id == cell.id
+            and s.order < slot.order and s.state != "done"
+            for s in self._slots.values()
+        )
 
     def _fill(self, first: _Slot | None = None) -> None:
         """Start what room allows (under the lock): the cells tests wait for first (they

@@ -88,6 +88,25 @@ def test_I161_a_fault_cell_never_starts_before_its_baseline_here_has_ended(
             assert not any(cell.id in o and cell.baseline_id in o for o in run.overlaps), cell.id
 
 
+def test_I161_a_fault_cell_before_its_baseline_ends_before_the_baseline_starts(
+    wave1: Standard,
+) -> None:
+    """Tests in another order (a fault cell first) keep that order against its baseline:
+    the fault cell reads the baseline pending, as in the sequential run."""
+    cells = _cells(wave1, "langgraph")
+    assert cells[0].operator is None
+    reordered = [*cells[1:3], cells[0], *cells[3:]]  # two fault cells, then the baseline
+    run = Recorder()
+    _drive(CellPool(run, 6), reordered, 6)
+    order = run.started
+    assert order.index(cells[1].id) < order.index(cells[0].id)
+    assert order.index(cells[2].id) < order.index(cells[0].id)
+    for overlap in run.overlaps:
+        assert not (cells[0].id in overlap and (cells[1].id in overlap or cells[2].id in overlap))
+    for later in cells[3:]:  # the ones after the baseline wait for it
+        assert order.index(cells[0].id) < order.index(later.id)
+
+
 def test_I161_a_one_run_at_a_time_framework_never_overlaps_itself_and_a_first_cell_runs_alone(
     wave1: Standard,
 ) -> None:
