@@ -207,7 +207,7 @@ def _wait_ended(ended: threading.Event, timeout_s: float) -> bool:
             return True
         if time.monotonic() >= deadline:
             return False
-    if stop is not None:
+    if stop is not None and not ended.is_set():
         raise KeyboardInterrupt("the session stopped")
     return ended.wait(timeout_s)
 
