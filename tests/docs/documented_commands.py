@@ -134,7 +134,9 @@ TABLE: dict[str, dict[str, Run | Shown]] = {
             "drives it with the MCP SDK's own client"),
         "sabot rescore reports/wave-1 --rules v0.2.1": Run(
             0, r"^both readings: v0\.1\.3 \(as recorded\) and v0\.2\.1 \(rescored\)$"),
-        "sabot report reports/wave-1": Run(0, r"^Sabot scoreboard: wave 1, rules v0\.1\.3( \[partial board: not wave 1's rates\])?$"),
+        "sabot report reports/wave-1": Run(
+            0, r"^Sabot scoreboard: wave 1, rules v0\.1\.3"
+               r"( \[partial board: not wave 1's rates\])?$"),
         "sabot validate": Run(0, r"^wave 1: ok \(1050 cells, rules v0\.1\.3\)$"),
         "sabot plan --sabot-wave 2 --sabot-model openai:gpt-5.6-terra": Run(
             0, r"^plan for model openai:gpt-5\.6-terra \(built-in estimates\); cap \$500\.00$"),
@@ -356,7 +358,9 @@ TABLE: dict[str, dict[str, Run | Shown]] = {
             0, r"^rescored \d+ cells under v0\.2\.1: identical to results\.json$"),
         "sabot rescore reports/wave-3 --rules v0.2.0": Run(
             0, r"^both readings: v0\.2\.1 \(as recorded\) and v0\.2\.0 \(rescored\)$"),
-        "sabot report reports/wave-3": Run(0, r"^Sabot scoreboard: wave 3, rules v0\.2\.1( \[partial board: not wave 3's rates\])?$"),
+        "sabot report reports/wave-3": Run(
+            0, r"^Sabot scoreboard: wave 3, rules v0\.2\.1"
+               r"( \[partial board: not wave 3's rates\])?$"),
         "sabot validate": Run(0, r"^wave 1: ok \(1050 cells, rules v0\.1\.3\)$"),
         "sabot plan --sabot-wave 3 --sabot-model openai:gpt-5.6-terra": Run(
             0, r"^plan for model openai:gpt-5\.6-terra \(built-in estimates\)"),
