@@ -46,6 +46,12 @@ def main(argv: list[str] | None = None) -> int:
         default=240.0,
         help="overall deadline in seconds of one upstream call, retries included (240)",
     )
+    parser.add_argument(
+        "--sim-latency",
+        type=float,
+        default=0.0,
+        help="median seconds of an embedded-model call (0: at once), a seeded lognormal",
+    )
     args = parser.parse_args(argv)
     options: dict[str, object] = {
         "port": args.port,
@@ -56,6 +62,7 @@ def main(argv: list[str] | None = None) -> int:
         "max_connections": args.max_connections,
         "spend_ledger_dir": args.spend_ledger,
         "upstream_deadline_s": args.upstream_deadline,
+        "sim_latency_s": args.sim_latency,
     }
     if args.base_url:
         options["base_url"] = args.base_url

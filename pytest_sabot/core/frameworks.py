@@ -109,6 +109,10 @@ class FrameworkAdapter:
     flags_head_configs: frozenset[str] = frozenset()
     """Configurations whose final artifact carries the FLAGS line as its first line (a
     Magentic-style team writes the artifact itself, standard section 10.2)."""
+    one_run_at_a_time: bool = False
+    """The pipeline holds process-wide state for the length of a run (CrewAI points the
+    environment into the run's directory): a process never runs two of its cells at once
+    (``--sabot-concurrency`` fills the room with other frameworks' cells)."""
 
     def __post_init__(self) -> None:
         if not _NAME.match(self.name):

@@ -18,6 +18,7 @@ _OPTION_OF = {
     "base_url": "--sabot-base-url",
     "spend_ledger_dir": "--sabot-spend-ledger",
     "upstream_deadline_s": "--sabot-upstream-deadline",
+    "sim_latency_s": "--sabot-sim-latency",
 }
 
 
@@ -86,6 +87,15 @@ class GatewaySettings(BaseModel):
             "the ledger, so every process of the session sees when the cap stopped it."
         ),
     )
+    sim_latency_s: float = Field(
+        0.0,
+        ge=0,
+        description=(
+            "Median time of one call of the embedded model, in seconds (0: it answers at "
+            "once): a seeded lognormal per call, holding a connection of max_connections, "
+            "so a keyless run has a live run's shape in time (answers unchanged)."
+        ),
+    )
     workdir: Path | None = Field(
         None,
         description=(
@@ -126,6 +136,7 @@ class GatewaySettings(BaseModel):
             "record_dir": out_dir / "recordings" if live or spec.is_local else None,
             "spend_ledger_dir": Path(ledger) if ledger else out_dir.resolve().parent,
             "upstream_deadline_s": values.get("sabot_upstream_deadline", 240.0),
+            "sim_latency_s": values.get("sabot_sim_latency", 0.0) or 0.0,
             "session": session,
             "workdir": workdir,
         }

@@ -156,7 +156,7 @@ def _run_adapter(ctx: BaseRunContext, timeout_s: float) -> tuple[str | None, str
     thread.start()
     timed_out = True
     try:
-        timed_out = not ended.wait(timeout_s)
+        timed_out = not _wait_ended(ended, timeout_s)
     finally:
         if not ended.is_set():
             # Closing the run at the gateway makes every further model call fail fast, so
@@ -169,6 +169,21 @@ def _run_adapter(ctx: BaseRunContext, timeout_s: float) -> tuple[str | None, str
     if timed_out:
         return f"Timeout: the pipeline ran past {timeout_s:g}s", ""
     return result.get("error"), str(result.get("trace") or "")
+
+
+def _wait_ended(ended: threading.Event, timeout_s: float) -> bool:
+    """Wait for the pipeline; a cell run ahead of its test (session/inflight.py) is stopped
+    by its thread's ``sabot_stop`` event as an interrupt stops the main thread's."""
+    stop = getattr(threading.current_thread(), "sabot_stop", None)
+    deadline = time.monotonic() + timeout_s
+    while stop is not None and not stop.is_set():
+        if ended.wait(min(0.25, max(0.0, deadline - time.monotonic()))):
+            return True
+        if time.monotonic() >= deadline:
+            return False
+    if stop is not None and not ended.is_set():
+        raise KeyboardInterrupt("the session stopped")
+    return ended.wait(timeout_s)
 
 
 # Pipeline threads that outlived their time limit (or an interrupt). The process waits for

@@ -79,6 +79,7 @@ class SabotSession:
         self.selection: Selection | None = None
         self.output_started = False
         self.runner: Any = None
+        self.pool: Any = None  # CellPool, when several cells are in flight (inflight.py)
         self.judge_note: str | None = None
         self.pytest_session: pytest.Session | None = None
         self.results: ResultsFile | None = None
@@ -418,6 +419,7 @@ class SabotSession:
             rerun_errors=self.settings.rerun_errors,
             junit_properties=junit.case_properties_allowed(self.config),
         )
+        self._build_pool()
         if self.settings.judge != "none":
             backend, note = self._make_judge()
             self.runner.judge = backend
@@ -427,6 +429,60 @@ class SabotSession:
                 if backend.fixture
                 else f"judge {backend.name}"
             )
+
+    def concurrency(self, processes: int) -> int:
+        """Cells in flight per process (--sabot-concurrency, or its automatic value)."""
+        from pytest_sabot.session import inflight
+
+        model = self.settings.model
+        return inflight.choose(
+            self.settings.concurrency,
+            keyless_instant=model.is_replay or (model.is_sim and self.settings.sim_latency <= 0),
+            max_connections=self.settings.max_connections,
+            processes=processes,
+            alone=bool(self.settings.agent),
+        )
+
+    def _build_pool(self) -> None:
+        from pytest_sabot.core.frameworks import adapter
+        from pytest_sabot.session import inflight
+
+        workerinput: dict[str, Any] = getattr(self.config, "workerinput", {})
+        width = self.concurrency(int(workerinput.get("workercount", 1) or 1))
+        if width <= 1:
+            return
+        alone = frozenset(
+            name for name in {c.framework for c in self.filtered}
+            if adapter(name).one_run_at_a_time
+        )
+        self.pool = inflight.CellPool(
+            self.runner.run, width, alone=alone, may_start=self._may_start_ahead
+        )
+
+    def _may_start_ahead(self) -> bool:
+        """Whether a cell may start ahead of its test: not once the session stops."""
+        if self.stop_reason is not None:
+            return False
+        return not (
+            self.settings.live
+            and gateway_mod.budget_stopped(self.gateway, self.settings, self.run_id)
+        )
+
+    def _run_one(self, item: pytest.Item, session: pytest.Session, cell: Cell) -> Any:
+        """The cell's result: run now, or by the pool with the cells queued after it."""
+        if self.pool is None:
+            return self.runner.run(cell)
+        from pytest_sabot.session import inflight
+
+        ahead = [
+            self.std.cell(cid)
+            for cid in (
+                cell_id_of(i.nodeid)
+                for i in inflight.upcoming_items(session, item, self.pool.width)
+            )
+            if cid is not None
+        ]
+        return self.pool.result(cell, ahead)
 
     # ------------------------------------------------------------------ one cell
 
@@ -443,7 +499,7 @@ class SabotSession:
             self._stop(session, "budget", "the spend cap is reached")
             pytest.skip("not run: the spend cap is reached")
         try:
-            result: dict[str, Any] = self.runner.run(cell)
+            result: dict[str, Any] = self._run_one(item, session, cell)
         except OutputUnwritable as exc:
             message = (
                 f"pytest-sabot: the output cannot be written: {exc}. The session stops; "
@@ -516,6 +572,8 @@ class SabotSession:
             return
         if not self.is_worker:
             signals.hold()  # the results are written whatever SIGTERM comes now
+        if self.pool is not None:  # cells started ahead of tests that will not run
+            self.pool.stop()
         if self.is_worker:
             # The worker's gateway spend travels to the controller (xdist's workeroutput).
             spend = gateway_mod.stats(self.gateway)

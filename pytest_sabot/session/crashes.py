@@ -34,7 +34,12 @@ def worker_crashed(state: SabotSession, nodeid: str, report: Any, sched: Any) ->
     worker = str(node.gateway.id) if node is not None else "a worker"
     state.crashes[cid] += 1
     involved = [c for c in (cell, _baseline_of(state, cell)) if c is not None]
-    broken = [c for c in involved if has_leftovers(state.out_dir, c.id)] or [cell]
+    broken = [c for c in involved if has_leftovers(state.out_dir, c.id)]
+    if not broken and not _finished_here(state, cell):
+        broken = [cell]
+    # else: with cells in flight (SPEC I161) the cell its test waited for may have been
+    # recorded before the worker died: it is kept as it is, and its test runs again to
+    # report it.
     try:
         if state.crashes[cid] == 1:
             for c in broken:
@@ -56,6 +61,13 @@ def worker_crashed(state: SabotSession, nodeid: str, report: Any, sched: Any) ->
     if not (cell_dir(state.out_dir, cid) / "outcome.json").is_file():
         state.crashed_cells[cid] = message
     report.sabot_crash = message
+
+
+def _finished_here(state: SabotSession, cell: Cell) -> bool:
+    from pytest_sabot.results.adjudicate import read_record
+
+    record = read_record(state.out_dir, cell.id)
+    return record.finished and record.session == state.run_id
 
 
 def _baseline_of(state: SabotSession, cell: Cell) -> Cell | None:

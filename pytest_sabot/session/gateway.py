@@ -61,6 +61,7 @@ def settings_of(
         "sabot_max_connections": settings.max_connections,
         "sabot_spend_ledger": settings.spend_ledger,
         "sabot_upstream_deadline": settings.upstream_deadline,
+        "sabot_sim_latency": settings.sim_latency,
     }
     try:
         return GatewaySettings.from_options(

@@ -66,6 +66,39 @@ def seconds(text: str) -> float:
     return value
 
 
+def duration(text: str) -> float:
+    """A duration, 0 or more, in seconds: '800ms', '1.5s' or a plain number of seconds."""
+    what = "a duration such as 800ms, 1.5s or 2 (seconds), 0 or more"
+    raw = str(text).strip().lower()
+    scale = 1.0
+    if raw.endswith("ms"):
+        raw, scale = raw[:-2], 0.001
+    elif raw.endswith("s"):
+        raw = raw[:-1]
+    try:
+        value = float(raw) * scale
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}")
+    return value
+
+
+AUTO = 0  # --sabot-concurrency auto: the session chooses
+
+
+def concurrency(text: str) -> int:
+    """'auto' (``AUTO``: the session chooses) or a whole number, 1 or more."""
+    if str(text).strip().lower() == "auto":
+        return AUTO
+    try:
+        return positive_int(text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(
+            f"expected 'auto' or a whole number, 1 or more, such as 8, got {text!r}"
+        ) from None
+
+
 def usd(text: str) -> float:
     """An amount of US dollars, more than 0."""
     value = _number(text, "an amount of US dollars such as 25")
@@ -289,6 +322,30 @@ OPTIONS: tuple[OptionSpec, ...] = (
         default=8,
         kind="int",
         parse=positive_int,
+    ),
+    OptionSpec(
+        "--sabot-concurrency",
+        "sabot_concurrency",
+        "Cells in flight at once in each process that runs cells: 'auto' (default: 1 for "
+        "the embedded model answering at once; for a live, local or latency-shaped model "
+        "the process's share of --sabot-max-connections and a quarter more) or a whole "
+        "number (a trusted agent's cells run one at a time). Every cell's record is the "
+        "same as in a run one cell at a time.",
+        default=AUTO,
+        kind="concurrency",
+        parse=concurrency,
+        env="SABOT_CONCURRENCY",
+    ),
+    OptionSpec(
+        "--sabot-sim-latency",
+        "sabot_sim_latency",
+        "Make the embedded model answer in a provider's time: the median of a seeded "
+        "lognormal per call (e.g. 800ms, 1s; default 0: at once). Each call holds one of "
+        "--sabot-max-connections; the answers, and so the verdicts, are unchanged.",
+        default=0.0,
+        kind="duration",
+        parse=duration,
+        env="SABOT_SIM_LATENCY",
     ),
     OptionSpec(
         "--sabot-judge",

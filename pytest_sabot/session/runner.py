@@ -20,6 +20,7 @@ Which records a session keeps (SPEC I19, I41, I42):
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -77,7 +78,16 @@ class CellRunner:
     judge: JudgeBackend | None = None
     judge_label: str = ""
     junit_properties: bool = True  # per-testcase properties (only where the family allows)
-    _events: list[dict[str, str]] = field(default_factory=list)
+    # What run() notes for the controller, per thread: several cells may run at once in
+    # one process (session/inflight.py), each in a thread of its own.
+    _local: threading.local = field(default_factory=threading.local, repr=False)
+
+    @property
+    def _events(self) -> list[dict[str, str]]:
+        events: list[dict[str, str]] | None = getattr(self._local, "events", None)
+        if events is None:
+            events = self._local.events = []
+        return events
 
     @property
     def out_dir(self) -> Path:
@@ -185,7 +195,7 @@ class CellRunner:
     # ------------------------------------------------------------------ one cell
 
     def run(self, cell: Cell) -> dict[str, Any]:
-        self._events = []
+        self._local.events = []
         if cell.carved_out:
             return self._result(cell, None, STRUCTURAL, provisional=False)
         record = self._ensure(cell)

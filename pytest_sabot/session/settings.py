@@ -45,6 +45,8 @@ class Settings:
     gateway_url: str | None
     spend_ledger: str | None
     upstream_deadline: float
+    sim_latency: float
+    concurrency: int  # 0: auto
     history: str | None
     secret_env: list[str]
 
@@ -111,6 +113,8 @@ def read_settings(config: pytest.Config) -> Settings:
         gateway_url=values["sabot_gateway_url"],
         spend_ledger=values["sabot_spend_ledger"],
         upstream_deadline=float(values["sabot_upstream_deadline"]),
+        sim_latency=float(values["sabot_sim_latency"]),
+        concurrency=int(values["sabot_concurrency"]),
         history=values["sabot_history"],
         secret_env=list(values["sabot_secret_env"] or []),
     )

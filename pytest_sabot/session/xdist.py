@@ -70,7 +70,45 @@ class XdistHooks:
         any cell is scheduled."""
         self.session.fix_selection_from_nodeids(ids)
 
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
+        """With several cells in flight per worker (--sabot-concurrency), xdist's load
+        scheduling keeps at least that many tests queued on every worker while any are
+        pending, so a worker can start the cells after the one it runs (session/inflight.py).
+        Other distribution modes are xdist's own."""
+        if config.getvalue("dist") != "load" or not self.session.wave_given:
+            return None
+        processes = len(config.getoption("tx", None) or []) or 1
+        width = self.session.concurrency(processes)
+        if width <= 1:
+            return None
+        return fed_scheduling(config, log, width + 1)
+
     @pytest.hookimpl
     def pytest_handlecrashitem(self, crashitem: str, report: Any, sched: Any) -> None:
         """A worker died while running a cell: retry it once, then record RUN_ERROR."""
         self.session.worker_crashed(crashitem, report, sched)
+
+
+def fed_scheduling(config: pytest.Config, log: Any, depth: int) -> Any:
+    """xdist's LoadScheduling, keeping at least ``depth`` tests queued on every worker
+    while any test is pending (xdist's own heuristic lets a worker's queue fall to two)."""
+    from xdist.scheduler import LoadScheduling  # type: ignore[import-untyped]
+
+    class FedScheduling(LoadScheduling):  # type: ignore[misc]
+        def schedule(self) -> None:
+            super().schedule()
+            for node in self.nodes:
+                self._feed(node)
+
+        def check_schedule(self, node: Any, duration: float = 0) -> None:
+            super().check_schedule(node, duration)
+            self._feed(node)
+
+        def _feed(self, node: Any) -> None:
+            if self.pending and not node.shutting_down:
+                short = depth - len(self.node2pending[node])
+                if short > 0:
+                    self._send_tests(node, short)
+
+    return FedScheduling(config, log)

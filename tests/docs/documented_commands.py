@@ -315,6 +315,16 @@ TABLE: dict[str, dict[str, Run | Shown]] = {
             "a shard of a small slice"),
         "sabot merge reports/shard-1 reports/shard-2 --out reports/wave-1-merged": Run(
             0, r"^merged 2 shard"),
+        "pytest --sabot-wave=1 -n 2 --sabot-model=openai:gpt-5.6-terra": Shown(LIVE),
+        "pytest --sabot-wave=1 -n 2 --sabot-sim-latency=1s --sabot-max-connections=16": Run(
+            0, PYTEST_FIRST,
+            f"pytest --sabot-wave=1 -n 2 --sabot-sim-latency=50ms --sabot-max-connections=16 "
+            f"{SMALL}", "a small slice, the model answering in 50 ms"),
+        "pytest --sabot-wave=1 -n 2 --sabot-concurrency=8 --sabot-model=openai:my-model "
+        "--sabot-base-url=http://127.0.0.1:8000/v1": Shown(
+            "needs a model server of your own on port 8000; tests/live/ runs live sessions, "
+            "several cells in flight, against a loopback provider"),
+        "python bench/live_shaped.py --vs-sequential": Shown(BENCH),
         "python bench/wave_scale.py": Shown(BENCH),
         "python bench/adaptive_rate.py": Shown(BENCH),
         "python bench/adaptive_rate.py --budget-usd 0.02": Shown(BENCH),

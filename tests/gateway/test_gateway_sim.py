@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import math
+import statistics
+import threading
+import time
+from typing import Any
+
 import httpx
 import pytest
 
@@ -104,3 +110,81 @@ def test_I152_a_call_past_the_runs_cap_is_refused_as_runaway() -> None:
             client.register_run("cell~a2", "cell", 11, "sim:realistic", max_calls=0)
     finally:
         gw.close()
+
+
+def _call(run_key: str, agent: str, index: int, seed: int = 7) -> Any:
+    from pytest_sabot.gateway.backends.base import CallContext
+
+    return CallContext(run_key, run_key.split("~")[0], seed, agent, index, "sim:realistic",
+                       "realistic")
+
+
+def test_sim_latency_is_a_seeded_lognormal_per_call() -> None:
+    """--sabot-sim-latency: the same call of the same run takes the same time in every
+    session; the draws of many calls spread around the median as a lognormal does."""
+    from pytest_sabot.gateway.backends.sim import LATENCY_SIGMA, sim_latency
+
+    first = [sim_latency(0.8, _call(f"c{i}~a1", "worker", i % 5)) for i in range(2000)]
+    again = [sim_latency(0.8, _call(f"c{i}~a1", "worker", i % 5)) for i in range(2000)]
+    assert first == again
+    assert sim_latency(0.8, _call("c1~a1", "worker", 0)) != sim_latency(
+        0.8, _call("c1~a1", "worker", 1)
+    )
+    ordered = sorted(first)
+    median = ordered[len(ordered) // 2]
+    assert 0.75 < median < 0.85
+    logs = [math.log(x / 0.8) for x in first]
+    spread = statistics.pstdev(logs)
+    assert abs(spread - LATENCY_SIGMA) < 0.05
+    assert min(first) >= 0.8 * math.exp(-3 * LATENCY_SIGMA) - 1e-9
+    assert max(first) <= 0.8 * math.exp(3 * LATENCY_SIGMA) + 1e-9
+    assert sim_latency(0.0, _call("c1~a1", "worker", 0)) == 0.0
+
+
+def test_sim_latency_answers_in_time_with_the_same_bytes_through_a_connection() -> None:
+    """A gateway with a latency answers the same bytes, no sooner than the call's draw, and
+    holds one of its connections while it waits: with one connection, two calls made at
+    once take the sum of their times."""
+    from pytest_sabot.gateway.backends.sim import sim_latency
+
+    quick = _serve_once(13, REQUEST)
+    gw = start_gateway(GatewaySettings(sim_latency_s=0.15, max_connections=1))
+    try:
+        client = GatewayClient(gw.url)
+        client.register_run("cell~a1", "cell", 13, "sim:realistic")
+        client.register_run("other~a1", "other", 13, "sim:realistic")
+        results: dict[str, bytes] = {}
+
+        def post(key: str) -> None:
+            url = client.base_url(key, "reviewer") + "/chat/completions"
+            results[key] = httpx.post(url, json=REQUEST, timeout=30).content
+
+        started = time.monotonic()
+        threads = [threading.Thread(target=post, args=(k,)) for k in ("cell~a1", "other~a1")]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        both = time.monotonic() - started
+        assert results["cell~a1"] == quick
+        draws = [sim_latency(0.15, _call(k, "reviewer", 0, 13)) for k in ("cell~a1", "other~a1")]
+        # one connection: the calls were served one after the other
+        assert both >= sum(draws)
+        [record] = client.drain("cell~a1")
+        assert record.latency_ms is not None and record.latency_ms >= draws[0] * 1000
+    finally:
+        gw.close()
+
+
+def test_sim_latency_option_takes_milliseconds_seconds_and_refuses_the_rest() -> None:
+    import argparse
+
+    from pytest_sabot.session.options import duration
+
+    assert duration("800ms") == pytest.approx(0.8)
+    assert duration("1.5s") == 1.5
+    assert duration("2") == 2.0
+    assert duration("0") == 0.0
+    for bad in ("fast", "-1s", "nan", "1h"):
+        with pytest.raises(argparse.ArgumentTypeError, match="duration such as 800ms"):
+            duration(bad)

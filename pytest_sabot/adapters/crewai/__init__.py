@@ -23,4 +23,6 @@ def adapter() -> FrameworkAdapter:
             r"litellm(\..*)?",
         ),
         cost_per_run={"default": (9, 3000, 450), "guardrail": (13, 3000, 450)},
+        # A run points the process's environment and tempdir into its own directory.
+        one_run_at_a_time=True,
     )

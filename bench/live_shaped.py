@@ -1,0 +1,162 @@
+"""Benchmark: a live-shaped keyless slice, as ratios to the plugin's targets, from one run.
+
+    python bench/live_shaped.py                        # 1 s median latency, -n 2, 16 connections
+    python bench/live_shaped.py --vs-sequential        # and the same slice one cell at a time
+    python bench/live_shaped.py --latency 800ms -- --sabot-framework=autogen   # another slice
+
+The embedded model answers in a provider's time (``--sabot-sim-latency``: a seeded lognormal
+per call, each call holding one of ``--sabot-max-connections``), so the slice has a live
+wave's shape with no key and no spend. Figures, printed beside their targets (never
+asserted: one run on a shared machine is an order of magnitude, not a gate):
+
+* calls in flight on average over the cells' span (first run_start to last run_end),
+  as a share of the connections allowed,                          target >= 90 %;
+* the span against the shortest a provider with that many connections allows, total model
+  time / connections,                                             target <= 1.15x.
+
+The model time of every call is the latency the embedded model drew for it, recomputed
+from the trace (the draw is deterministic per call: pytest_sabot.gateway.backends.sim.
+sim_latency), so waiting for a free connection is not counted as model time. With
+``--vs-sequential`` the same slice runs again with ``--sabot-concurrency=1`` right after
+(the calls in flight are then at most the workers): the gain is the ratio of the two spans.
+The load of the machine is printed with the figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from pytest_sabot.gateway.backends.base import CallContext  # noqa: E402
+from pytest_sabot.gateway.backends.sim import sim_latency  # noqa: E402
+from pytest_sabot.session.options import duration  # noqa: E402
+
+TARGET_IN_FLIGHT = 0.90
+TARGET_SPAN_RATIO = 1.15
+DEFAULT_SLICE = [
+    "--sabot-wave=1",
+    "--sabot-framework=langgraph,autogen",
+    "--sabot-config=default",
+    "--sabot-task=T1,T2",
+    "--sabot-seed=11,12",
+]
+
+
+def _env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "SABOT_"))}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    return env
+
+
+def _events(trace: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in trace.read_text("utf-8").splitlines() if line]
+
+
+def measure(out: Path, median_s: float) -> dict[str, Any]:
+    """Span, model time and calls of the cells recorded under ``out``."""
+    first, last, model_s, calls, cells = float("inf"), 0.0, 0.0, 0, 0
+    for trace in sorted(out.glob("cells/*/events.jsonl")):
+        events = _events(trace)
+        start = events[0]
+        attempt = int(start["data"].get("attempt", 1))
+        cell_id = str(start["data"]["cell_id"])
+        seed = int(start["data"]["seed"])
+        first, last, cells = min(first, start["t"]), max(last, events[-1]["t"]), cells + 1
+        for event in events:
+            if event["kind"] != "model_call" or event["data"].get("error"):
+                continue
+            call = CallContext(
+                f"{cell_id}~a{attempt}", cell_id, seed, event["component"],
+                int(event["data"]["call_index"]), "sim", "realistic",
+            )
+            model_s += sim_latency(median_s, call)
+            calls += 1
+    return {"cells": cells, "calls": calls, "model_s": model_s, "span_s": last - first}
+
+
+def run_slice(
+    workers: str, latency: str, connections: int, concurrency: str, extra: list[str]
+) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="sabot-live-shaped-") as work:
+        out = Path(work) / "out"
+        cmd = [
+            sys.executable, "-m", "pytest", "-n", workers, "-q", "-p", "no:cacheprovider",
+            "-p", "no:randomly", f"--sabot-out={out}", "--sabot-history=none",
+            f"--sabot-sim-latency={latency}", f"--sabot-max-connections={connections}",
+            f"--sabot-concurrency={concurrency}", *extra,
+        ]
+        started = time.monotonic()
+        proc = subprocess.run(cmd, cwd=work, env=_env(), capture_output=True, text=True,
+                              check=False)
+        wall = time.monotonic() - started
+        figures = measure(out, duration(latency))
+    return {"returncode": proc.returncode, "wall_s": wall, **figures,
+            "tail": proc.stdout[-1500:] if proc.returncode else ""}
+
+
+def report(name: str, got: dict[str, Any], connections: int) -> dict[str, Any]:
+    ideal = got["model_s"] / connections
+    in_flight = got["model_s"] / got["span_s"] if got["span_s"] else 0.0
+    figures = {
+        "in_flight_avg": in_flight,
+        "in_flight_share": in_flight / connections,
+        "span_ratio": got["span_s"] / ideal if ideal else float("inf"),
+    }
+    print(f"{name}: {got['cells']} cells, {got['calls']} model calls, "
+          f"{got['model_s']:.1f} s of model time; span {got['span_s']:.1f} s "
+          f"(session wall {got['wall_s']:.1f} s, exit {got['returncode']})")
+    print(f"  calls in flight on average: {in_flight:.1f} of {connections} = "
+          f"{figures['in_flight_share']:.0%}   target >= {TARGET_IN_FLIGHT:.0%}")
+    print(f"  span / (model time / connections): {figures['span_ratio']:.2f}x   "
+          f"target <= {TARGET_SPAN_RATIO:.2f}x")
+    if got["tail"]:
+        print(got["tail"])
+    return {**got, **figures}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[1] if __doc__ else "")
+    parser.add_argument("--latency", default="1s")
+    parser.add_argument("--workers", default="2")
+    parser.add_argument("--connections", type=int, default=16)
+    parser.add_argument("--concurrency", default="auto")
+    parser.add_argument("--vs-sequential", action="store_true")
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument("extra", nargs="*", help="pytest arguments (after --): the slice")
+    args = parser.parse_args(argv)
+    extra = args.extra or DEFAULT_SLICE
+    load = os.getloadavg()
+    print(f"load average before: {load[0]:.1f} {load[1]:.1f} {load[2]:.1f} "
+          f"on {os.cpu_count()} cores; slice: {' '.join(extra)}")
+    results = {"in_flight": report(
+        f"-n {args.workers}, --sabot-concurrency {args.concurrency}",
+        run_slice(args.workers, args.latency, args.connections, args.concurrency, extra),
+        args.connections,
+    )}
+    if args.vs_sequential:
+        results["sequential"] = report(
+            f"-n {args.workers}, --sabot-concurrency 1",
+            run_slice(args.workers, args.latency, args.connections, "1", extra),
+            args.connections,
+        )
+        gain = results["sequential"]["span_s"] / results["in_flight"]["span_s"]
+        print(f"gain of the cells in flight: {gain:.1f}x shorter span")
+    load = os.getloadavg()
+    print(f"load average after: {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")
+    if args.json:
+        print(json.dumps(results))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
