@@ -13,11 +13,10 @@ from collections.abc import Iterable
 from typing import Any
 
 from pytest_sabot.core.errors import REFUSED_MARK
+from pytest_sabot.core.limits import DEFAULT_MAX_MODEL_CALLS
 
-DEFAULT_MAX_MODEL_CALLS = 200
-"""The runaway guard's default cap on the model calls of one attempt: about three times the
-shipped pipelines' most on keyless wave 1 (64, an AutoGen Magentic-One cell; CrewAI 16,
-LangGraph 15), docs/ADAPTERS.md."""
+__all__ = ["DEFAULT_MAX_MODEL_CALLS", "RUNAWAY_MARK", "guard_error", "refused_calls"]
+
 RUNAWAY_MARK = "runaway:"
 """The gateway's error text for a call past the cap starts with this."""
 

@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from pytest_sabot.core.frameworks import installed_versions
+from pytest_sabot.core.limits import DEFAULT_MAX_MODEL_CALLS
 from pytest_sabot.core.model_spec import ModelSpec, parse_model
 from pytest_sabot.core.models.cells import Cell, WaveSpec
 from pytest_sabot.core.operators import served_model
-from pytest_sabot.harness.model_guard import DEFAULT_MAX_MODEL_CALLS
 from pytest_sabot.tasks.loader import PublicView
 
 __all__ = ["RunSettings", "frameworks_model_name", "provenance", "run_start_data"]

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from pytest_sabot.harness.model_guard import DEFAULT_MAX_MODEL_CALLS
+from pytest_sabot.core.limits import DEFAULT_MAX_MODEL_CALLS
 
 Parse = Callable[[str], Any]
 
