@@ -34,9 +34,15 @@ from pytest_sabot.session.settings import Settings, read_settings
 from pytest_sabot.session.xdist import worker_settings
 
 if TYPE_CHECKING:
+    from pytest_sabot.gateway.server import Gateway
+    from pytest_sabot.harness.run import RunSettings
+    from pytest_sabot.judge.backends import JudgeBackend
+    from pytest_sabot.matrix.standard import Standard
     from pytest_sabot.results import ResultsFile
     from pytest_sabot.session.boards import Boards
     from pytest_sabot.session.gates import Gate
+    from pytest_sabot.session.runner import CellRunner
+    from pytest_sabot.session.shard import Shard
 
 STATE = pytest.StashKey["SabotSession"]()
 FATAL = pytest.StashKey[dict[str, str]]()
@@ -70,15 +76,15 @@ class SabotSession:
         self.settings: Settings = worker_settings(read_settings(config), workerinput)
         self.run_id: str = workerinput.get("sabot_run_id") or manifest_mod.new_run_id()
         self.started = now_iso()
-        self.std: Any = None
+        self.std: Standard | None = None
         self.filtered: list[Cell] = []
-        self.gateway: Any = None  # this process's own gateway, when it runs cells
+        self.gateway: Gateway | None = None  # this process's own gateway, when it runs cells
         self.gateway_url: str | None = None
         self.worker_spend: dict[str, dict[str, Any]] = {}  # controller: by worker id
-        self.shard: Any = None  # --sabot-shard, when given
+        self.shard: Shard | None = None  # --sabot-shard, when given
         self.selection: Selection | None = None
         self.output_started = False
-        self.runner: Any = None
+        self.runner: CellRunner | None = None
         self.judge_note: str | None = None
         self.pytest_session: pytest.Session | None = None
         self.results: ResultsFile | None = None
@@ -101,6 +107,14 @@ class SabotSession:
         self._restore_signals: Callable[[], None] = _nothing
 
     # ------------------------------------------------------------------ properties
+
+    @property
+    def standard(self) -> Standard:
+        """The wave this session runs; only asked for once a wave is loaded (a session
+        without a wave runs no cell and writes no results)."""
+        if self.std is None:
+            raise RuntimeError("pytest-sabot: no wave is loaded in this session")
+        return self.std
 
     @property
     def wave_given(self) -> bool:
@@ -235,9 +249,9 @@ class SabotSession:
         hidden = evidence(
             self.out_dir.absolute(),
             gateway_mod.ledger_dir(self.settings, self.out_dir),
-            [Path(self.std.root) / "tasks"],
+            [Path(self.standard.root) / "tasks"],
             [Path(p) for p in code.split(os.pathsep) if p],
-            [Path("reports").absolute(), Path(self.std.root) / "reports"],
+            [Path("reports").absolute(), Path(self.standard.root) / "reports"],
         )
         problem = use_sandbox(hidden, check=not self.is_worker)
         if problem is not None:
@@ -291,7 +305,7 @@ class SabotSession:
                 ) from None
             self.local_adapters.append(declared.name)
 
-    def _make_judge(self) -> tuple[Any, str | None]:
+    def _make_judge(self) -> tuple[JudgeBackend, str | None]:
         from pytest_sabot.judge import JudgeBackendError, make_backend
 
         spec = self.settings.judge
@@ -411,7 +425,7 @@ class SabotSession:
 
         settings = self.runner_settings()
         self.runner = CellRunner(
-            std=self.std,
+            std=self.standard,
             settings=settings,
             selected=frozenset(ids),
             resume=self.settings.resume,
@@ -434,7 +448,7 @@ class SabotSession:
         """Run one cell for its test (in the setup phase: a harness failure is an error)."""
         if self.runner is None:
             pytest.skip("no --sabot-wave given")
-        cell = self.std.cell(cell_id)
+        cell = self.standard.cell(cell_id)
         if self.stop_reason is not None:
             pytest.skip(f"not run: the session is stopping ({self.stop_reason})")
         if self.settings.live and gateway_mod.budget_stopped(
@@ -491,11 +505,11 @@ class SabotSession:
 
         crashes.worker_crashed(self, nodeid, report, sched)
 
-    def runner_settings(self) -> Any:
+    def runner_settings(self) -> RunSettings:
         from pytest_sabot.harness.run import RunSettings
 
         return RunSettings(
-            root=self.std.root,
+            root=self.standard.root,
             out_dir=self.out_dir,
             # A distributed session's controller runs no cell (it records crashed
             # workers' cells only): it has no gateway of its own.
@@ -504,8 +518,8 @@ class SabotSession:
             timeout_s=self.attempt_timeout,
             downgrade_model=self.settings.downgrade_model,
             session=self.run_id,
-            registration_hash=self.std.registration_hash(),
-            rules=self.std.rules.version,
+            registration_hash=self.standard.registration_hash(),
+            rules=self.standard.rules.version,
         )
 
     # ------------------------------------------------------------------ finish
@@ -546,7 +560,7 @@ class SabotSession:
 
     # ------------------------------------------------------------------ terminal
 
-    def summary(self, terminalreporter: Any) -> None:
+    def summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         if self.results is None and not self.messages:
             return
         from pytest_sabot.report.terminal import summary_text
