@@ -7,8 +7,6 @@ import pytest
 
 from pytest_sabot.gateway import GatewayClient, GatewayError, GatewaySettings, start_gateway
 
-pytest.importorskip("pytest_sabot.sim.engine")
-
 REQUEST = {
     "model": "gpt-5.6-terra",
     "messages": [
