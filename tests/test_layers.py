@@ -26,6 +26,7 @@ def _lint(root: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 def test_the_import_contracts_hold() -> None:
     done = _lint(REPO)
     assert done.returncode == 0, done.stdout + done.stderr
@@ -42,6 +43,7 @@ def _copy_with(tmp_path: Path, module: str, line: str) -> Path:
     return root
 
 
+@pytest.mark.slow
 def test_an_upward_import_fails_the_layers_contract(tmp_path: Path) -> None:
     root = _copy_with(tmp_path, "core/records.py", "from pytest_sabot.results import adjudicate")
     done = _lint(root)
@@ -50,6 +52,7 @@ def test_an_upward_import_fails_the_layers_contract(tmp_path: Path) -> None:
     assert "pytest_sabot.core.records -> pytest_sabot.results.adjudicate" in done.stdout
 
 
+@pytest.mark.slow
 def test_a_scorer_reaching_for_the_gateway_fails_its_contract(tmp_path: Path) -> None:
     root = _copy_with(tmp_path, "scoring/flags.py", "import httpx")
     done = _lint(root)
@@ -122,6 +125,7 @@ def test_the_gateway_imports_the_embedded_model_in_the_open() -> None:
     assert "importlib" not in (REPO / "pytest_sabot/gateway/backends/sim.py").read_text()
 
 
+@pytest.mark.slow
 def test_a_new_adapter_is_held_by_the_rules_without_being_named(tmp_path: Path) -> None:
     """No adapter is listed by name: a new adapter package importing its framework outside
     its pipeline breaks the framework rule, and one importing another adapter breaks the

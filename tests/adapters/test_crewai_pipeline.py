@@ -120,6 +120,7 @@ def test_S8_crewai_default_worker_reviewer_approve_emits_the_reviewed_draft(
     assert [e.component for e in kinds(events, "model_call")] == ["worker", "worker", "reviewer"]
 
 
+@pytest.mark.slow
 def test_S8_crewai_uses_native_openai_provider_without_temperature_or_own_retries(
     server: ScriptedServer, tmp_path: Path
 ) -> None:

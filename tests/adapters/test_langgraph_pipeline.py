@@ -71,6 +71,7 @@ def test_S5_verdict_token_parse_is_case_insensitive_first_match() -> None:
     assert parse_verdict("This data looks off but fine.").decision is None
 
 
+@pytest.mark.slow
 def test_S5_reviewer_approve_routes_to_emit_with_the_delivered_draft(
     server: ScriptedServer, tmp_path: Path
 ) -> None:

@@ -113,6 +113,7 @@ def standalone(
         proc.communicate(timeout=30)
 
 
+@pytest.mark.slow
 def test_S8_cap_holds_across_gateway_processes_and_concurrent_connections(
     standalone: Callable[[float], str], upstream: FakeUpstream, prices: Path, tmp_path: Path
 ) -> None:
@@ -137,6 +138,7 @@ def test_S8_cap_holds_across_gateway_processes_and_concurrent_connections(
     assert sum(g.spent_usd for g in ledger.gateways.values()) == pytest.approx(billed)
 
 
+@pytest.mark.slow
 def test_S8_cap_holds_across_sessions_and_resumes(
     live_gateway: Callable[..., Gateway], upstream: FakeUpstream, prices: Path, tmp_path: Path
 ) -> None:
