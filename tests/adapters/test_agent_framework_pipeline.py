@@ -438,6 +438,7 @@ def test_S5_default_reviewer_approve_emits_the_delivered_draft(make_run: Any) ->
     assert first_model_call.component == "worker" and first_model_call.seq < call.seq
 
 
+@pytest.mark.slow
 def test_S5_default_reviewer_reject_routes_to_revise_with_the_reason(make_run: Any) -> None:
     reason = "gain_factor: the draft has 74.1 but the bench sheet states 47.1"
     scenario = Scenario(

@@ -148,6 +148,7 @@ def test_S8_crewai_uses_native_openai_provider_without_temperature_or_own_retrie
     assert [s.name for s in parse(user) if s.name] == ["TASK", "BRIEF", "ROUND"]
 
 
+@pytest.mark.slow
 def test_S5_crewai_reviewer_reject_with_revise_unused_rekicks_worker_carrying_the_reason(
     server: ScriptedServer, tmp_path: Path
 ) -> None:

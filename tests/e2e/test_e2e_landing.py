@@ -61,6 +61,7 @@ def test_S4_4_every_operator_lands_in_every_pipeline(
     _assert_landed(rec, consumed=not magentic_late)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("operator", OPERATORS)
 def test_S1_3_a_fault_run_carries_exactly_one_fault(bank: CellBank, operator: str) -> None:
     """One injection event, of the cell's own operator, before the probe reads it."""
