@@ -5,10 +5,11 @@ modules left at the package root.
 
 Every ``import`` / ``from ... import`` of a ``pytest_sabot`` module is an edge, whether it
 runs when the module is imported (``eager``) or later inside a function (``lazy``); an
-import under ``if TYPE_CHECKING:`` is not an edge. Layers are those of the import-linter
-contracts in pyproject.toml, read from the first matching prefix below; a module of the
-layout before the layers were enforced is placed where it moved to, so the same script
-measures both layouts.
+import under ``if TYPE_CHECKING:`` is not an edge. The layers are read from the layers
+contract of REPO_ROOT's pyproject.toml ([tool.importlinter], the one ``lint-imports``
+checks), with its ignored imports: this script keeps no copy of its own, so it cannot
+report an arrow the contract allows. A module in no layer (the package's own
+``__init__`` and ``__main__``) is not measured against the layers, as import-linter does.
 """
 
 from __future__ import annotations
@@ -16,66 +17,67 @@ from __future__ import annotations
 import argparse
 import ast
 import json
+import re
 import sys
+import tomllib
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 PACKAGE = "pytest_sabot"
 
-# Highest layer first. Prefix -> layer; the longest matching prefix wins.
-LAYERS: tuple[str, ...] = (
-    "entry",  # plugin, newhooks, the sabot commands
-    "session",
-    "report",
-    "results",
-    "harness",
-    "adapters",
-    "domain",  # scoring, judge, gateway, operators, tasks, sim, lab, trusted, matrix
-    "core",
-)
-PLACE: dict[str, str] = {
-    # the layout with layers
-    "plugin": "entry",
-    "newhooks": "entry",
-    "sabot_cells": "entry",
-    "commands": "entry",
-    "schema": "entry",
-    "session": "session",
-    "report": "report",
-    "results": "results",
-    "harness": "harness",
-    "adapters": "adapters",
-    "scoring": "domain",
-    "judge": "domain",
-    "gateway": "domain",
-    "operators": "domain",
-    "tasks": "domain",
-    "sim": "domain",
-    "lab": "domain",
-    "trusted": "domain",
-    "matrix": "domain",
-    "core": "core",
-    "": "core",  # pytest_sabot/__init__.py (the version)
-    # the loose modules at the root of the layout before, placed where they moved (a module
-    # inside a package counts in its package's layer)
-    "cli": "entry",
-    "demo": "entry",
-    "plan": "entry",
-    "anchor_rates": "entry",
-    "runner": "session",
-    "options": "session",
-    "adjudicate": "results",
-    "compare": "results",
-    "cells": "domain",
-    "standard": "domain",
-    "pins": "core",
-    "errors": "core",
-    "paths": "core",
-    "records": "core",
-    "trace_io": "core",
-    "verdict_token": "core",
-    "models": "core",
-}
+
+@dataclass(frozen=True)
+class Layers:
+    """The layers contract: members of each layer, highest first, and the ignored imports."""
+
+    members: tuple[tuple[str, ...], ...]
+    independent: tuple[bool, ...]
+    ignored: tuple[re.Pattern[str], ...]
+
+    def member(self, module: str) -> str | None:
+        """The layer member (a package) a module belongs to: its longest listed prefix."""
+        found = [m for layer in self.members for m in layer
+                 if module == m or module.startswith(m + ".")]
+        return max(found, key=len) if found else None
+
+    def rank(self, module: str) -> int | None:
+        """The layer of a module (0 = highest); None when it is in no layer."""
+        member = self.member(module)
+        if member is None:
+            return None
+        return next(i for i, layer in enumerate(self.members) if member in layer)
+
+    def is_ignored(self, importer: str, imported: str) -> bool:
+        return any(p.fullmatch(f"{importer} -> {imported}") for p in self.ignored)
+
+
+def _expression(text: str) -> re.Pattern[str]:
+    """An import-linter import expression ('a.*.b -> c.**') as a pattern."""
+    parts = []
+    for side in text.split("->"):
+        dotted = re.escape(side.strip()).replace(r"\*\*", "[^ ]+").replace(r"\*", "[^. ]+")
+        parts.append(dotted)
+    return re.compile(" -> ".join(parts))
+
+
+def read_layers(repo: Path) -> Layers:
+    """The layers contract of ``repo``'s pyproject.toml (type ``layers``, the first one)."""
+    path = repo / "pyproject.toml"
+    data = tomllib.loads(path.read_text(encoding="utf-8"))
+    contracts = data.get("tool", {}).get("importlinter", {}).get("contracts", [])
+    for contract in contracts:
+        if contract.get("type") != "layers":
+            continue
+        members: list[tuple[str, ...]] = []
+        independent: list[bool] = []
+        for raw in contract["layers"]:
+            delimiter = "|" if "|" in raw else ":"
+            members.append(tuple(m.strip() for m in raw.split(delimiter)))
+            independent.append(delimiter == "|" or ":" not in raw)
+        ignored = tuple(_expression(e) for e in contract.get("ignore_imports", []))
+        return Layers(tuple(members), tuple(independent), ignored)
+    raise SystemExit(f"{path}: no [[tool.importlinter.contracts]] of type 'layers'")
 
 
 def modules(repo: Path) -> dict[str, tuple[Path, bool]]:
@@ -138,13 +140,6 @@ def edges(repo: Path) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
     return every, eager
 
 
-def layer_of(module: str) -> str:
-    """The layer of a module: the place of its longest listed prefix."""
-    rel = module[len(PACKAGE) :].lstrip(".")
-    matches = [p for p in PLACE if p and (rel == p or rel.startswith(p + "."))]
-    return PLACE[max(matches, key=len)] if matches else PLACE[""]
-
-
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     """Strongly connected components with more than one member (Tarjan)."""
     index: dict[str, int] = {}
@@ -197,19 +192,25 @@ def package_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
     return out
 
 
-def upward(graph: dict[str, set[str]]) -> list[tuple[str, str]]:
-    rank = {name: i for i, name in enumerate(LAYERS)}  # 0 = highest
-    return sorted(
-        (a, b)
-        for a, targets in graph.items()
-        for b in targets
-        if rank[layer_of(b)] < rank[layer_of(a)]
-    )
+def upward(graph: dict[str, set[str]], layers: Layers) -> list[tuple[str, str]]:
+    """Imports the layers contract forbids: to a higher layer, or between two siblings of a
+    layer of independent siblings ("|"); the contract's ignored imports left out."""
+
+    def forbidden(a: str, b: str) -> bool:
+        ra, rb = layers.rank(a), layers.rank(b)
+        if ra is None or rb is None or layers.is_ignored(a, b):
+            return False
+        if rb < ra:
+            return True
+        return rb == ra and layers.independent[ra] and layers.member(a) != layers.member(b)
+
+    return sorted((a, b) for a, targets in graph.items() for b in targets if forbidden(a, b))
 
 
 def measure(repo: Path) -> dict[str, object]:
     every, eager = edges(repo)
     known = modules(repo)
+    layers = read_layers(repo)
     root = sorted(
         m.rpartition(".")[2] + ".py"
         for m, (_, is_pkg) in known.items()
@@ -227,8 +228,9 @@ def measure(repo: Path) -> dict[str, object]:
         "module_cycles_eager": cycles(eager),
         "package_cycles": cycles(package_graph(every)),
         "package_cycles_eager": cycles(package_graph(eager)),
-        "upward_imports": [f"{a} -> {b}" for a, b in upward(every)],
-        "upward_imports_eager": count(upward(eager)),
+        "layers": [list(layer) for layer in layers.members],
+        "upward_imports": [f"{a} -> {b}" for a, b in upward(every, layers)],
+        "upward_imports_eager": count(upward(eager, layers)),
     }
 
 

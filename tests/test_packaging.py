@@ -25,6 +25,7 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return built
 
 
+@pytest.mark.slow
 def test_wheel_ships_every_file_of_the_standard(wheel: Path) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
     for folder in ("cells", "tasks", "mappings"):
@@ -35,6 +36,7 @@ def test_wheel_ships_every_file_of_the_standard(wheel: Path) -> None:
             assert f"pytest_sabot/_standard/{path.relative_to(REPO)}" in names, path
 
 
+@pytest.mark.slow
 def test_wheel_registers_the_plugin_and_the_command(wheel: Path) -> None:
     archive = zipfile.ZipFile(wheel)
     (entry,) = [n for n in archive.namelist() if n.endswith("entry_points.txt")]
@@ -45,6 +47,7 @@ def test_wheel_registers_the_plugin_and_the_command(wheel: Path) -> None:
     assert "langgraph = pytest_sabot.adapters.langgraph:adapter" in text
 
 
+@pytest.mark.slow
 def test_an_installed_copy_finds_its_own_standard(wheel: Path, tmp_path: Path) -> None:
     zipfile.ZipFile(wheel).extractall(tmp_path)
     probe = (

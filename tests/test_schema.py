@@ -55,6 +55,7 @@ def test_every_file_format_has_a_schema() -> None:
     assert set(schema_documents()) == {f"{n}.schema.json" for n in names}
 
 
+@pytest.mark.slow
 def test_stale_schemas_reports_a_changed_missing_and_orphan_file(tmp_path: Path) -> None:
     write_schemas(tmp_path)
     assert stale_schemas(tmp_path) == []
@@ -67,6 +68,7 @@ def test_stale_schemas_reports_a_changed_missing_and_orphan_file(tmp_path: Path)
     assert stale_schemas(tmp_path) == []
 
 
+@pytest.mark.slow
 def test_render_is_stable() -> None:
     first = {name: render(doc) for name, doc in schema_documents().items()}
     second = {name: render(doc) for name, doc in schema_documents().items()}
@@ -97,6 +99,7 @@ def test_schema_rejects_what_the_loader_rejects() -> None:
     ))
 
 
+@pytest.mark.slow
 def test_trace_event_schema_accepts_an_emitted_event() -> None:
     validator = _validator("trace-event")
     event = {"seq": 3, "t": 0.0, "kind": "review", "component": "reviewer",

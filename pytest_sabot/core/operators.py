@@ -30,11 +30,31 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Protocol
 
 from pydantic import AfterValidator, WithJsonSchema
 
 from pytest_sabot.core.registry import Registry
+
+
+class InjectionSpec(Protocol):
+    """What an operator reads of its spec: where and how to plant the fault. The
+    ground-truth note is not part of it (the harness arms operators without it)."""
+
+    @property
+    def seam(self) -> str: ...
+
+    @property
+    def target(self) -> str: ...
+
+    @property
+    def original(self) -> str: ...
+
+    @property
+    def injected(self) -> str: ...
+
+    @property
+    def stale_file(self) -> str | None: ...
 
 __all__ = [
     "BEHAVIOURS",

@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from pytest_sabot.core.model_spec import parse_model
+from pytest_sabot.core.model_spec import ModelSpec, parse_model
 
 # The pytest option behind each setting a session chooses (errors name the option).
 _OPTION_OF = {
@@ -106,42 +106,47 @@ class GatewaySettings(BaseModel):
     )
 
     @classmethod
-    def from_options(
+    def for_session(
         cls,
-        values: Mapping[str, Any],
+        model: str | ModelSpec,
         out_dir: Path,
         *,
+        base_url: str | None = None,
+        prices: str | Path | None = None,
+        budget_usd: float | None = None,
+        max_connections: int = 8,
+        spend_ledger: str | Path | None = None,
+        upstream_deadline_s: float = 240.0,
+        sim_latency_s: float = 0.0,
         session: str = "",
         workdir: Path | None = None,
         share: int = 1,
     ) -> GatewaySettings:
-        """The settings of a pytest session's own gateway, from its resolved options
-        (``values`` by option dest) and the wave's output directory. A bad value or an
-        unreadable spend ledger is a ValueError (SabotDataError for the ledger file) that
-        names the option or the file.
+        """The settings of a pytest session's own gateway, from the session's model and
+        choices and the wave's output directory. A bad value or an unreadable spend ledger
+        is a ValueError (SabotDataError for the ledger file) that names the option the value
+        came from or the file.
 
-        ``share``: how many gateways of the session divide ``--sabot-max-connections``
-        between them (one per xdist worker); each keeps at least one connection."""
-        spec = parse_model(values["sabot_model"])
+        ``share``: how many gateways of the session divide ``max_connections`` between
+        them (one per xdist worker); each keeps at least one connection."""
+        spec = parse_model(model)
         live = spec.is_live
-        prices, ledger = values.get("sabot_prices"), values.get("sabot_spend_ledger")
-        connections = values.get("sabot_max_connections", 8)
-        if isinstance(connections, int) and share > 1:
-            connections = max(1, connections // share)
+        if share > 1:
+            max_connections = max(1, max_connections // share)
         options: dict[str, Any] = {
             "prices_path": Path(prices) if prices else None,
             "allow_live": live,
-            "budget_usd": values.get("sabot_budget_usd") if live else None,
-            "max_connections": connections,
+            "budget_usd": budget_usd if live else None,
+            "max_connections": max_connections,
             "record_dir": out_dir / "recordings" if live or spec.is_local else None,
-            "spend_ledger_dir": Path(ledger) if ledger else out_dir.resolve().parent,
-            "upstream_deadline_s": values.get("sabot_upstream_deadline", 240.0),
-            "sim_latency_s": values.get("sabot_sim_latency", 0.0) or 0.0,
+            "spend_ledger_dir": Path(spend_ledger) if spend_ledger else out_dir.resolve().parent,
+            "upstream_deadline_s": upstream_deadline_s,
+            "sim_latency_s": sim_latency_s,
             "session": session,
             "workdir": workdir,
         }
-        if values.get("sabot_base_url"):
-            options["base_url"] = values["sabot_base_url"]
+        if base_url:
+            options["base_url"] = base_url
         try:
             settings = cls(**options)
         except ValidationError as exc:
@@ -155,3 +160,30 @@ class GatewaySettings(BaseModel):
 
             read_ledger(settings.spend_ledger_dir)
         return settings
+
+    @classmethod
+    def from_options(
+        cls,
+        values: Mapping[str, Any],
+        out_dir: Path,
+        *,
+        session: str = "",
+        workdir: Path | None = None,
+        share: int = 1,
+    ) -> GatewaySettings:
+        """:meth:`for_session` from option values by pytest dest (``sabot_model``,
+        ``sabot_budget_usd``, ...), for a caller that holds them in that form."""
+        return cls.for_session(
+            values["sabot_model"],
+            out_dir,
+            base_url=values.get("sabot_base_url"),
+            prices=values.get("sabot_prices"),
+            budget_usd=values.get("sabot_budget_usd"),
+            max_connections=values.get("sabot_max_connections", 8),
+            spend_ledger=values.get("sabot_spend_ledger"),
+            upstream_deadline_s=values.get("sabot_upstream_deadline", 240.0),
+            sim_latency_s=values.get("sabot_sim_latency", 0.0) or 0.0,
+            session=session,
+            workdir=workdir,
+            share=share,
+        )

@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 from pytest_sabot.lab.agent import CallHeld, HarnessFailure, LimitReached, RunClosed
 from pytest_sabot.lab.evidence import RequestEvent
-from pytest_sabot.lab.faults.base import Delivered
+from pytest_sabot.lab.faults.call import Delivered
 from pytest_sabot.lab.observation import Observation, failure
 from pytest_sabot.lab.recorder import Recorder
 from pytest_sabot.lab.scenario import Scenario

@@ -13,13 +13,12 @@ from typing import Any
 from pytest_sabot.lab.faults import FAULTS
 from pytest_sabot.lab.faults.base import (
     Activation,
-    EntryState,
     FaultCoverage,
     FaultOperator,
-    Intercept,
     Suppression,
     coverage_status,
 )
+from pytest_sabot.lab.faults.call import EntryState, Intercept
 
 
 @dataclass

@@ -8,8 +8,8 @@ every fault lab operator is :class:`LabFault`, delegating to its fault module un
 
 from __future__ import annotations
 
-from pytest_sabot.core.operators import BEHAVIOURS, declaration
-from pytest_sabot.operators.base import InjectionSpec, Operator, Planted
+from pytest_sabot.core.operators import BEHAVIOURS, InjectionSpec, declaration
+from pytest_sabot.operators.base import Operator, Planted
 from pytest_sabot.operators.lab_fault import LabFault, LabPlan
 
 

@@ -14,29 +14,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from pytest_sabot.core.models.trace import OperatorId, ProbeData
-
-
-class InjectionSpec(Protocol):
-    """What an operator reads of its spec: where and how to plant the fault. The
-    ground-truth note is not part of it (the harness arms operators without it)."""
-
-    @property
-    def seam(self) -> str: ...
-
-    @property
-    def target(self) -> str: ...
-
-    @property
-    def original(self) -> str: ...
-
-    @property
-    def injected(self) -> str: ...
-
-    @property
-    def stale_file(self) -> str | None: ...
+from pytest_sabot.core.operators import InjectionSpec
 
 
 @dataclass(frozen=True)

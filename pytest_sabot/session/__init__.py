@@ -16,8 +16,7 @@ Modules, one job each:
 - ``crashes``: a worker that died while running a cell;
 - ``finishing``: the results and manifest written at the start and the end, the status;
 - ``core``: the session object that ties them together.
+
+Importing the package loads none of them: ``pytest_sabot.plugin`` imports the session
+object from ``core`` itself, and each module imports only the modules it uses.
 """
-
-from pytest_sabot.session.core import STATE, SabotSession, session_of
-
-__all__ = ["STATE", "SabotSession", "session_of"]

@@ -34,9 +34,16 @@ from pytest_sabot.session.settings import Settings, read_settings
 from pytest_sabot.session.xdist import worker_settings
 
 if TYPE_CHECKING:
+    from pytest_sabot.gateway.server import Gateway
+    from pytest_sabot.harness.run import RunSettings
+    from pytest_sabot.judge.backends import JudgeBackend
+    from pytest_sabot.matrix.standard import Standard
     from pytest_sabot.results import ResultsFile
     from pytest_sabot.session.boards import Boards
     from pytest_sabot.session.gates import Gate
+    from pytest_sabot.session.inflight import CellPool
+    from pytest_sabot.session.runner import CellRunner
+    from pytest_sabot.session.shard import Shard
 
 STATE = pytest.StashKey["SabotSession"]()
 FATAL = pytest.StashKey[dict[str, str]]()
@@ -70,16 +77,16 @@ class SabotSession:
         self.settings: Settings = worker_settings(read_settings(config), workerinput)
         self.run_id: str = workerinput.get("sabot_run_id") or manifest_mod.new_run_id()
         self.started = now_iso()
-        self.std: Any = None
+        self.std: Standard | None = None
         self.filtered: list[Cell] = []
-        self.gateway: Any = None  # this process's own gateway, when it runs cells
+        self.gateway: Gateway | None = None  # this process's own gateway, when it runs cells
         self.gateway_url: str | None = None
         self.worker_spend: dict[str, dict[str, Any]] = {}  # controller: by worker id
-        self.shard: Any = None  # --sabot-shard, when given
+        self.shard: Shard | None = None  # --sabot-shard, when given
         self.selection: Selection | None = None
         self.output_started = False
-        self.runner: Any = None
-        self.pool: Any = None  # CellPool, when several cells are in flight (inflight.py)
+        self.runner: CellRunner | None = None
+        self.pool: CellPool | None = None  # when several cells are in flight (inflight.py)
         self.judge_note: str | None = None
         self.pytest_session: pytest.Session | None = None
         self.results: ResultsFile | None = None
@@ -102,6 +109,14 @@ class SabotSession:
         self._restore_signals: Callable[[], None] = _nothing
 
     # ------------------------------------------------------------------ properties
+
+    @property
+    def standard(self) -> Standard:
+        """The wave this session runs; only asked for once a wave is loaded (a session
+        without a wave runs no cell and writes no results)."""
+        if self.std is None:
+            raise RuntimeError("pytest-sabot: no wave is loaded in this session")
+        return self.std
 
     @property
     def wave_given(self) -> bool:
@@ -236,9 +251,9 @@ class SabotSession:
         hidden = evidence(
             self.out_dir.absolute(),
             gateway_mod.ledger_dir(self.settings, self.out_dir),
-            [Path(self.std.root) / "tasks"],
+            [Path(self.standard.root) / "tasks"],
             [Path(p) for p in code.split(os.pathsep) if p],
-            [Path("reports").absolute(), Path(self.std.root) / "reports"],
+            [Path("reports").absolute(), Path(self.standard.root) / "reports"],
         )
         problem = use_sandbox(hidden, check=not self.is_worker)
         if problem is not None:
@@ -292,7 +307,7 @@ class SabotSession:
                 ) from None
             self.local_adapters.append(declared.name)
 
-    def _make_judge(self) -> tuple[Any, str | None]:
+    def _make_judge(self) -> tuple[JudgeBackend, str | None]:
         from pytest_sabot.judge import JudgeBackendError, make_backend
 
         spec = self.settings.judge
@@ -412,7 +427,7 @@ class SabotSession:
 
         settings = self.runner_settings()
         self.runner = CellRunner(
-            std=self.std,
+            std=self.standard,
             settings=settings,
             selected=frozenset(ids),
             resume=self.settings.resume,
@@ -455,6 +470,7 @@ class SabotSession:
             name for name in {c.framework for c in self.filtered}
             if adapter(name).one_run_at_a_time
         )
+        assert self.runner is not None, "the runner is made before the pool"
         self.pool = inflight.CellPool(
             self.runner.run, width, alone=alone, may_start=self._may_start_ahead
         )
@@ -470,12 +486,13 @@ class SabotSession:
 
     def _run_one(self, item: pytest.Item, session: pytest.Session, cell: Cell) -> Any:
         """The cell's result: run now, or by the pool with the cells queued after it."""
+        assert self.runner is not None, "a cell runs only in a session with a wave"
         if self.pool is None:
             return self.runner.run(cell)
         from pytest_sabot.session import inflight
 
         ahead = [
-            self.std.cell(cid)
+            self.standard.cell(cid)
             for cid in (
                 cell_id_of(i.nodeid)
                 for i in inflight.upcoming_items(session, item, self.pool.width)
@@ -490,7 +507,7 @@ class SabotSession:
         """Run one cell for its test (in the setup phase: a harness failure is an error)."""
         if self.runner is None:
             pytest.skip("no --sabot-wave given")
-        cell = self.std.cell(cell_id)
+        cell = self.standard.cell(cell_id)
         if self.stop_reason is not None:
             pytest.skip(f"not run: the session is stopping ({self.stop_reason})")
         if self.settings.live and gateway_mod.budget_stopped(
@@ -547,11 +564,11 @@ class SabotSession:
 
         crashes.worker_crashed(self, nodeid, report, sched)
 
-    def runner_settings(self) -> Any:
+    def runner_settings(self) -> RunSettings:
         from pytest_sabot.harness.run import RunSettings
 
         return RunSettings(
-            root=self.std.root,
+            root=self.standard.root,
             out_dir=self.out_dir,
             # A distributed session's controller runs no cell (it records crashed
             # workers' cells only): it has no gateway of its own.
@@ -561,8 +578,8 @@ class SabotSession:
             max_model_calls=self.settings.max_model_calls,
             downgrade_model=self.settings.downgrade_model,
             session=self.run_id,
-            registration_hash=self.std.registration_hash(),
-            rules=self.std.rules.version,
+            registration_hash=self.standard.registration_hash(),
+            rules=self.standard.rules.version,
         )
 
     # ------------------------------------------------------------------ finish
@@ -605,7 +622,7 @@ class SabotSession:
 
     # ------------------------------------------------------------------ terminal
 
-    def summary(self, terminalreporter: Any) -> None:
+    def summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         if self.results is None and not self.messages:
             return
         from pytest_sabot.report.terminal import summary_text

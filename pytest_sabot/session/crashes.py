@@ -75,4 +75,4 @@ def _baseline_of(state: SabotSession, cell: Cell) -> Cell | None:
         return None
     if cell.baseline_id in set(state.selection.ids):
         return None
-    return state.std.cell(cell.baseline_id)  # type: ignore[no-any-return]
+    return state.standard.cell(cell.baseline_id)

@@ -49,7 +49,7 @@ def write_pending(state: SabotSession) -> None:
         for c in state.selection.to_record
     }
     results = build_results(
-        state.std,
+        state.standard,
         state.out_dir,
         session=info(state, "running", ""),
         not_run=pending,
@@ -83,7 +83,7 @@ def common(state: SabotSession, judge: dict[str, Any] | None) -> dict[str, Any]:
     from pytest_sabot.results.adjudicate import Provenance
 
     assert state.selection is not None
-    std = state.std
+    std = state.standard
     return dict(
         selected_ids=state.selection.ids,
         pulled_in=[c.id for c in state.selection.pulled_in],
@@ -184,7 +184,7 @@ def _finish(state: SabotSession, session: pytest.Session) -> None:
             )
     if state.reserve is not None:
         manifest_mod.release(state.reserve)
-    std = state.std
+    std = state.standard
     judge = None
     if state.settings.judge != "none":
         from pytest_sabot.judge.run import collect_summary
@@ -270,7 +270,7 @@ def _finish(state: SabotSession, session: pytest.Session) -> None:
         state.messages.append((_unwritable_message(state, results), True))
     from pytest_sabot.session.final import final_fields, settle
 
-    settle(state.config, state.cell_reports, final_fields(state.std, results))
+    settle(state.config, state.cell_reports, final_fields(state.standard, results))
     junit.suite_properties(state.config, results, state.run_id)
     junit.report_gates(state.config, state.gates)
     _exit_status(state, session, results, status)
@@ -338,7 +338,7 @@ def manifest(
     from pytest_sabot.core.frameworks import installed_versions
 
     assert state.selection is not None
-    std = state.std
+    std = state.standard
     set_aside = {e["cell_id"]: e["detail"] for e in state.events if e["kind"] == "set_aside"}
     pulled = [e for e in state.events if e["kind"] == "pulled_in"]
     not_run: dict[str, str] = {}

@@ -19,11 +19,15 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from pytest_sabot.session.settings import Settings
+
+if TYPE_CHECKING:
+    from pytest_sabot.gateway.server import Gateway
+    from pytest_sabot.gateway.settings import GatewaySettings
 
 # A syntactically valid gateway URL the controller of a distributed session checks the
 # judge's spec against: the judge runs in the workers, each on its own gateway.
@@ -47,25 +51,26 @@ def settings_of(
     session: str = "",
     workdir: Path | None = None,
     share: int = 1,
-) -> Any:
+) -> GatewaySettings:
     """The GatewaySettings of a session's own gateway; a bad value is a usage error (so
     the controller refuses it before any worker starts)."""
     from pytest_sabot.core.errors import SabotDataError
-    from pytest_sabot.gateway import GatewaySettings
+    from pytest_sabot.gateway.settings import GatewaySettings
 
-    values = {
-        "sabot_model": settings.model,
-        "sabot_base_url": settings.base_url,
-        "sabot_prices": settings.prices,
-        "sabot_budget_usd": settings.budget_usd,
-        "sabot_max_connections": settings.max_connections,
-        "sabot_spend_ledger": settings.spend_ledger,
-        "sabot_upstream_deadline": settings.upstream_deadline,
-        "sabot_sim_latency": settings.sim_latency,
-    }
     try:
-        return GatewaySettings.from_options(
-            values, out, session=session, workdir=workdir, share=share
+        return GatewaySettings.for_session(
+            settings.model,
+            out,
+            base_url=settings.base_url,
+            prices=settings.prices,
+            budget_usd=settings.budget_usd,
+            max_connections=settings.max_connections,
+            spend_ledger=settings.spend_ledger,
+            upstream_deadline_s=settings.upstream_deadline,
+            sim_latency_s=settings.sim_latency or 0.0,
+            session=session,
+            workdir=workdir,
+            share=share,
         )
     except (ValueError, SabotDataError) as exc:
         raise pytest.UsageError(f"pytest-sabot: {exc}") from None
@@ -121,7 +126,7 @@ def open_account(settings: Settings, url: str, out: Path, session: str) -> str:
     return with_account(url, answer.account)
 
 
-def start(config: pytest.Config, gateway_settings: Any) -> tuple[Any, str]:
+def start(config: pytest.Config, gateway_settings: GatewaySettings) -> tuple[Gateway, str]:
     """Start this process's gateway; (the gateway, its URL)."""
     from pytest_sabot.gateway import start_gateway
 
@@ -144,7 +149,7 @@ def invocation_dir() -> str:
     return os.getcwd()
 
 
-def stats(gateway: Any) -> dict[str, Any] | None:
+def stats(gateway: Gateway | None) -> dict[str, Any] | None:
     """One gateway's spend and call counts, JSON-able (None without an own gateway)."""
     if gateway is None:
         return None
@@ -183,7 +188,9 @@ def combine(parts: list[dict[str, Any]]) -> dict[str, Any] | None:
     return out
 
 
-def session_spend(gateway: Any, workers: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
+def session_spend(
+    gateway: Gateway | None, workers: dict[str, dict[str, Any]]
+) -> dict[str, Any] | None:
     """The session's spend: its own gateway's (a process that ran cells) and every
     worker's that reported (a crashed worker reports none: its spend is in the ledger)."""
     parts = [s for s in (stats(gateway), *(workers[k] for k in sorted(workers))) if s]
@@ -233,7 +240,7 @@ def ledger_spend(directory: Path, session: str) -> dict[str, Any] | None:
     }
 
 
-def budget_stopped(gateway: Any, settings: Settings, session: str) -> bool:
+def budget_stopped(gateway: Gateway | None, settings: Settings, session: str) -> bool:
     """Whether the spend cap has stopped this session: this process's gateway refused a
     call, or the shared ledger says a gateway of this session did (another worker's). A
     gateway given by URL is asked over HTTP. False when it cannot be told."""

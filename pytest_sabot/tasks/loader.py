@@ -32,7 +32,7 @@ from pytest_sabot.core.models.task import (
     TaskFile,
     ToolSpec,
 )
-from pytest_sabot.core.operators import operator_ids
+from pytest_sabot.core.operators import InjectionSpec, operator_ids
 
 TASK_IDS: tuple[str, ...] = TASKS
 """The file tasks this module reads."""
@@ -77,25 +77,10 @@ class PublicView:
         return next(t for t in self.tools if t.role == role)
 
 
-class OperatorPlan(Protocol):
+class OperatorPlan(InjectionSpec, Protocol):
     """One operator's spec on one task as the harness arms it (never from the note) and
-    the scorer reads it: where the fault is planted, what it replaces, what catching it
-    means."""
-
-    @property
-    def seam(self) -> str: ...
-
-    @property
-    def target(self) -> str: ...
-
-    @property
-    def original(self) -> str: ...
-
-    @property
-    def injected(self) -> str: ...
-
-    @property
-    def stale_file(self) -> str | None: ...
+    the scorer reads it: where the fault is planted, what it replaces (the operator's
+    :class:`~pytest_sabot.core.operators.InjectionSpec`), and what catching it means."""
 
     @property
     def ground_truth(self) -> str: ...

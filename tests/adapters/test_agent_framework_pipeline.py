@@ -419,6 +419,7 @@ def kinds(ctx: LocalContext, kind: str) -> list[Any]:
 # --------------------------------------------------------------------------- default config
 
 
+@pytest.mark.slow
 def test_S5_default_reviewer_approve_emits_the_delivered_draft(make_run: Any) -> None:
     ctx, _ = make_run(Scenario(), "default")
     pipeline.run(ctx)
@@ -437,6 +438,7 @@ def test_S5_default_reviewer_approve_emits_the_delivered_draft(make_run: Any) ->
     assert first_model_call.component == "worker" and first_model_call.seq < call.seq
 
 
+@pytest.mark.slow
 def test_S5_default_reviewer_reject_routes_to_revise_with_the_reason(make_run: Any) -> None:
     reason = "gain_factor: the draft has 74.1 but the bench sheet states 47.1"
     scenario = Scenario(
@@ -652,6 +654,7 @@ def test_I62_agent_framework_replans_above_max_stall_count_not_at_it(make_run: A
     assert kinds(ctx, "replan") == []
 
 
+@pytest.mark.slow
 def test_I62_the_round_limit_is_a_cap_the_framework_message_a_stop_reason_and_no_artifact(
     make_run: Any,
 ) -> None:
@@ -767,6 +770,7 @@ def test_adapter_registry_resolves_agent_framework_to_this_module() -> None:
     assert get_adapter("agent_framework") is pipeline.run
 
 
+@pytest.mark.slow
 def test_importing_the_plugin_imports_no_agent_framework() -> None:
     code = (
         "import sys, pytest_sabot, pytest_sabot.plugin, pytest_sabot.adapters, "

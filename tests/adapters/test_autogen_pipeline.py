@@ -572,6 +572,7 @@ def test_S5_magentic_stall_count_is_not_reset_by_a_replan_so_the_next_stall_repl
     ]
 
 
+@pytest.mark.slow
 def test_S5_magentic_max_rounds_stop_reason_is_exact(make_run: Any) -> None:
     scenario = Scenario(ledgers=[ledger()], final_answer="partial answer")
     ctx, _ = make_run(scenario, "guardrail")
@@ -810,6 +811,7 @@ def test_adapter_registry_resolves_autogen_to_this_module() -> None:
     assert get_adapter("autogen") is pipeline.run
 
 
+@pytest.mark.slow
 def test_importing_the_package_imports_no_autogen() -> None:
     import subprocess
     import sys

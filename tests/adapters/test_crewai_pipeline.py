@@ -120,6 +120,7 @@ def test_S8_crewai_default_worker_reviewer_approve_emits_the_reviewed_draft(
     assert [e.component for e in kinds(events, "model_call")] == ["worker", "worker", "reviewer"]
 
 
+@pytest.mark.slow
 def test_S8_crewai_uses_native_openai_provider_without_temperature_or_own_retries(
     server: ScriptedServer, tmp_path: Path
 ) -> None:
@@ -147,6 +148,7 @@ def test_S8_crewai_uses_native_openai_provider_without_temperature_or_own_retrie
     assert [s.name for s in parse(user) if s.name] == ["TASK", "BRIEF", "ROUND"]
 
 
+@pytest.mark.slow
 def test_S5_crewai_reviewer_reject_with_revise_unused_rekicks_worker_carrying_the_reason(
     server: ScriptedServer, tmp_path: Path
 ) -> None:

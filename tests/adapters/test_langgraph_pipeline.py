@@ -71,6 +71,7 @@ def test_S5_verdict_token_parse_is_case_insensitive_first_match() -> None:
     assert parse_verdict("This data looks off but fine.").decision is None
 
 
+@pytest.mark.slow
 def test_S5_reviewer_approve_routes_to_emit_with_the_delivered_draft(
     server: ScriptedServer, tmp_path: Path
 ) -> None:
@@ -92,6 +93,7 @@ def test_S5_reviewer_approve_routes_to_emit_with_the_delivered_draft(
     assert ctx.emitted == ["RESULT: R-7 = 47.1"]
 
 
+@pytest.mark.slow
 def test_S5_reviewer_reject_reinvokes_the_worker_once_carrying_the_reason(
     server: ScriptedServer, tmp_path: Path
 ) -> None:

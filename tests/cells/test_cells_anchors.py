@@ -79,6 +79,7 @@ def test_S10_4_wave2_anchors_are_the_standard_verbatim() -> None:
     assert len(got) == 30
 
 
+@pytest.mark.slow
 def test_S10_4_wave2_anchors_are_permissive_substrings() -> None:
     registry = _registry(2)
     assert not any(a.word_boundary for e in registry.cells for a in e.anchors)

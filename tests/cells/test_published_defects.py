@@ -80,6 +80,7 @@ def test_I86_wave_3_serves_redacted_t3_material(wave: int | str) -> None:
     assert not any(note in m.text for m in view.materials for note in notes)
 
 
+@pytest.mark.slow
 def test_I86_the_registry_moves_the_registration_hash_of_waves_1_and_2_alone(
     tmp_path: Path,
 ) -> None:

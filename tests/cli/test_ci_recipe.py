@@ -75,6 +75,7 @@ def test_9_7_the_workflow_uploads_what_its_commands_write() -> None:
     assert shlex.split(report)[-1] == out
 
 
+@pytest.mark.slow
 def test_9_7_the_workflow_command_selects_one_frameworks_row(
     pytester: pytest.Pytester,
 ) -> None:

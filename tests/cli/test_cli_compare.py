@@ -75,6 +75,7 @@ def _with_cell(results: ResultsFile, cell_id: str, **changes: object) -> Results
     return results.model_copy(update={"cells": cells})
 
 
+@pytest.mark.slow
 def test_S10_5_3_cells_pair_by_framework_config_operator_task_seed(runs: Runs) -> None:
     fa, fb = _faults(runs.a), _faults(runs.b)
     paired_ids = {i for i in fa.keys() & fb.keys() if fa[i].valid and fb[i].valid}
@@ -84,6 +85,7 @@ def test_S10_5_3_cells_pair_by_framework_config_operator_task_seed(runs: Runs) -
     assert {r.row for r in report.rows} == {"langgraph-default", "langgraph-guardrail"}
 
 
+@pytest.mark.slow
 def test_S10_5_3_flips_count_cells_detected_in_one_run_only(runs: Runs) -> None:
     fa, fb = _faults(runs.a), _faults(runs.b)
     both = [i for i in fa.keys() & fb.keys() if fa[i].valid and fb[i].valid]
@@ -96,6 +98,7 @@ def test_S10_5_3_flips_count_cells_detected_in_one_run_only(runs: Runs) -> None:
     assert sum(flipped_rows.values()) == b_only
 
 
+@pytest.mark.slow
 def test_S10_5_3_row_difference_is_the_paired_mean_of_b_minus_a(runs: Runs) -> None:
     fa, fb = _faults(runs.a), _faults(runs.b)
     for row in compare(runs.a, runs.b).rows:
@@ -110,6 +113,7 @@ def test_S10_5_3_row_difference_is_the_paired_mean_of_b_minus_a(runs: Runs) -> N
         assert row.ci_low <= row.difference <= row.ci_high
 
 
+@pytest.mark.slow
 def test_S10_5_3_published_row_scores_sit_beside_the_paired_difference(runs: Runs) -> None:
     report = compare(runs.a, runs.b)
     for row in report.rows:
@@ -118,6 +122,7 @@ def test_S10_5_3_published_row_scores_sit_beside_the_paired_difference(runs: Run
         assert (row.a, row.b) == (published_a, published_b)
 
 
+@pytest.mark.slow
 def test_paired_bootstrap_interval_is_deterministic_from_its_seed(runs: Runs) -> None:
     first = compare(runs.a, runs.b, resamples=2000, seed=7)
     again = compare(runs.a, runs.b, resamples=2000, seed=7)
@@ -128,6 +133,7 @@ def test_paired_bootstrap_interval_is_deterministic_from_its_seed(runs: Runs) ->
     assert [r.difference for r in other.rows] == [r.difference for r in first.rows]
 
 
+@pytest.mark.slow
 def test_cli_compare_prints_the_same_ci_twice(
     runs: Runs, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -138,6 +144,7 @@ def test_cli_compare_prints_the_same_ci_twice(
     assert capsys.readouterr().out == first
 
 
+@pytest.mark.slow
 def test_S3_3_cells_valid_in_one_run_only_are_listed_never_dropped(
     runs: Runs, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -154,6 +161,7 @@ def test_S3_3_cells_valid_in_one_run_only_are_listed_never_dropped(
     assert A_ONLY in out and B_ONLY in out
 
 
+@pytest.mark.slow
 def test_S3_3_a_cell_excluded_in_one_run_is_listed_with_its_code(runs: Runs) -> None:
     excluded = Exclusion(code="RUN_ERROR", reason="Timeout: the pipeline ran past 300s")
     b = _with_cell(runs.b, "langgraph-guardrail-O1-T1-s11", excluded=excluded)
@@ -166,6 +174,7 @@ def test_S3_3_a_cell_excluded_in_one_run_is_listed_with_its_code(runs: Runs) -> 
     ) in {(c.cell_id, c.valid_in, c.other) for c in report.one_sided}
 
 
+@pytest.mark.slow
 def test_compare_warns_about_model_rules_and_registration(runs: Runs) -> None:
     report = compare(runs.a, runs.b)
     assert [(m.field, m.a, m.b) for m in report.mismatches] == [
@@ -180,6 +189,7 @@ def test_compare_warns_about_model_rules_and_registration(runs: Runs) -> None:
     assert "warning: A and B differ in model" in text
 
 
+@pytest.mark.slow
 def test_compare_of_a_run_with_itself_has_no_warning_and_no_flip(runs: Runs) -> None:
     report = compare(runs.a, runs.a, resamples=100)
     assert report.mismatches == []
@@ -188,6 +198,7 @@ def test_compare_of_a_run_with_itself_has_no_warning_and_no_flip(runs: Runs) -> 
     assert all(r.difference == 0 and r.ci_low == r.ci_high == 0 for r in report.rows)
 
 
+@pytest.mark.slow
 def test_I10_keyless_inputs_are_labelled_fixtures(runs: Runs) -> None:
     report = compare(runs.a, runs.b, resamples=100)
     assert report.a.fixture and report.b.fixture
@@ -196,6 +207,7 @@ def test_I10_keyless_inputs_are_labelled_fixtures(runs: Runs) -> None:
     assert "A and B are keyless" in text
 
 
+@pytest.mark.slow
 def test_cli_compare_json_is_the_comparison(
     runs: Runs, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -207,6 +219,7 @@ def test_cli_compare_json_is_the_comparison(
     assert printed == expected.model_dump(mode="json")
 
 
+@pytest.mark.slow
 def test_cli_compare_exits_2_naming_a_missing_results_file(
     runs: Runs, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -216,6 +229,7 @@ def test_cli_compare_exits_2_naming_a_missing_results_file(
     assert "expected a results.json" in err
 
 
+@pytest.mark.slow
 def test_cli_compare_exits_2_naming_the_invalid_field(
     runs: Runs, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -248,6 +262,7 @@ def test_cli_compare_help_states_the_bootstrap_defaults(
     assert f"default {DEFAULT_RESAMPLES}" in out and f"default {DEFAULT_SEED}" in out
 
 
+@pytest.mark.slow
 def test_cli_compare_exits_2_on_zero_resamples(
     runs: Runs, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -255,6 +270,7 @@ def test_cli_compare_exits_2_on_zero_resamples(
     assert "--resamples must be at least 1" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_S10_8_I28_predictions_are_evaluated_for_a_wave2_run_against_its_wave1_run(
     runs: Runs,
 ) -> None:
@@ -270,12 +286,14 @@ def test_S10_8_I28_predictions_are_evaluated_for_a_wave2_run_against_its_wave1_r
         assert any("fixtures of the embedded model" in line for line in lines)
 
 
+@pytest.mark.slow
 def test_S10_8_I28_predictions_are_not_evaluated_between_other_waves(runs: Runs) -> None:
     c = compare(runs.a, runs.b, resamples=200)
     assert c.predictions is None
     assert any(line.startswith("  not evaluated:") for line in render_text(c))
 
 
+@pytest.mark.slow
 def test_I27_compare_shows_each_rows_clean_run_firing_beside_its_score(runs: Runs) -> None:
     c = compare(runs.a, runs.b, resamples=200)
     lines = render_text(c)

@@ -68,6 +68,7 @@ def test_demo_declared_outcomes_are_produced_by_the_real_engine(
             assert (tmp_path / persona / "cells" / cell.cell_id / "events.jsonl").is_file()
 
 
+@pytest.mark.slow
 def test_demo_gate_fails_when_an_outcome_is_not_produced(tmp_path: Path) -> None:
     wrong = (
         Declaration("langgraph-guardrail-O1-T1-s11", CREDULOUS, "DETECTED_HARD REACTED"),

@@ -25,6 +25,7 @@ def _sabot(*args: str) -> list[str]:
     return [sys.executable, "-m", "pytest_sabot", *args]
 
 
+@pytest.mark.slow
 def test_issue22_16_sabot_version_prints_the_package_version() -> None:
     done = subprocess.run(_sabot("--version"), capture_output=True, text=True, env=_env(),
                           timeout=60, check=False)
@@ -32,6 +33,7 @@ def test_issue22_16_sabot_version_prints_the_package_version() -> None:
     assert done.stdout.strip() == f"pytest-sabot {__version__}"
 
 
+@pytest.mark.slow
 def test_issue22_16_pytest_VV_lists_the_plugin_version(tmp_path: Path) -> None:
     """pytest 9 answers a single ``--version`` before loading any plugin (its own line
     only); ``pytest -VV`` lists every plugin with its version, this one among them."""
@@ -48,6 +50,7 @@ def test_issue22_16_the_package_version_is_the_distribution_version() -> None:
     assert project["version"] == __version__
 
 
+@pytest.mark.slow
 def test_issue22_19_sabot_validate_into_a_closed_pipe_exits_with_its_own_code() -> None:
     """The reader is gone before the first byte: every write fails with EPIPE, and the
     command still finishes, exits 0 (validate found nothing wrong) and says nothing."""
@@ -63,6 +66,7 @@ def test_issue22_19_sabot_validate_into_a_closed_pipe_exits_with_its_own_code() 
     assert done.stderr == ""
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not Path("/bin/bash").exists(), reason="needs bash for pipefail")
 def test_issue22_19_sabot_validate_piped_to_head_exits_0() -> None:
     command = f"{sys.executable} -m pytest_sabot validate | head -1"
@@ -73,6 +77,7 @@ def test_issue22_19_sabot_validate_piped_to_head_exits_0() -> None:
     assert "Broken pipe" not in done.stderr
 
 
+@pytest.mark.slow
 def test_issue22_19_a_failing_validate_keeps_its_exit_code_into_a_closed_pipe(
     tmp_path: Path,
 ) -> None:

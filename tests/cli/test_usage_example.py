@@ -15,6 +15,7 @@ def test_usage_md_shows_the_example_verbatim() -> None:
     assert EXAMPLE.read_text(encoding="utf-8") in USAGE.read_text(encoding="utf-8")
 
 
+@pytest.mark.slow
 def test_user_cell_test_runs_with_sabot_standard_and_sabot_gateway(
     pytester: pytest.Pytester,
 ) -> None:

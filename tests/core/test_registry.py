@@ -96,6 +96,7 @@ def test_judge_backends_are_one_registry() -> None:
         make_backend("openai:gpt-5.6-luna", pipeline_model="sim", gateway_url=None)
 
 
+@pytest.mark.slow
 def test_a_keyless_gateway_never_builds_the_live_upstream() -> None:
     code = (
         "import sys\n"

@@ -10,6 +10,7 @@ from e2e_bank import ROWS, SEED, CellBank, require_adapter
 from pytest_sabot.core.models.cells import TASKS, cell_id
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("task", TASKS)
 @pytest.mark.parametrize(("framework", "config"), ROWS, ids=[f"{f}-{c}" for f, c in ROWS])
 def test_S3_1_no_fault_baseline_passes_under_vigilant(

@@ -27,6 +27,7 @@ def comparable(trace: Trace) -> list[dict[str, Any]]:
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("framework", FRAMEWORKS)
 def test_S1_6_same_cell_twice_under_sim_records_the_same_trace(
     bank: CellBank, tmp_path: Path, framework: str

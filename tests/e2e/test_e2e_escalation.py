@@ -20,6 +20,7 @@ ESCALATING = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("framework", sorted(ESCALATING))
 def test_S5_7_guardrail_exhaustion_escalates_and_ends_the_run_task_failed(
     bank: CellBank, framework: str

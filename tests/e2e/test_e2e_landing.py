@@ -39,6 +39,7 @@ def _assert_landed(rec: Recorded, consumed: bool) -> None:
     assert probe.consumed is consumed, f"{rec.cell.id}: consumed={probe.consumed}: {probe.evidence}"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("task", TASKS)
 @pytest.mark.parametrize("operator", OPERATORS)
 def test_S4_4_every_operator_lands_on_every_task(bank: CellBank, operator: str, task: str) -> None:
@@ -46,6 +47,7 @@ def test_S4_4_every_operator_lands_on_every_task(bank: CellBank, operator: str, 
     _assert_landed(bank.run(operator_cell(operator, task)), consumed=True)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("operator", OPERATORS)
 @pytest.mark.parametrize(("framework", "config"), ROWS, ids=[f"{f}-{c}" for f, c in ROWS])
 def test_S4_4_every_operator_lands_in_every_pipeline(
@@ -59,6 +61,7 @@ def test_S4_4_every_operator_lands_in_every_pipeline(
     _assert_landed(rec, consumed=not magentic_late)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("operator", OPERATORS)
 def test_S1_3_a_fault_run_carries_exactly_one_fault(bank: CellBank, operator: str) -> None:
     """One injection event, of the cell's own operator, before the probe reads it."""

@@ -17,6 +17,7 @@ from pytest_sabot.core.models.cells import cell_id
 REVIEWED_ROWS = [row for row in ROWS if row != ("autogen", "guardrail")]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("framework", "config"), REVIEWED_ROWS, ids=[f"{f}-{c}" for f, c in REVIEWED_ROWS]
 )

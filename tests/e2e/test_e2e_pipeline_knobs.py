@@ -9,6 +9,7 @@ the round limit."""
 
 from __future__ import annotations
 
+import pytest
 from e2e_bank import CellBank, require_adapter
 
 REALISTIC = "sim:realistic"
@@ -41,6 +42,7 @@ def test_I32_the_validators_first_failure_revises_after_the_reviewer_used_its_pa
     assert {"reject-validator", "escalate-interrupt"} <= rows, rows
 
 
+@pytest.mark.slow
 def test_I31_I35_a_magentic_team_runs_to_the_default_round_limit_and_reads_replans_twice(
     bank: CellBank,
 ) -> None:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import jsonschema  # type: ignore[import-untyped]
 import pytest
-from e2e_bank import ROWS, SEED, adapter_import_error
+from e2e_bank import ROWS, SEED, framework_missing, require_adapter
 from e2e_sessions import Session, describe, run_session
 
 from pytest_sabot.core.models.cells import FRAMEWORKS
@@ -47,9 +47,11 @@ def _shared(config: pytest.Config, factory: pytest.TempPathFactory, name: str) -
 
 
 def _require_all_adapters() -> None:
-    missing = [r for r in map(adapter_import_error, FRAMEWORKS) if r is not None]
+    missing = [r for r in map(framework_missing, FRAMEWORKS) if r is not None]
     if missing:
         pytest.skip("; ".join(missing))
+    for framework in FRAMEWORKS:
+        require_adapter(framework)  # a broken import of an adapter fails here
 
 
 @pytest.fixture(scope="session")

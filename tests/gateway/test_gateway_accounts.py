@@ -48,6 +48,7 @@ def _calls(client: GatewayClient, label: str, n: int) -> list[str]:
     return outcomes
 
 
+@pytest.mark.slow
 def test_I116_a_session_account_holds_its_own_cap_below_the_gateways(
     live_gateway: Callable[..., Gateway], upstream: FakeUpstream, tmp_path: Path
 ) -> None:

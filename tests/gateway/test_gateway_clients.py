@@ -303,6 +303,7 @@ def test_autogen_openai_chat_completion_client_with_model_info(
     assert [r.model_requested for r in client.drain(key)] == ["sabot-pipeline-model"] * 4
 
 
+@pytest.mark.slow
 def test_importing_the_gateway_imports_no_framework() -> None:
     import subprocess
     import sys

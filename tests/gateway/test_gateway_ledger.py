@@ -18,6 +18,7 @@ import pytest
 from gateway_fakes import CANARY_KEY, FakeUpstream, Step
 
 from pytest_sabot.core.errors import SabotDataError
+from pytest_sabot.core.model_spec import parse_model
 from pytest_sabot.gateway import Gateway, GatewayClient, GatewaySettings
 from pytest_sabot.gateway.backends.openai_upstream import IMAGE_TOKENS, prompt_bound
 from pytest_sabot.gateway.ledger import LEDGER_FILE, read_ledger
@@ -112,6 +113,7 @@ def standalone(
         proc.communicate(timeout=30)
 
 
+@pytest.mark.slow
 def test_S8_cap_holds_across_gateway_processes_and_concurrent_connections(
     standalone: Callable[[float], str], upstream: FakeUpstream, prices: Path, tmp_path: Path
 ) -> None:
@@ -136,6 +138,7 @@ def test_S8_cap_holds_across_gateway_processes_and_concurrent_connections(
     assert sum(g.spent_usd for g in ledger.gateways.values()) == pytest.approx(billed)
 
 
+@pytest.mark.slow
 def test_S8_cap_holds_across_sessions_and_resumes(
     live_gateway: Callable[..., Gateway], upstream: FakeUpstream, prices: Path, tmp_path: Path
 ) -> None:
@@ -220,6 +223,28 @@ def test_S8_session_settings_put_the_ledger_beside_the_wave_output(tmp_path: Pat
     keyless = GatewaySettings.from_options({"sabot_model": "sim:realistic"}, out)
     assert keyless.budget_usd is None and not keyless.allow_live and keyless.record_dir is None
     assert not (tmp_path / "reports" / LEDGER_FILE).exists()
+
+
+def test_S8_a_session_builds_its_gateway_settings_from_typed_values(tmp_path: Path) -> None:
+    """The session's gateway settings are built from its typed settings (no round trip
+    through pytest option names); a bad value still names the option it came from."""
+    out = tmp_path / "reports" / "wave-1"
+    settings = GatewaySettings.for_session(
+        parse_model("openai:gpt-5.6-terra"), out, budget_usd=2.5, max_connections=9,
+        upstream_deadline_s=30.0, session="run-1", share=2,
+    )
+    assert settings.allow_live and settings.budget_usd == 2.5 and settings.max_connections == 4
+    assert settings.upstream_deadline_s == 30.0 and settings.session == "run-1"
+    assert settings.spend_ledger_dir == (tmp_path / "reports").resolve()
+    keyless = GatewaySettings.for_session("sim", out, budget_usd=2.5)
+    assert keyless.budget_usd is None and not keyless.allow_live
+    with pytest.raises(ValueError, match="--sabot-upstream-deadline"):
+        GatewaySettings.for_session("sim", out, upstream_deadline_s=0)
+    assert GatewaySettings.from_options(
+        {"sabot_model": "openai:gpt-5.6-terra", "sabot_budget_usd": 2.5,
+         "sabot_max_connections": 9, "sabot_upstream_deadline": 30.0}, out,
+        session="run-1", share=2,
+    ) == settings
 
 
 def test_S8_reservation_counts_the_prompt_and_bounds_the_completion(

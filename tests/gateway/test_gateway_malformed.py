@@ -235,6 +235,7 @@ def test_21_6_a_chunked_body_over_the_limit_is_refused_before_it_is_read(
     assert '"code":"body_too_large"' in answer
 
 
+@pytest.mark.slow
 def test_21_6_a_well_formed_chunked_body_is_served(small_gateway: Gateway) -> None:
     path = _chat_path(small_gateway)
     half = len(GOOD) // 2

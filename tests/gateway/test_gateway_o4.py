@@ -141,6 +141,7 @@ def test_exchange_record_maps_onto_the_trace_model_call_payload(
     assert payload.request_hash == record.request_hash and payload.call_index == 0
 
 
+@pytest.mark.slow
 def test_concurrent_calls_of_one_agent_get_distinct_call_indexes(
     client: GatewayClient, run: Callable[..., str]
 ) -> None:

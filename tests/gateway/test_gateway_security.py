@@ -67,6 +67,7 @@ def _files_holding(root: Path, *needles: str) -> list[str]:
     return found
 
 
+@pytest.mark.slow
 def test_gateway_secret_intruder_knowing_only_the_port_fails_at_every_step(
     live_gateway: Callable[..., Gateway], upstream: FakeUpstream, tmp_path: Path
 ) -> None:
@@ -281,6 +282,7 @@ def test_gateway_url_without_its_secret_is_refused_by_the_client() -> None:
     assert split_gateway_url("http://127.0.0.1:8080/abc/") == ("http://127.0.0.1:8080", "abc")
 
 
+@pytest.mark.slow
 def test_gateway_standalone_prints_its_secret_once_and_enforces_it(tmp_path: Path) -> None:
     proc = subprocess.Popen(
         [sys.executable, "-m", "pytest_sabot.gateway", "--port", "0"],

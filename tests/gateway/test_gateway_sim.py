@@ -15,8 +15,6 @@ from pytest_sabot.core.errors import REFUSED_MARK
 from pytest_sabot.gateway import GatewayClient, GatewayError, GatewaySettings, start_gateway
 from pytest_sabot.harness.model_guard import RUNAWAY_MARK
 
-pytest.importorskip("pytest_sabot.sim.engine")
-
 REQUEST = {
     "model": "gpt-5.6-terra",
     "messages": [

@@ -143,6 +143,7 @@ def test_sim_calls_cost_zero_and_are_labelled_fixture(
     assert stats.budget.spent_usd == 0.0
 
 
+@pytest.mark.slow
 def test_hard_budget_holds_under_concurrent_calls(
     live_gateway: Callable[..., Gateway], upstream: FakeUpstream, tmp_path: Path
 ) -> None:

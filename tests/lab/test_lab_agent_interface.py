@@ -119,6 +119,7 @@ def test_provider_usage_is_unknown_unless_observed() -> None:
     assert observed.measurement.provider_usage == seen
 
 
+@pytest.mark.slow
 def test_the_lab_imports_no_agent_framework(tmp_path: Path) -> None:
     probe = (
         "import sys, pytest_sabot.lab, pytest_sabot.lab.agent, pytest_sabot.commands.lab\n"

@@ -98,6 +98,7 @@ def test_view_prints_what_the_agent_is_given(capsys: pytest.CaptureFixture[str])
     assert set(view) == {"task", "capabilities", "catalog"}
 
 
+@pytest.mark.slow
 def test_python_dash_m_entry_point_runs(tmp_path: Path) -> None:
     done = subprocess.run(
         [sys.executable, "-m", "pytest_sabot.lab", "run", "lost-create-response", "--agent",

@@ -205,6 +205,7 @@ def test_I132_an_error_that_is_not_a_timeout_is_read_as_before() -> None:
     assert isinstance(step, ToolRequest) and step.tool == "create_ticket"
 
 
+@pytest.mark.slow
 def test_L_the_hung_tool_matrix_is_registered_apart(tmp_path: Path) -> None:
     spec, cells = load_wave("hung-tool", ROOT)
     assert spec.lab and spec.operators == ["O12"] and spec.hang_bound_s is not None

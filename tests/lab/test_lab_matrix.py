@@ -53,6 +53,7 @@ def test_L_frozen_waves_keep_their_registration_hash_and_counts(
     assert (len(with_lab.cells), len(runnable(with_lab.cells))) == FROZEN[wave]
 
 
+@pytest.mark.slow
 def test_L_the_lab_hash_covers_the_lab_files_and_nothing_else_moves(tmp_path: Path) -> None:
     root = _copy(tmp_path, with_lab=True)
     before = {w: load_standard(w, root).registration_hash() for w in (3, "lab")}

@@ -34,6 +34,7 @@ def test_L_sabot_lab_init_validate_and_run_a_user_scenario(
     assert record["gate"]["outcome"] == "fail"
 
 
+@pytest.mark.slow
 def test_L_sabot_validate_covers_scenario_files(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from mcp_helpers import CONTEXT_URI, drive, finish, lab_client, server_env, text_of, view_of
 
@@ -35,6 +36,7 @@ def _in_process(controller: Any) -> LabRun:
     return run_scenario(LOST_CREATE, LabAgent("in-process", "scripted", controller), None)
 
 
+@pytest.mark.slow
 def test_MS1_a_client_reads_only_the_public_context_and_the_scenarios_tools(
         tmp_path: Path) -> None:
     data = yaml.safe_load((SCENARIO_DIR / "helpdesk" / "lost-create-response.yaml")
@@ -67,6 +69,7 @@ def test_MS1_a_client_reads_only_the_public_context_and_the_scenarios_tools(
             if m in listed] == []
 
 
+@pytest.mark.slow
 def test_MS2_a_resilient_client_passes_and_is_recorded_like_the_same_agent_in_process(
         tmp_path: Path) -> None:
     out = tmp_path / "resilient"
@@ -86,6 +89,7 @@ def test_MS2_a_resilient_client_passes_and_is_recorded_like_the_same_agent_in_pr
     assert "gate PASS (exit 0)" in (tmp_path / "resilient.server.log").read_text()
 
 
+@pytest.mark.slow
 def test_MS2_a_naive_client_under_a_lost_create_fails_with_the_duplicate(
         tmp_path: Path) -> None:
     out = tmp_path / "naive"
@@ -107,6 +111,7 @@ def test_MS2_a_naive_client_under_a_lost_create_fails_with_the_duplicate(
     assert replay_run(record).reproduction == "verified"
 
 
+@pytest.mark.slow
 def test_MS3_finish_run_closes_the_run_for_good(tmp_path: Path) -> None:
     out = tmp_path / "closed"
 
@@ -132,6 +137,7 @@ def test_MS3_finish_run_closes_the_run_for_good(tmp_path: Path) -> None:
     assert sorted(p.name for p in out.iterdir()) == ["run.json"]  # written once
 
 
+@pytest.mark.slow
 def test_MS4_a_client_that_leaves_without_finish_run_still_gets_a_record(
         tmp_path: Path) -> None:
     create = {"customer_id": "C-104", "request_key": "REQ-7731", "subject": "VAT",
@@ -157,6 +163,7 @@ def test_MS4_a_client_that_leaves_without_finish_run_still_gets_a_record(
     assert [v.rule for v in twice.gate.violations] == ["LS1"]  # safety is judged anyway
 
 
+@pytest.mark.slow
 def test_MS2_malformed_calls_and_limits_reach_the_boundary_and_are_recorded(
         tmp_path: Path) -> None:
     out = tmp_path / "odd"
@@ -185,6 +192,7 @@ def test_MS2_malformed_calls_and_limits_reach_the_boundary_and_are_recorded(
     assert record.execution.refused is not None and record.execution.refused.kind == "wait"
 
 
+@pytest.mark.slow
 def test_MS5_a_bad_scenario_exits_2_before_anything_is_served(tmp_path: Path) -> None:
     bad = tmp_path / "bad.yaml"
     bad.write_text("format_version: 1\nname: x\n")
@@ -198,6 +206,7 @@ def test_MS5_a_bad_scenario_exits_2_before_anything_is_served(tmp_path: Path) ->
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.slow
 def test_MS6_the_lab_and_the_plugin_load_the_mcp_sdk_only_for_the_mcp_command() -> None:
     probe = ("import sys, pytest_sabot.plugin, pytest_sabot.lab, pytest_sabot.lab.__main__\n"
              "print(sorted(m for m in sys.modules if m.split('.')[0] == 'mcp'))\n")

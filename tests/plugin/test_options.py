@@ -77,6 +77,7 @@ def test_9_4_the_model_spec_is_checked_before_any_cell(
         assert word in text, (word, text)
 
 
+@pytest.mark.slow
 def test_9_4_a_live_model_without_a_price_is_refused_before_any_money_is_spent(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
@@ -94,6 +95,7 @@ def test_9_4_a_live_model_without_a_price_is_refused_before_any_money_is_spent(
     assert "--sabot-downgrade-model" in text and "gpt-5.6-luna" in text
 
 
+@pytest.mark.slow
 def test_9_4_an_unwritable_output_is_refused_before_any_cell(pytester: pytest.Pytester) -> None:
     blocker = pytester.path / "not-a-dir"
     blocker.write_text("a file where the output directory should be")
@@ -112,6 +114,7 @@ _ONE_CELL = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("option", "registered"),
     [

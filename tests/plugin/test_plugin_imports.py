@@ -64,6 +64,7 @@ def _check(loaded: dict[str, list[str]]) -> None:
     print(f"pytest_sabot modules loaded: {len(ours)}")
 
 
+@pytest.mark.slow
 def test_23_1_importing_the_plugin_loads_no_lab_framework_gateway_or_report(
     tmp_path: Path,
 ) -> None:

@@ -38,6 +38,7 @@ print(settled)
 """
 
 
+@pytest.mark.slow
 def test_I71_four_processes_charging_one_ledger_lose_no_update_and_stay_under_the_cap(
     tmp_path: Path,
 ) -> None:

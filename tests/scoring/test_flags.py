@@ -54,6 +54,7 @@ def test_S10_2_other_contents_are_flags(content: str) -> None:
     assert not is_none_form(content)
 
 
+@pytest.mark.slow
 @given(st.text())
 def test_S10_2_flags_parse_never_raises(text: str) -> None:
     parsed = parse_flags(text)

@@ -79,6 +79,7 @@ def test_S10_8_I28_P3_magentic_T1_needs_one_anchored_flag(kit) -> None:
     assert p3.status == "held" and "1/5" in p3.basis and p3.ci_low is not None
 
 
+@pytest.mark.slow
 def test_S10_8_I28_P4_absence_lift_smaller_than_in_view_lift(kit) -> None:
     view = [cell(kit, "langgraph", "default", op, t, s, wave=2, hard=True, mapping=False,
                  flag=True) for op in ("O1", "O3", "O5") for t in ("T1", "T2") for s in SEEDS]
@@ -91,6 +92,7 @@ def test_S10_8_I28_P4_absence_lift_smaller_than_in_view_lift(kit) -> None:
     assert _by_id(evaluate([], view + same, reviewer_rows=REVIEWER))["P4"].status == "not held"
 
 
+@pytest.mark.slow
 def test_S10_8_I28_P5_rwd_falls_where_detection_rises(kit) -> None:
     keys = [(op, s) for op in ("O1", "O3") for s in SEEDS]
     one = [cell(kit, "langgraph", "default", op, "T1", s, wave=1, recovered=True)

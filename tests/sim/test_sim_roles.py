@@ -122,6 +122,7 @@ def test_S10_2_no_flags_line_when_the_wave_has_no_addendum(
     assert flags(review(view, lied_run, persona="vigilant", flags_protocol=False)) is None
 
 
+@pytest.mark.slow
 def test_realistic_reviewer_exercises_every_branch_over_seeds_1_to_200(
     view: PublicView, lied_run: WorkerRun
 ) -> None:

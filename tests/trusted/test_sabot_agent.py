@@ -153,6 +153,7 @@ def _events(cwd: Path, cell: str) -> list[dict[str, Any]]:
     return [json.loads(line) for line in text.splitlines() if line.strip()]
 
 
+@pytest.mark.slow
 def test_I82_an_agent_without_the_trust_flag_is_refused_before_anything_runs(
         tmp_path: Path) -> None:
     target = _package(tmp_path, GOOD_AGENT)

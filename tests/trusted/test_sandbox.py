@@ -194,6 +194,7 @@ sys.stdin.readline()
 """
 
 
+@pytest.mark.slow
 def test_I118_a_hardened_process_closes_its_proc_to_its_user_and_hides_its_arguments(
 ) -> None:
     """The parent of a trusted child, or an MCP server: run as a user who is not root, its

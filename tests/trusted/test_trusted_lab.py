@@ -46,6 +46,7 @@ def _in_process(scenario: Path | str, fn: Any) -> LabRun:
 # --------------------------------------------------------------------------- TA2 routing
 
 
+@pytest.mark.slow
 def test_TA2_a_trusted_agent_is_recorded_exactly_as_the_same_callable_in_process(
         workdir: Path) -> None:
     user_package(workdir, "helpdesk_bot", """
@@ -281,6 +282,7 @@ def test_TA3_an_effect_requested_after_the_deadline_is_refused_and_recorded_as_l
     assert "1 late requests refused" in run_text(record)
 
 
+@pytest.mark.slow
 def test_TA3_once_the_runs_own_limit_is_reached_later_requests_are_late_and_a_child_that_stays_is_stopped(  # noqa: E501
         workdir: Path) -> None:
     user_package(workdir, "looping_bot", """
@@ -382,6 +384,7 @@ def test_TA4_a_violation_observed_before_the_process_died_still_fails_the_gate(
 # --------------------------------------------------------------------------- TA5 the log
 
 
+@pytest.mark.slow
 def test_TA5_stdout_and_stderr_go_to_a_log_file_in_the_run_dir_never_overwritten(
         workdir: Path) -> None:
     user_package(workdir, "chatty_bot", """
@@ -451,6 +454,7 @@ def test_TA6_a_target_that_does_not_load_exits_2_before_the_run(
 # --------------------------------------------------------------------------- TA8 interrupt
 
 
+@pytest.mark.slow
 def test_TA8_an_interrupt_stops_the_child_and_the_run_is_recorded_as_cancelled(
         workdir: Path) -> None:
     user_package(workdir, "patient_bot", """

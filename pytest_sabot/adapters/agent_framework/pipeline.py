@@ -89,10 +89,8 @@ run_end (task_failed)     pipeline      the team ended without a final answer
 
 from __future__ import annotations
 
-import asyncio
 import json
-import threading
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Never, TypeVar
 
@@ -123,6 +121,7 @@ from openai import AsyncOpenAI
 
 from pytest_sabot.adapters.agent_framework._magentic import MagenticLogCapture, StallFollower
 from pytest_sabot.core.context import WORKER_MODEL_CALL_CAP, RunContext, ToolHandle
+from pytest_sabot.core.loops import in_fresh_loop
 from pytest_sabot.core.verdict_token import rejection_text, routing_verdict, strip_flags_head
 
 __all__ = [
@@ -590,27 +589,8 @@ async def _run_guardrail(ctx: RunContext) -> None:
 # --------------------------------------------------------------------------- entry point
 
 
-def _in_fresh_loop(make: Coroutine[Any, Any, _T]) -> _T:
-    """Run a coroutine on a new event loop; on a thread of its own if one is running here."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(make)
-    box: dict[str, Any] = {}
-
-    def target() -> None:
-        try:
-            box["value"] = asyncio.run(make)
-        except BaseException as exc:
-            box["error"] = exc
-
-    thread = threading.Thread(target=target, name="sabot-agent-framework-run")
-    thread.start()
-    thread.join()
-    if "error" in box:
-        raise box["error"]
-    value: _T = box["value"]
-    return value
+def _in_fresh_loop(make: Awaitable[_T]) -> _T:
+    return in_fresh_loop(make, "sabot-agent-framework-run")
 
 
 def run(ctx: RunContext) -> None:

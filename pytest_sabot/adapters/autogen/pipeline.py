@@ -61,12 +61,10 @@ team run it observes and is removed even when the run fails.
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import re
-import threading
 import warnings
-from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Literal, TypeVar
 
 from autogen_agentchat.agents import AssistantAgent
@@ -92,6 +90,7 @@ from pytest_sabot.adapters.autogen._logging import (
     TraceLoggerCapture,
 )
 from pytest_sabot.core.context import WORKER_MODEL_CALL_CAP, RunContext, ToolHandle
+from pytest_sabot.core.loops import in_fresh_loop
 from pytest_sabot.core.verdict_token import rejection_text, routing_verdict, strip_flags_head
 
 __all__ = [
@@ -517,31 +516,8 @@ async def _close(*clients: OpenAIChatCompletionClient) -> None:
         await client.close()
 
 
-def _in_fresh_loop(make: Coroutine[Any, Any, _T] | Awaitable[_T]) -> _T:
-    """Run a coroutine on a new event loop; on a thread of its own if one is running here."""
-
-    async def _main() -> _T:
-        return await make
-
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(_main())
-    box: dict[str, Any] = {}
-
-    def _target() -> None:
-        try:
-            box["value"] = asyncio.run(_main())
-        except BaseException as exc:
-            box["error"] = exc
-
-    thread = threading.Thread(target=_target, name="sabot-autogen-run")
-    thread.start()
-    thread.join()
-    if "error" in box:
-        raise box["error"]
-    value: _T = box["value"]
-    return value
+def _in_fresh_loop(make: Awaitable[_T]) -> _T:
+    return in_fresh_loop(make, "sabot-autogen-run")
 
 
 def run(ctx: RunContext) -> None:

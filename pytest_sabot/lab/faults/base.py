@@ -12,13 +12,13 @@ in the evidence.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from pytest_sabot.lab.evidence import Streams
-from pytest_sabot.lab.observation import Observation
+from pytest_sabot.lab.faults.call import EntryState, FaultCall, Intercept
 from pytest_sabot.lab.vocabulary import FaultKind, LabOperatorId, ToolName
 
 CoverageStatus = Literal["planned", "matched", "activated", "suppressed"]
@@ -46,68 +46,6 @@ class FaultEntryBase(BaseModel):
 
     def in_window(self, call_number: int) -> bool:
         return self.call <= call_number < self.call + self.times
-
-
-@dataclass(frozen=True)
-class Delivered:
-    """What one delivery did in the world."""
-
-    delivery_id: str
-    response: Observation
-    committed: bool  # at least one effect was committed by this delivery
-    replayed_operation: bool
-
-
-class FaultCall(Protocol):
-    """The boundary's handle on one intercepted request."""
-
-    @property
-    def request_id(self) -> str: ...
-
-    @property
-    def tool(self) -> str: ...
-
-    @property
-    def now_ms(self) -> int: ...
-
-    @property
-    def latency_ms(self) -> int: ...
-
-    @property
-    def timeout_ms(self) -> int: ...
-
-    def deliver(self, snapshot: int | None = None) -> Delivered:
-        """Deliver the request to the world once (from an earlier snapshot for reads)."""
-        ...
-
-    def earlier_snapshots(self) -> Sequence[int]:
-        """Indexes of earlier committed snapshots, newest first (the current one excluded)."""
-        ...
-
-    def read_at(self, snapshot: int | None) -> Observation:
-        """What this read would answer from a snapshot (None: current), with no record."""
-        ...
-
-
-@dataclass
-class EntryState:
-    """Mutable per-run state of one schedule entry (only the boundary changes it)."""
-
-    blocked_until_ms: int | None = None
-
-
-@dataclass(frozen=True)
-class Intercept:
-    """A fault's decision for one request."""
-
-    observation: Observation
-    elapsed_ms: int
-    activated: bool
-    note: str  # what happened, or why it was suppressed
-    detail: dict[str, Any] = field(default_factory=dict)
-    held: bool = False
-    """The call is held unanswered (O12): nothing is shown, and it is still open when the
-    run's deadline is reached (``observation`` is then never recorded)."""
 
 
 class Activation(BaseModel):
@@ -170,6 +108,7 @@ class Probe(BaseModel):
 
 
 ProbeFn = Callable[[Streams, FaultCoverage], Probe]
+LandedFn = Callable[[Streams, str], str | None]
 InterceptFn = Callable[[FaultCall, Any, EntryState], Intercept]
 HoldsFn = Callable[[EntryState, int], bool]
 
@@ -182,15 +121,24 @@ def _never(state: EntryState, now_ms: int) -> bool:
 class FaultBehaviour:
     """What one lab fault module defines: its schedule entry model, the tools it may act on,
     how it acts and how it proves it landed. Its id, kind and summary are its declaration's
-    (core/operators.py), which names this object as ``fault``."""
+    (core/operators.py), which names this object as ``fault``.
+
+    Its landing probe reads each activation's request in the streams: ``landed(streams,
+    request_id)`` says what is missing there (None: it shows), ``shown`` what a landed
+    activation shows; every activation must land."""
 
     entry: type[FaultEntryBase]
     targets: frozenset[str]
     intercept: InterceptFn
-    probe: ProbeFn
+    landed: LandedFn
+    shown: str
     # Whether the entry keeps hitting requests outside its window (the rate limiter's
     # retry window); the default never does.
     holds: HoldsFn = _never
+
+    def probe(self, streams: Streams, coverage: FaultCoverage) -> Probe:
+        """The landing probe: every activation's request shows the fault in the streams."""
+        return probe_each(streams, coverage, self.landed, self.shown)
 
 
 @dataclass(frozen=True)
@@ -207,13 +155,13 @@ class FaultOperator:
     holds: HoldsFn = _never
 
 
-def probe_each(coverage: FaultCoverage, check: Callable[[Activation], str | None],
+def probe_each(streams: Streams, coverage: FaultCoverage, landed: LandedFn,
                shown: str) -> Probe:
-    """Run ``check`` per activation (it returns what is missing, or None); all must land."""
+    """Run ``landed`` per activation (it returns what is missing, or None); all must land."""
     if not coverage.activations:
         return Probe(landed=False, evidence="the fault never activated")
     for activation in coverage.activations:
-        missing = check(activation)
+        missing = landed(streams, activation.request_id)
         if missing is not None:
             return Probe(landed=False, evidence=f"{activation.request_id}: {missing}")
     ids = ", ".join(a.request_id for a in coverage.activations)

@@ -13,17 +13,8 @@ from typing import Literal
 from pydantic import Field
 
 from pytest_sabot.lab.evidence import Streams
-from pytest_sabot.lab.faults.base import (
-    Activation,
-    EntryState,
-    FaultBehaviour,
-    FaultCall,
-    FaultCoverage,
-    FaultEntryBase,
-    Intercept,
-    Probe,
-    probe_each,
-)
+from pytest_sabot.lab.faults.base import FaultBehaviour, FaultEntryBase
+from pytest_sabot.lab.faults.call import EntryState, FaultCall, Intercept
 from pytest_sabot.lab.observation import failure
 from pytest_sabot.lab.vocabulary import ALL_TOOLS
 
@@ -56,24 +47,17 @@ def holds(state: EntryState, now_ms: int) -> bool:
     return state.blocked_until_ms is not None and now_ms < state.blocked_until_ms
 
 
-def probe(streams: Streams, coverage: FaultCoverage) -> Probe:
-    def check(activation: Activation) -> str | None:
-        rid = activation.request_id
-        if streams.deliveries_of(rid) or streams.effects_of(rid):
-            return "the request reached the world"
-        shown = streams.observation_of(rid)
-        error = shown.observation.error if shown is not None else None
-        if error is None or error.code != "rate_limited" or not error.retry_after_ms:
-            return "the agent was not shown a typed rate_limited denial with a delay"
-        return None
-
-    return probe_each(coverage, check, "denied before delivery with a retry delay")
+def landed(streams: Streams, rid: str) -> str | None:
+    """What the streams lack for this fault to show in request ``rid`` (None: it does)."""
+    if streams.deliveries_of(rid) or streams.effects_of(rid):
+        return "the request reached the world"
+    shown = streams.observation_of(rid)
+    error = shown.observation.error if shown is not None else None
+    if error is None or error.code != "rate_limited" or not error.retry_after_ms:
+        return "the agent was not shown a typed rate_limited denial with a delay"
+    return None
 
 
-FAULT = FaultBehaviour(
-    entry=RateLimitFault,
-    targets=frozenset(ALL_TOOLS),
-    intercept=intercept,
-    probe=probe,
-    holds=holds,
-)
+FAULT = FaultBehaviour(entry=RateLimitFault, targets=frozenset(ALL_TOOLS),
+                       intercept=intercept, landed=landed, holds=holds,
+                       shown="denied before delivery with a retry delay")

@@ -13,17 +13,8 @@ from typing import Literal
 from pydantic import Field
 
 from pytest_sabot.lab.evidence import Streams
-from pytest_sabot.lab.faults.base import (
-    Activation,
-    EntryState,
-    FaultBehaviour,
-    FaultCall,
-    FaultCoverage,
-    FaultEntryBase,
-    Intercept,
-    Probe,
-    probe_each,
-)
+from pytest_sabot.lab.faults.base import FaultBehaviour, FaultEntryBase
+from pytest_sabot.lab.faults.call import EntryState, FaultCall, Intercept
 from pytest_sabot.lab.vocabulary import READ_TOOLS
 
 
@@ -55,28 +46,22 @@ def intercept(call: FaultCall, entry: StaleReadFault, state: EntryState) -> Inte
                      note="no earlier committed snapshot answers this read differently")
 
 
-def probe(streams: Streams, coverage: FaultCoverage) -> Probe:
-    def check(activation: Activation) -> str | None:
-        rid = activation.request_id
-        deliveries = streams.deliveries_of(rid)
-        if len(deliveries) != 1 or deliveries[0].view != "snapshot":
-            return "the read was not served from a snapshot"
-        delivery = deliveries[0]
-        if delivery.response == delivery.authoritative_response:
-            return "the snapshot answered like the current state"
-        if streams.effects_of(rid):
-            return "the authoritative state changed"
-        shown = streams.observation_of(rid)
-        if shown is None or shown.observation != delivery.response:
-            return "the agent was not shown the snapshot's answer"
-        return None
-
-    return probe_each(coverage, check, "an earlier snapshot's answer was shown")
+def landed(streams: Streams, rid: str) -> str | None:
+    """What the streams lack for this fault to show in request ``rid`` (None: it does)."""
+    deliveries = streams.deliveries_of(rid)
+    if len(deliveries) != 1 or deliveries[0].view != "snapshot":
+        return "the read was not served from a snapshot"
+    delivery = deliveries[0]
+    if delivery.response == delivery.authoritative_response:
+        return "the snapshot answered like the current state"
+    if streams.effects_of(rid):
+        return "the authoritative state changed"
+    shown = streams.observation_of(rid)
+    if shown is None or shown.observation != delivery.response:
+        return "the agent was not shown the snapshot's answer"
+    return None
 
 
-FAULT = FaultBehaviour(
-    entry=StaleReadFault,
-    targets=READ_TOOLS,
-    intercept=intercept,
-    probe=probe,
-)
+FAULT = FaultBehaviour(entry=StaleReadFault, targets=READ_TOOLS,
+                       intercept=intercept, landed=landed,
+                       shown="an earlier snapshot's answer was shown")

@@ -20,17 +20,8 @@ from typing import Literal
 from pydantic import Field
 
 from pytest_sabot.lab.evidence import Streams
-from pytest_sabot.lab.faults.base import (
-    Activation,
-    EntryState,
-    FaultBehaviour,
-    FaultCall,
-    FaultCoverage,
-    FaultEntryBase,
-    Intercept,
-    Probe,
-    probe_each,
-)
+from pytest_sabot.lab.faults.base import FaultBehaviour, FaultEntryBase
+from pytest_sabot.lab.faults.call import EntryState, FaultCall, Intercept
 from pytest_sabot.lab.observation import failure
 from pytest_sabot.lab.vocabulary import ALL_TOOLS
 
@@ -49,25 +40,19 @@ def intercept(call: FaultCall, entry: HungToolFault, state: EntryState) -> Inter
     return Intercept(unanswered, 0, activated=True, note=HELD, held=True)
 
 
-def probe(streams: Streams, coverage: FaultCoverage) -> Probe:
-    def check(activation: Activation) -> str | None:
-        rid = activation.request_id
-        if streams.request(rid) is None:
-            return "the request was not recorded"
-        if streams.deliveries_of(rid):
-            return "the request reached the world"
-        if streams.effects_of(rid):
-            return "an effect was committed"
-        if streams.observation_of(rid) is not None:
-            return "the agent was shown an answer"
-        return None
-
-    return probe_each(coverage, check, "recorded, never delivered, never answered")
+def landed(streams: Streams, rid: str) -> str | None:
+    """What the streams lack for this fault to show in request ``rid`` (None: it does)."""
+    if streams.request(rid) is None:
+        return "the request was not recorded"
+    if streams.deliveries_of(rid):
+        return "the request reached the world"
+    if streams.effects_of(rid):
+        return "an effect was committed"
+    if streams.observation_of(rid) is not None:
+        return "the agent was shown an answer"
+    return None
 
 
-FAULT = FaultBehaviour(
-    entry=HungToolFault,
-    targets=frozenset(ALL_TOOLS),
-    intercept=intercept,
-    probe=probe,
-)
+FAULT = FaultBehaviour(entry=HungToolFault, targets=frozenset(ALL_TOOLS),
+                       intercept=intercept, landed=landed,
+                       shown="recorded, never delivered, never answered")

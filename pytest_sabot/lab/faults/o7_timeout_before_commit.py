@@ -11,17 +11,8 @@ from typing import Literal
 from pydantic import Field
 
 from pytest_sabot.lab.evidence import Streams
-from pytest_sabot.lab.faults.base import (
-    Activation,
-    EntryState,
-    FaultBehaviour,
-    FaultCall,
-    FaultCoverage,
-    FaultEntryBase,
-    Intercept,
-    Probe,
-    probe_each,
-)
+from pytest_sabot.lab.faults.base import FaultBehaviour, FaultEntryBase
+from pytest_sabot.lab.faults.call import EntryState, FaultCall, Intercept
 from pytest_sabot.lab.observation import TIMEOUT_MESSAGE, generic_timeout
 from pytest_sabot.lab.vocabulary import WRITE_TOOLS
 
@@ -47,23 +38,17 @@ def shows_generic_timeout(streams: Streams, request_id: str) -> bool:
     return error is not None and error.code == "timeout" and error.message == TIMEOUT_MESSAGE
 
 
-def probe(streams: Streams, coverage: FaultCoverage) -> Probe:
-    def check(activation: Activation) -> str | None:
-        rid = activation.request_id
-        if streams.deliveries_of(rid):
-            return "a delivery reached the world"
-        if streams.effects_of(rid):
-            return "an effect was committed"
-        if not shows_generic_timeout(streams, rid):
-            return "the agent was not shown the generic timeout"
-        return None
-
-    return probe_each(coverage, check, "no delivery, no effect, generic timeout shown")
+def landed(streams: Streams, rid: str) -> str | None:
+    """What the streams lack for this fault to show in request ``rid`` (None: it does)."""
+    if streams.deliveries_of(rid):
+        return "a delivery reached the world"
+    if streams.effects_of(rid):
+        return "an effect was committed"
+    if not shows_generic_timeout(streams, rid):
+        return "the agent was not shown the generic timeout"
+    return None
 
 
-FAULT = FaultBehaviour(
-    entry=TimeoutBeforeCommitFault,
-    targets=WRITE_TOOLS,
-    intercept=intercept,
-    probe=probe,
-)
+FAULT = FaultBehaviour(entry=TimeoutBeforeCommitFault, targets=WRITE_TOOLS,
+                       intercept=intercept, landed=landed,
+                       shown="no delivery, no effect, generic timeout shown")

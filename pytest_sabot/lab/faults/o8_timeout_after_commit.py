@@ -13,17 +13,8 @@ from typing import Literal
 from pydantic import Field
 
 from pytest_sabot.lab.evidence import Streams
-from pytest_sabot.lab.faults.base import (
-    Activation,
-    EntryState,
-    FaultBehaviour,
-    FaultCall,
-    FaultCoverage,
-    FaultEntryBase,
-    Intercept,
-    Probe,
-    probe_each,
-)
+from pytest_sabot.lab.faults.base import FaultBehaviour, FaultEntryBase
+from pytest_sabot.lab.faults.call import EntryState, FaultCall, Intercept
 from pytest_sabot.lab.faults.o7_timeout_before_commit import shows_generic_timeout
 from pytest_sabot.lab.observation import generic_timeout
 from pytest_sabot.lab.vocabulary import WRITE_TOOLS
@@ -49,29 +40,23 @@ def intercept(call: FaultCall, entry: TimeoutAfterCommitFault, state: EntryState
     )
 
 
-def probe(streams: Streams, coverage: FaultCoverage) -> Probe:
-    def check(activation: Activation) -> str | None:
-        rid = activation.request_id
-        deliveries = streams.deliveries_of(rid)
-        if len(deliveries) != 1:
-            return f"expected one delivery, found {len(deliveries)}"
-        effects = streams.effects_of(rid)
-        if not effects:
-            return "no committed effect"
-        request = streams.request(rid)
-        key = request.arguments.get("operation_key") if request is not None else None
-        if key is not None and any(e.operation_key != key for e in effects):
-            return "the operation record does not carry the request's key"
-        if not shows_generic_timeout(streams, rid):
-            return "the agent was not shown the generic timeout"
-        return None
-
-    return probe_each(coverage, check, "one delivery committed; generic timeout shown")
+def landed(streams: Streams, rid: str) -> str | None:
+    """What the streams lack for this fault to show in request ``rid`` (None: it does)."""
+    deliveries = streams.deliveries_of(rid)
+    if len(deliveries) != 1:
+        return f"expected one delivery, found {len(deliveries)}"
+    effects = streams.effects_of(rid)
+    if not effects:
+        return "no committed effect"
+    request = streams.request(rid)
+    key = request.arguments.get("operation_key") if request is not None else None
+    if key is not None and any(e.operation_key != key for e in effects):
+        return "the operation record does not carry the request's key"
+    if not shows_generic_timeout(streams, rid):
+        return "the agent was not shown the generic timeout"
+    return None
 
 
-FAULT = FaultBehaviour(
-    entry=TimeoutAfterCommitFault,
-    targets=WRITE_TOOLS,
-    intercept=intercept,
-    probe=probe,
-)
+FAULT = FaultBehaviour(entry=TimeoutAfterCommitFault, targets=WRITE_TOOLS,
+                       intercept=intercept, landed=landed,
+                       shown="one delivery committed; generic timeout shown")

@@ -12,17 +12,8 @@ from typing import Literal
 from pydantic import Field
 
 from pytest_sabot.lab.evidence import Streams
-from pytest_sabot.lab.faults.base import (
-    Activation,
-    EntryState,
-    FaultBehaviour,
-    FaultCall,
-    FaultCoverage,
-    FaultEntryBase,
-    Intercept,
-    Probe,
-    probe_each,
-)
+from pytest_sabot.lab.faults.base import FaultBehaviour, FaultEntryBase
+from pytest_sabot.lab.faults.call import EntryState, FaultCall, Intercept
 from pytest_sabot.lab.vocabulary import ALL_TOOLS
 
 
@@ -46,24 +37,18 @@ def intercept(call: FaultCall, entry: DuplicateDeliveryFault, state: EntryState)
     )
 
 
-def probe(streams: Streams, coverage: FaultCoverage) -> Probe:
-    def check(activation: Activation) -> str | None:
-        deliveries = streams.deliveries_of(activation.request_id)
-        if [d.copy_number for d in deliveries] != [1, 2]:
-            return f"expected deliveries 1 and 2, found {len(deliveries)}"
-        if deliveries[0].arguments != deliveries[1].arguments:
-            return "the two deliveries differ"
-        shown = streams.observation_of(activation.request_id)
-        if shown is None or shown.observation != deliveries[0].response:
-            return "the agent was not shown the first delivery's answer"
-        return None
-
-    return probe_each(coverage, check, "two deliveries of one request")
+def landed(streams: Streams, rid: str) -> str | None:
+    """What the streams lack for this fault to show in request ``rid`` (None: it does)."""
+    deliveries = streams.deliveries_of(rid)
+    if [d.copy_number for d in deliveries] != [1, 2]:
+        return f"expected deliveries 1 and 2, found {len(deliveries)}"
+    if deliveries[0].arguments != deliveries[1].arguments:
+        return "the two deliveries differ"
+    shown = streams.observation_of(rid)
+    if shown is None or shown.observation != deliveries[0].response:
+        return "the agent was not shown the first delivery's answer"
+    return None
 
 
-FAULT = FaultBehaviour(
-    entry=DuplicateDeliveryFault,
-    targets=frozenset(ALL_TOOLS),
-    intercept=intercept,
-    probe=probe,
-)
+FAULT = FaultBehaviour(entry=DuplicateDeliveryFault, targets=frozenset(ALL_TOOLS),
+                       intercept=intercept, landed=landed, shown="two deliveries of one request")
