@@ -35,6 +35,7 @@ from pytest_sabot.tasks.loader import (
     all_specs,
     read_contract,
     read_materials,
+    spec_location,
     task_dir,
 )
 
@@ -116,8 +117,8 @@ def load_lab_private(task_id: str, root: Path) -> LabPrivateSpec:
         for field, expected, got in reference_problems(scenario):
             head, _, rest = field.partition(".")
             if head == "faults":  # faults.0.tool -> the operator's fault entry
-                spec_path, where = ((added[op][0], "spec") if op in added
-                                    else (ops_path, f"operators.{op}"))
+                assert op is not None  # the baseline's scenario carries no fault
+                spec_path, where = spec_location(ops_path, added, op)
                 raise SabotDataError(spec_path, f"{where}.fault.{rest.partition('.')[2]}",
                                      expected, got)
             if head == "task":

@@ -159,6 +159,16 @@ def added_specs(
     return found
 
 
+def spec_location(
+    ops_path: Path, added: Mapping[str, tuple[Path, BaseModel]], operator: str
+) -> tuple[Path, str]:
+    """The file and field an operator's spec is read from: its own operators-<id>.yaml
+    (field ``spec``) or operators.yaml (``operators.<id>``), for naming a bad value."""
+    if operator in added:
+        return added[operator][0], "spec"
+    return ops_path, f"operators.{operator}"
+
+
 def all_specs(
     ops_path: Path,
     listed: Mapping[str, BaseModel],
@@ -295,8 +305,7 @@ def load_private(task_id: str, root: Path) -> PrivateSpec:
     for op_id, spec in specs.items():
         assert isinstance(spec, OperatorSpec)
         file_specs[op_id] = spec
-        spec_path, field = ((added[op_id][0], "spec") if op_id in added
-                            else (ops_path, f"operators.{op_id}"))
+        spec_path, field = spec_location(ops_path, added, op_id)
         if spec.seam in ("tool_result", "check_result") and spec.target not in tool_names:
             raise SabotDataError(
                 spec_path,
