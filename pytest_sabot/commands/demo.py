@@ -380,12 +380,14 @@ def run_demo(
     root: Path | None = None,
     declared: tuple[Declaration, ...] = DECLARED,
     progress: Callable[[str], None] | None = None,
+    history: bool | str | Path = True,
 ) -> DemoReport:
     """Run every declared cell keyless and check its outcome.
 
     With ``out_dir`` the traces stay in ``out_dir/<persona>/cells/<cell_id>/`` next to a
     results.json and RESULTS.md per persona; without it they go to a temporary directory
-    that is removed afterwards.
+    that is removed afterwards. The lab controllers' runs (``out_dir/lab/<controller>/``)
+    are written like any lab run and recorded in ``history`` (False: not recorded).
     """
     from pytest_sabot.gateway import GatewaySettings, start_gateway
     from pytest_sabot.matrix.standard import load_standard
@@ -409,7 +411,7 @@ def run_demo(
         for d in wanted:
             found = {v.cell_id: v for v in results[d.persona].cells}
             rows.append(check(d, found.get(d.cell_id), narrow=std.rules.narrow_retry_reason))
-        lab = _lab_controllers(base / "lab" if out_dir is not None else None, say)
+        lab = _lab_controllers(base / "lab" if out_dir is not None else None, say, history)
     return DemoReport(
         wave=std.wave.wave,
         rules=std.rules.version,
@@ -422,13 +424,14 @@ def run_demo(
     )
 
 
-def _lab_controllers(out: Path | None, say: Callable[[str], None]) -> list[LabDemoRow]:
+def _lab_controllers(out: Path | None, say: Callable[[str], None],
+                     history: bool | str | Path) -> list[LabDemoRow]:
     """The lab's three scripted controllers through the real lab engine (no framework,
     no model): each row holds its declared gate and the gate produced."""
     from pytest_sabot.commands.lab_demo import run_demo as run_lab_demo
 
     say("running the fault lab's scripted controllers ...")
-    return run_lab_demo(out)
+    return run_lab_demo(out, history=history)
 
 
 __all__ = [
@@ -455,7 +458,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
     def progress(line: str) -> None:
         print(line, file=sys.stderr, flush=True)
 
-    report = run_demo(args.out, progress=None if args.json else progress)
+    report = run_demo(args.out, progress=None if args.json else progress,
+                      history=getattr(args, "history", None) or True)
     if args.json:
         print(report.model_dump_json(indent=2))
     else:

@@ -17,9 +17,10 @@ Gate exit codes: 0 pass, 1 fail, 2 error, 3 inconclusive. Other commands: 0 succ
 option or record that cannot be used; the message names it, the field and what was
 expected). No command prints a traceback for a user error.
 
-``sabot lab`` adds every run it records (``run``, ``mcp``) to the run history
-(:func:`pytest_sabot.commands.history.record_results`); ``python -m pytest_sabot.lab``
-writes the lab's records only (``sabot history index`` adds them later).
+Every run (``run``, ``mcp``, each controller of ``demo --out``) is written by
+:func:`pytest_sabot.commands.lab_outputs.write_lab_run`: ``run.json``, ``report.html`` and
+``junit.xml`` in its directory, and an entry in the run history (``$SABOT_HISTORY=none``
+turns the history off), the same way from ``sabot lab`` and ``python -m pytest_sabot.lab``.
 """
 
 from __future__ import annotations
@@ -33,10 +34,11 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from pytest_sabot.commands.lab_outputs import write_lab_run
 from pytest_sabot.core.errors import SabotDataError
 from pytest_sabot.core.exit_codes import EXIT_ERROR, EXIT_GATE, EXIT_INCONCLUSIVE, EXIT_PASS
 from pytest_sabot.lab.controllers import CONTROLLERS, resolve_agent
-from pytest_sabot.lab.engine import agent_view, run_scenario
+from pytest_sabot.lab.engine import agent_view, execute
 from pytest_sabot.lab.gate import evaluate
 from pytest_sabot.lab.record import LabRun, read_run
 from pytest_sabot.lab.replay import replay_run
@@ -52,21 +54,12 @@ from pytest_sabot.lab.vocabulary import RUN_FILE
 from pytest_sabot.report.lab import replay_text, run_text
 
 
-def _recorded(out: Path, record: LabRun, history: bool) -> None:
-    """With ``history``, add a run that is on disk to the run history and say where on
-    stderr; a history that cannot take it is said, never allowed to change the run's exit
-    code."""
-    if not history:
-        return
-    from pytest_sabot.commands.history import record_results
-
-    try:
-        line = record_results(out, record)
-    except Exception as exc:
-        line = (f"sabot lab: {out / RUN_FILE} is written; the run history was not "
-                f"updated ({type(exc).__name__}: {exc})")
-    if line:
-        print(line, file=sys.stderr)
+def _written(out: Path, record: LabRun, history: bool) -> None:
+    """Write the run's files (run.json, report.html, junit.xml) and, with ``history``,
+    record it; the history's line goes to stderr and never changes the exit code."""
+    done = write_lab_run(out, record, history=history)
+    if done.history:
+        print(done.history, file=sys.stderr)
 
 
 def _guard(body: Callable[[], int]) -> int:
@@ -92,7 +85,7 @@ def _emit(as_json: bool, model: BaseModel | list[Any], text: str) -> None:
 
 def cmd_run(scenario: str, agent: str, out: Path, *, as_json: bool = False,
             trust_local_agent: bool = False, agent_timeout_s: float = DEFAULT_TIMEOUT_S,
-            agent_env: Sequence[str] = (), history: bool = False) -> int:
+            agent_env: Sequence[str] = (), history: bool = True) -> int:
     """``lab run SCENARIO --agent NAME --out DIR``: exit code of the gate; with ``history``
     the run is added to the run history once its record is on disk.
 
@@ -111,22 +104,24 @@ def cmd_run(scenario: str, agent: str, out: Path, *, as_json: bool = False,
         path = resolve_scenario(scenario)
         loaded = load_scenario(path)
         if not local:
-            record = run_scenario(loaded, resolve_agent(agent), out, source=str(path))
+            record, interrupt = execute(loaded, resolve_agent(agent), source=str(path))
         else:
             from pytest_sabot.trusted.harden import harden
 
             harden()  # the agent must not find the run's files through /proc/<this pid>
             with TrustedLabAgent(agent, log_dir=out, timeout_s=agent_timeout_s,
                                  pass_env=tuple(agent_env)) as trusted:
-                record = run_scenario(loaded, trusted.agent, out, source=str(path))
+                record, interrupt = execute(loaded, trusted.agent, source=str(path))
+        _written(out, record, history)
+        if interrupt is not None:
+            raise interrupt
         _emit(as_json, record, run_text(record, str(out / RUN_FILE)))
-        _recorded(out, record, history)
         return record.gate.exit_code
 
     return _guard(body)
 
 
-def cmd_mcp(scenario: str, out: Path, *, history: bool = False) -> int:
+def cmd_mcp(scenario: str, out: Path, *, history: bool = True) -> int:
     """``lab mcp SCENARIO --out DIR``: serve one run over MCP stdio; exit code of the gate
     (with ``history`` the run is added to the run history).
 
@@ -138,9 +133,8 @@ def cmd_mcp(scenario: str, out: Path, *, history: bool = False) -> int:
         loaded = load_scenario(path)
         from pytest_sabot.commands.lab_mcp import serve_stdio  # the MCP SDK loads only here
 
-        record = serve_stdio(loaded, out, source=str(path))
+        record = serve_stdio(loaded, out, source=str(path), history=history)
         print(run_text(record, str(out / RUN_FILE)), file=sys.stderr)
-        _recorded(out, record, history)
         return record.gate.exit_code
 
     return _guard(body)
@@ -172,12 +166,13 @@ def cmd_validate(files: Sequence[str]) -> int:
     return worst
 
 
-def cmd_demo(out: Path | None = None, *, as_json: bool = False) -> int:
-    """The demo check: 0 only when every controller produces its declared gate."""
+def cmd_demo(out: Path | None = None, *, as_json: bool = False, history: bool = True) -> int:
+    """The demo check: 0 only when every controller produces its declared gate. With
+    ``out`` each controller's run is written like any run (and recorded in the history)."""
     from pytest_sabot.commands.lab_demo import demo_text, run_demo
 
     def body() -> int:
-        rows = run_demo(out)
+        rows = run_demo(out, history=history)
         _emit(as_json, rows, demo_text(rows))
         return EXIT_PASS if all(r.ok for r in rows) else EXIT_GATE
 
@@ -272,9 +267,9 @@ def _seconds(text: str) -> float:
     return value
 
 
-def dispatch(args: argparse.Namespace, *, history: bool = False) -> int:
+def dispatch(args: argparse.Namespace, *, history: bool = True) -> int:
     """Run the lab subcommand ``args`` were parsed for; its exit code. With ``history``
-    (``sabot lab``) every run recorded is added to the run history."""
+    every run recorded is added to the run history."""
     if args.lab_command == "run":
         return cmd_run(args.scenario, args.agent, args.out, as_json=args.json,
                        trust_local_agent=args.trust_local_agent,
@@ -287,7 +282,7 @@ def dispatch(args: argparse.Namespace, *, history: bool = False) -> int:
     if args.lab_command == "validate":
         return cmd_validate(args.files)
     if args.lab_command == "demo":
-        return cmd_demo(args.out, as_json=args.json)
+        return cmd_demo(args.out, as_json=args.json, history=history)
     if args.lab_command == "replay":
         return cmd_replay(args.run, as_json=args.json)
     if args.lab_command == "evaluate":
@@ -308,9 +303,10 @@ def parser(prog: str) -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None, *, prog: str = "python -m pytest_sabot.lab",
-         history: bool = False) -> int:
-    """The lab's command line; ``sabot lab`` passes ``history=True`` so every run it
-    records is added to the run history."""
+         history: bool = True) -> int:
+    """The lab's command line (``sabot lab`` and ``python -m pytest_sabot.lab`` alike):
+    every run it records is written with its report and JUnit XML and added to the run
+    history."""
     return dispatch(parser(prog).parse_args(argv), history=history)
 
 

@@ -13,7 +13,7 @@ acceptance fixtures, not measurements of any model; ordinary failed runs still f
 
 from __future__ import annotations
 
-import tempfile
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,8 +22,9 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 from rich.console import Console
 
+from pytest_sabot.commands.lab_outputs import write_lab_run
 from pytest_sabot.lab.controllers import CONTROLLERS
-from pytest_sabot.lab.engine import run_scenario
+from pytest_sabot.lab.engine import execute
 from pytest_sabot.lab.record import LabRun
 from pytest_sabot.lab.scenario_load import load_scenario, resolve_scenario
 from pytest_sabot.lab.vocabulary import GateOutcome
@@ -74,22 +75,30 @@ def check(declared: Declared, record: LabRun) -> bool:
             and (declared.only is None or kinds <= {declared.only}))
 
 
-def run_demo(out_dir: Path | None = None) -> list[DemoRow]:
-    """Run every declared controller on the demo scenario; one row each."""
+def run_demo(out_dir: Path | None = None, *,
+             history: bool | str | Path = True) -> list[DemoRow]:
+    """Run every declared controller on the demo scenario; one row each. With ``out_dir``
+    each controller's run is written into ``out_dir/<controller>/`` like any run (run.json,
+    report.html, junit.xml; recorded in the history unless ``history`` is False)."""
     path = resolve_scenario(DEMO_SCENARIO)
     scenario = load_scenario(path)
     rows: list[DemoRow] = []
-    with tempfile.TemporaryDirectory(prefix="sabot-lab-demo-") as tmp:
-        root = out_dir if out_dir is not None else Path(tmp)
-        for declared in DECLARED:
-            run_dir = root / declared.agent.replace("builtin:", "")
-            record = run_scenario(scenario, CONTROLLERS[declared.agent], run_dir,
-                                  source=str(path))
-            rows.append(DemoRow(
-                agent=declared.agent, declared=declared.gate, gate=record.gate.outcome,
-                rules=[v.rule for v in record.gate.violations], ok=check(declared, record),
-                why=declared.why, run=str(run_dir / "run.json") if out_dir else None,
-            ))
+    for declared in DECLARED:
+        record, interrupt = execute(scenario, CONTROLLERS[declared.agent], source=str(path))
+        run: str | None = None
+        if out_dir is not None:
+            done = write_lab_run(out_dir / declared.agent.replace("builtin:", ""), record,
+                                 history=history)
+            run = str(done.run)
+            if done.history:
+                print(done.history, file=sys.stderr)
+        if interrupt is not None:
+            raise interrupt
+        rows.append(DemoRow(
+            agent=declared.agent, declared=declared.gate, gate=record.gate.outcome,
+            rules=[v.rule for v in record.gate.violations], ok=check(declared, record),
+            why=declared.why, run=run,
+        ))
     return rows
 
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import signal
+import sys
 import time
 from collections.abc import Iterable
 from pathlib import Path
@@ -38,10 +39,11 @@ from mcp.server.stdio import stdio_server
 from pydantic import AnyUrl
 
 from pytest_sabot import __version__
+from pytest_sabot.commands.lab_outputs import write_lab_run
 from pytest_sabot.lab.agent import AgentStopped, LimitReached
 from pytest_sabot.lab.catalog import ToolContract
 from pytest_sabot.lab.engine import LabSession
-from pytest_sabot.lab.record import AgentInfo, LabRun, write_run
+from pytest_sabot.lab.record import AgentInfo, LabRun
 from pytest_sabot.lab.scenario import Scenario
 from pytest_sabot.lab.vocabulary import RUN_FILE
 from pytest_sabot.trusted.harden import harden
@@ -74,9 +76,11 @@ def _describe(contract: ToolContract) -> str:
 class McpRun:
     """The state of one served run: the lab session, the client's name, the record."""
 
-    def __init__(self, scenario: Scenario, out_dir: Path, *, source: str | None = None) -> None:
+    def __init__(self, scenario: Scenario, out_dir: Path, *, source: str | None = None,
+                 history: bool = True) -> None:
         self.session = LabSession(scenario, source=source)
         self.out_dir = out_dir
+        self.history = history
         self.client = "client"
         self.record: LabRun | None = None
         self._t0 = time.perf_counter()
@@ -143,14 +147,17 @@ class McpRun:
                      structured=observation.model_dump(mode="json"))
 
     def finish(self, *, output: str = "", error: BaseException | None = None) -> LabRun:
-        """Close the run (once), write run.json and return the record."""
+        """Close the run (once), write its files (run.json, report.html, junit.xml), record
+        it in the history and return the record."""
         if self.record is None:
             self.record = self.session.finish(
                 AgentInfo(name=f"mcp:{self.client}", kind="mcp", fixture=False),
                 output=output, error=error,
                 agent_ms=(time.perf_counter() - self._t0) * 1000,
             )
-            write_run(self.record, self.out_dir)
+            done = write_lab_run(self.out_dir, self.record, history=self.history)
+            if done.history:
+                print(done.history, file=sys.stderr)  # stdout is the protocol's
         return self.record
 
     def _evaluation(self, record: LabRun) -> types.CallToolResult:
@@ -200,14 +207,15 @@ def _terminate(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt
 
 
-def serve_stdio(scenario: Scenario, out_dir: Path, *, source: str | None = None) -> LabRun:
+def serve_stdio(scenario: Scenario, out_dir: Path, *, source: str | None = None,
+                history: bool = True) -> LabRun:
     """Serve one run on stdin/stdout until the client leaves; the run's record.
 
     A client that leaves (or a SIGTERM/SIGINT) before ``finish_run`` ends the run as
     ``cancelled``; the record is written either way.
     """
     harden()  # the client must not find the run's files through /proc/<this pid>
-    run = McpRun(scenario, out_dir, source=source)
+    run = McpRun(scenario, out_dir, source=source, history=history)
     server = build_server(run)
 
     async def serve() -> None:

@@ -1,6 +1,6 @@
 """``python -m pytest_sabot.lab``: the lab's command line, a shim over
-:mod:`pytest_sabot.commands.lab` (``sabot lab`` is the same command line, and adds each
-run it records to the run history; this one writes the lab's records only).
+:mod:`pytest_sabot.commands.lab` (``sabot lab`` is the same command line). Each run it
+records is written with its report.html and junit.xml and added to the run history.
 
     run SCENARIO --agent builtin:naive --out DIR   run one scenario (exit: the gate)
     mcp SCENARIO --out DIR                          serve one run over MCP stdio

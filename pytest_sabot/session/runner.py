@@ -53,6 +53,24 @@ from pytest_sabot.results.outcomes import (
 )
 
 
+def lab_evidence(run_dir: Path) -> None:
+    """A lab cell's record (run.json, written by the harness) gets the renderings every
+    lab run has beside it: report.html and junit.xml. A record that cannot be read gets
+    none (scoring names it)."""
+    from pytest_sabot.core.errors import SabotDataError
+    from pytest_sabot.lab.record import read_run
+    from pytest_sabot.lab.vocabulary import RUN_FILE
+    from pytest_sabot.report.lab_files import write_lab_evidence
+
+    if not (run_dir / RUN_FILE).is_file():
+        return
+    try:
+        record = read_run(run_dir / RUN_FILE)
+    except SabotDataError:
+        return
+    write_lab_evidence(run_dir, record)
+
+
 @contextmanager
 def _locked(path: Path) -> Iterator[None]:
     """An exclusive file lock, so two xdist workers never run the same baseline at once."""
@@ -168,6 +186,7 @@ class CellRunner:
                     record_not_run(self.out_dir, cell, status, self.settings.session, base)
                     return read_record(self.out_dir, cell.id)
             run_cell(cell, self.std.wave, self.settings)
+            lab_evidence(cell_dir(self.out_dir, cell.id))
             if pulled_in:
                 self._note("pulled_in", cell.id, "run")
             return read_record(self.out_dir, cell.id)

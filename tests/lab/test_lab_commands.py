@@ -42,7 +42,10 @@ def test_a_second_run_into_the_same_directory_sets_the_first_record_aside(
     for _ in range(2):
         main(["run", "lost-create-response", "--agent", "builtin:noop", "--out",
               str(tmp_path)])
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["run.json", "run.prev-1.json"]
+    # the record and its renderings alike: the earlier ones are set aside, never replaced
+    assert sorted(p.name for p in tmp_path.iterdir() if p.suffix != ".sqlite") == [
+        "junit.prev-1.xml", "junit.xml", "report.html", "report.prev-1.html", "run.json",
+        "run.prev-1.json"]
 
 
 def test_bad_input_exits_2_with_a_message_naming_file_and_field(

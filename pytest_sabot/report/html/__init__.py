@@ -25,9 +25,12 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pytest_sabot.core.errors import SabotDataError
+
+if TYPE_CHECKING:
+    from pytest_sabot.lab.record import LabRun
 
 Layout = Literal["inline", "pages", "auto"]
 REPORT_FILE = "report.html"
@@ -35,6 +38,7 @@ COMPARE_FILE = "compare.html"
 INLINE_LIMIT = 120  # cells: up to this many, "auto" keeps every drill-down in one file
 RESULTS_FILE = "results.json"
 LAB_RUN_FILE = "run.json"
+LAB_PAGE = "lab_run.html.j2"
 
 
 def _pages_dir(report: Path) -> Path:
@@ -163,15 +167,21 @@ def write_compare_html(
     return out
 
 
-def render_lab_html(run_json_path: Path | str) -> str:
-    """A lab run record (run.json, or the directory holding it) as one page."""
-    from pytest_sabot.lab.record import read_run
+def render_lab_record(record: LabRun) -> str:
+    """One lab run's page from its record alone (a pure function of the pydantic model:
+    the same record gives the same bytes). The page is ``lab_run.html.j2``, built from the
+    macros of ``lab_macros.html.j2``, which other pages include."""
     from pytest_sabot.report.html._common import render
     from pytest_sabot.report.html._lab import build
 
-    record = read_run(Path(run_json_path))
-    view = build(record)
-    return render("lab.html.j2", view=view, title=f"Sabot lab run {record.run_id}")
+    return render(LAB_PAGE, view=build(record), title=f"Sabot lab run {record.run_id}")
+
+
+def render_lab_html(run_json_path: Path | str) -> str:
+    """A lab run record (run.json, or the directory holding it) as one page."""
+    from pytest_sabot.lab.record import read_run
+
+    return render_lab_record(read_run(Path(run_json_path)))
 
 
 def write_lab_html(run_json_path: Path | str, path: Path | str | None = None) -> Path:
@@ -192,6 +202,7 @@ __all__ = [
     "Layout",
     "render_compare_html",
     "render_lab_html",
+    "render_lab_record",
     "render_results_html",
     "write_compare_html",
     "write_lab_html",

@@ -1,0 +1,137 @@
+"""Every lab run is evidence you can open and hand to CI (issue 24, "Evidence of every
+run"): whatever entry point ran it, ``run.json`` has ``report.html`` and ``junit.xml``
+beside it, all three written by one function (``commands.lab_outputs.write_lab_run``), and
+the run is recorded in the SQLite history the same way.
+
+The JUnit XML is checked against the junit-10 schema in tests/data (with xmlschema) and
+read back with junitparser, as a CI dashboard reads it: the gate is the testcase outcome.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import xmlschema
+from junitparser import Error, Failure, JUnitXml, Skipped
+from lab_helpers import run, scenario
+
+from pytest_sabot.commands.cli import main as sabot
+from pytest_sabot.commands.lab import main as lab_main
+from pytest_sabot.commands.lab_outputs import write_lab_run
+from pytest_sabot.history import list_runs
+from pytest_sabot.lab.controllers import CONTROLLERS
+from pytest_sabot.lab.gate import evaluate
+from pytest_sabot.lab.record import Execution, LabRun, read_run
+from pytest_sabot.report.lab_junit import lab_junit_xml
+
+XSD = Path(__file__).resolve().parents[1] / "data" / "junit-10.xsd"
+FILES = ("junit.xml", "report.html", "run.json")
+
+
+def _schema(outcome: str) -> xmlschema.XMLSchema:
+    """The junit-10 schema of tests/data. Its copy names the testcase's error element
+    ``errors`` where the schema it was taken from (and every JUnit reader: junitparser,
+    pytest, Jenkins) says ``error``; for an error outcome that one name is read as the
+    readers read it (SPEC I141)."""
+    text = XSD.read_text(encoding="utf-8")
+    if outcome == "error":
+        text = text.replace('<xs:element name="errors">', '<xs:element name="error">')
+        text = text.replace('<xs:element ref="errors"/>', '<xs:element ref="error"/>')
+    return xmlschema.XMLSchema(text)
+
+
+def _crashing(ctx: object) -> None:
+    raise RuntimeError("the agent's own bug")
+
+
+def _records() -> dict[str, LabRun]:
+    lost = scenario("lost-create-response")
+    failed = run(lost, CONTROLLERS["builtin:naive"])
+    broken = failed.model_copy(update={"execution": Execution(
+        status="harness_error", detail="RuntimeError: store lost")})
+    return {
+        "pass": run(lost, CONTROLLERS["builtin:resilient"]),
+        "fail": failed,
+        "error": broken.model_copy(update={"gate": evaluate(broken)}),
+        "inconclusive": run(lost, _crashing),
+    }
+
+
+def test_every_lab_run_writes_report_html_and_junit_xml_beside_run_json(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("SABOT_HISTORY", str(tmp_path / "h.sqlite"))
+    out = tmp_path / "naive"
+    assert sabot(["lab", "run", "lost-create-response", "--agent", "builtin:naive",
+                  "--out", str(out)]) == 1
+    assert sorted(p.name for p in out.iterdir()) == list(FILES)
+    record = read_run(out)
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert record.run_id in page and 'data-outcome="fail"' in page
+    assert (out / "junit.xml").read_text(encoding="utf-8") == lab_junit_xml(record)
+
+
+@pytest.mark.parametrize("outcome", ["pass", "fail", "error", "inconclusive"])
+def test_junit_gate_is_the_testcase_outcome_and_validates_against_junit_10(
+    outcome: str, tmp_path: Path,
+) -> None:
+    record = _records()[outcome]
+    assert record.gate.outcome == outcome
+    done = write_lab_run(tmp_path, record, history=False)
+    assert done.history == "" and not list(tmp_path.glob("*.sqlite"))
+    _schema(outcome).validate(str(done.junit))
+    suite = next(iter(JUnitXml.fromfile(str(done.junit))))
+    assert (suite.tests, suite.failures, suite.errors, suite.skipped) == (
+        1, int(outcome == "fail"), int(outcome == "error"), int(outcome == "inconclusive"))
+    [case] = list(suite)
+    assert case.name == record.agent.name
+    assert case.classname == f"sabot.lab.{record.scenario.name}"
+    kinds = [type(r) for r in case.result]
+    expected = {"pass": [], "fail": [Failure], "error": [Error], "inconclusive": [Skipped]}
+    assert kinds == expected[outcome]
+    if outcome == "fail":
+        assert "LS1" in case.result[0].message  # the duplicate ticket, named
+    if outcome == "inconclusive":  # skipped with the reason
+        assert case.result[0].message.startswith("inconclusive: execution agent_error")
+    props = {p.name: p.value for p in suite.properties()}
+    assert props["sabot.lab.gate"] == outcome
+    assert props["sabot.lab.exit_code"] == str(record.gate.exit_code)
+    assert props["sabot.lab.run_id"] == record.run_id
+    assert f"sabot.lab.gate={outcome}" in (case.system_out or "")
+
+
+def test_the_junit_10_copy_rejects_an_unknown_outcome_element(tmp_path: Path) -> None:
+    """The schema check can fail: the same XML with a made-up outcome element is refused."""
+    text = lab_junit_xml(_records()["fail"]).replace("<failure ", "<verdict ").replace(
+        "</failure>", "</verdict>")
+    with pytest.raises(xmlschema.XMLSchemaValidationError):
+        _schema("fail").validate(text)
+
+
+def test_every_entry_point_records_into_the_history_the_same_way(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    history = tmp_path / "history.sqlite"
+    env = {**os.environ, "SABOT_HISTORY": str(history)}
+    # python -m pytest_sabot.lab run: its own interpreter, as a user runs it
+    module = tmp_path / "module"
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest_sabot.lab", "run", "lost-create-response", "--agent",
+         "builtin:resilient", "--out", str(module)],
+        capture_output=True, text=True, env=env, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    assert f"added in {history}" in done.stderr
+    monkeypatch.setenv("SABOT_HISTORY", str(history))
+    assert lab_main(["run", "lost-create-response", "--agent", "builtin:naive",
+                     "--out", str(tmp_path / "sabot-lab")], prog="sabot lab") == 1
+    assert lab_main(["demo", "--out", str(tmp_path / "demo")]) == 0
+    runs = list_runs(history)
+    recorded = {Path(r.out_dir).resolve() for r in runs}
+    for folder in ("module", "sabot-lab", "demo/naive", "demo/resilient", "demo/noop"):
+        assert (tmp_path / folder).resolve() in recorded, folder
+        assert sorted(p.name for p in (tmp_path / folder).iterdir()) == list(FILES)
+    assert {r.kind for r in runs} == {"lab"} and len(runs) == 5
