@@ -480,7 +480,8 @@ def test_wheel_ships_the_templates_and_renders_from_an_installed_copy(
     names = set(zipfile.ZipFile(wheel).namelist())
     templates = REPO / "pytest_sabot" / "report" / "html" / "templates"
     shipped = sorted(p.name for p in templates.iterdir())
-    assert {"report.css", "report.js", "results.html.j2", "lab_run.html.j2", "lab_macros.html.j2"} <= set(shipped)
+    assert {"report.css", "report.js", "results.html.j2", "lab_run.html.j2",
+            "lab_macros.html.j2"} <= set(shipped)
     for name in shipped:
         assert f"pytest_sabot/report/html/templates/{name}" in names
     zipfile.ZipFile(wheel).extractall(tmp_path / "site")

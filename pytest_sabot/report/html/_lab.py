@@ -25,6 +25,7 @@ from pytest_sabot.lab.evidence import (
 from pytest_sabot.lab.observation import Observation
 from pytest_sabot.lab.record import LabRun
 from pytest_sabot.report.lab import FIXTURE_NOTE
+from pytest_sabot.report.lab_diagnostics import Diagnostic, diagnose
 
 STREAMS = ("requests", "deliveries", "effects", "observations")
 
@@ -81,6 +82,22 @@ class ViolationView:
 
 
 @dataclass
+class Change:
+    """One committed effect as a state change: the entity's fields before and after."""
+
+    effect: str
+    anchor: str
+    actor: str
+    kind: str
+    entity: str
+    before_version: int | None
+    after_version: int | None
+    via: str
+    fields: list[tuple[str, str, str, bool]]  # (field, before, after, changed)
+    unchanged: int = 0  # fields of a change left as they were (not shown)
+
+
+@dataclass
 class LabView:
     record: LabRun
     fixture_note: str
@@ -89,6 +106,32 @@ class LabView:
     violations: list[ViolationView]
     coverage: list[dict[str, Any]]
     counts: dict[str, int]
+    changes: list[Change]
+    diagnostics: list[Diagnostic]
+    client_usage: Any = None
+
+
+def _value(entity: dict[str, Any] | None, key: str) -> str:
+    if entity is None or key not in entity:
+        return "-"
+    return _json(entity[key], 120)
+
+
+def changes(record: LabRun) -> list[Change]:
+    """Every effect as before/after versions and fields (a creation has no before)."""
+    out = []
+    for e in record.streams.effects:
+        keys = sorted(set(e.after) | set(e.before or {}))
+        # a creation shows every field; a change shows the fields it changed
+        fields = [(k, _value(e.before, k), _value(e.after, k), True) for k in keys
+                  if e.before is None or e.before.get(k) != e.after.get(k)]
+        out.append(Change(effect=e.effect_id, anchor=anchor("effects", e.effect_id),
+                          actor=e.actor, kind=e.kind, entity=e.entity,
+                          before_version=e.before_version, after_version=e.after_version,
+                          via=", ".join(x for x in (e.delivery_id, e.request_id) if x),
+                          fields=fields,
+                          unchanged=0 if e.before is None else len(keys) - len(fields)))
+    return out
 
 
 def _request(e: RequestEvent) -> Cell:
@@ -187,4 +230,6 @@ def build(record: LabRun) -> LabView:
         violations=violations,
         coverage=coverage,
         counts=dict(counts),
+        changes=changes(record),
+        diagnostics=diagnose(record),
     )
