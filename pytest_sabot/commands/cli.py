@@ -11,7 +11,7 @@
     sabot history [list|show RUN|index DIR...|resolve RUN]   the local run history
     sabot replay CELL_DIR [--out DIR]     re-execute a recorded cell from its recorded
                                           exchanges (no model) and verify the trace
-    sabot inspect CELL_DIR                one cell's timeline in the terminal
+    sabot inspect CELL_DIR|RUN            one cell's (or a lab run's) timeline
     sabot export RUN --format html|json|junit [--out FILE]   a run's report, results or JUnit
     sabot demo [--out DIR] [--json]       keyless demo: declared outcomes gate the exit code
     sabot lab run SCENARIO --agent A --out DIR   one fault-lab run (exit: its gate)
@@ -147,16 +147,20 @@ def _add_evidence(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     p.add_argument("--timeout", type=seconds, default=300.0,
                    help="time limit of the replayed pipeline, in seconds (default 300)")
     _add_shared(p, "sabot_root", "sabot_adapter")
-    p = sub.add_parser("inspect", help="one cell's timeline: injection, acts, words, verdict")
-    p.add_argument("cell_dir", type=Path, help="a cell's record: <out>/cells/<cell id>")
+    p = sub.add_parser("inspect", help="one cell's timeline (injection, acts, words, verdict), "
+                       "or a lab run's (requests, deliveries, effects, observations, faults, "
+                       "violations)")
+    p.add_argument("cell_dir", metavar="RUN", help="a cell's record (<out>/cells/<cell id>), "
+                   "or a lab run: its run.json, its folder or its id in the history")
     p.add_argument("--json", action="store_true", help="print the timeline as JSON")
     _add_shared(p, "sabot_root")
+    history_args(p, leaf=False)
     p = sub.add_parser(
         "export", help="a run's report (html), results (json) or JUnit XML (junit), by "
         "directory or run id"
     )
-    p.add_argument("run", help="a results directory, a results.json, or a run id (or a "
-                   "unique prefix) of the history")
+    p.add_argument("run", help="a results directory, a results.json, a lab run's run.json "
+                   "(or its folder), or a run id (or a unique prefix) of the history")
     p.add_argument("--format", dest="fmt", choices=("html", "json", "junit"), required=True,
                    help="html: the offline report; json: results.json; junit: the JUnit XML "
                    "of its cells")

@@ -1,6 +1,7 @@
 """``sabot export RUN --format html|json|junit [--out FILE]``: a run's offline report, its
 results or its JUnit XML, the run named by its results directory (or results.json) or by
-its id in the run history.
+its id in the run history. A lab run (its run.json, the folder holding it, or its id)
+exports the same three: its page, its record and its JUnit XML (:func:`export_lab`).
 
 * ``json``: results.json of the run, byte for byte when the file on disk still holds it,
   else the copy the history kept when the run was recorded (a later session in the same
@@ -28,6 +29,7 @@ from pathlib import Path
 from pytest_sabot.core.errors import SabotDataError
 from pytest_sabot.core.exit_codes import EXIT_ERROR, EXIT_PASS
 from pytest_sabot.core.models.verdict import CellVerdict
+from pytest_sabot.lab.record import LabRun
 from pytest_sabot.results import RESULTS_FILE, ResultsFile
 
 
@@ -141,9 +143,13 @@ def cmd_export(args: argparse.Namespace) -> int:
 
     history = chosen_history(getattr(args, "history", None))
     wait = getattr(args, "wait", None)
-    directory, text, source = _located(
-        args.run, history, DEFAULT_TIMEOUT_S if wait is None else float(wait)
-    )
+    timeout = DEFAULT_TIMEOUT_S if wait is None else float(wait)
+    from pytest_sabot.commands.lab_refs import lab_run_of
+
+    lab = lab_run_of(args.run, history, timeout=timeout)
+    if lab is not None:
+        return export_lab(args.run, *lab, fmt=args.fmt, out=args.out)
+    directory, text, source = _located(args.run, history, timeout)
     if args.fmt in ("json", "junit"):
         if args.fmt == "junit":
             text = junit_xml(ResultsFile.model_validate_json(text))
@@ -172,4 +178,36 @@ def cmd_export(args: argparse.Namespace) -> int:
     return EXIT_PASS
 
 
-__all__ = ["cmd_export", "junit_xml"]
+def export_lab(ref: str, record: LabRun, source: str, folder: Path | None, *, fmt: str,
+               out: Path | None) -> int:
+    """A lab run's export: ``json`` its record (run.json byte for byte when the file on disk
+    still holds it), ``junit`` its JUnit XML (the gate as the testcase outcome), ``html``
+    its offline page (default: report.html beside its run.json)."""
+    from pytest_sabot.core.trace_io import write_text_atomic
+    from pytest_sabot.lab.vocabulary import RUN_FILE
+    from pytest_sabot.report.html import REPORT_FILE, render_lab_record
+    from pytest_sabot.report.lab_junit import lab_junit_xml
+
+    if fmt == "html":
+        target = out if out is not None else (folder / REPORT_FILE if folder else None)
+        if target is None:
+            raise SabotDataError(ref, "--out", "a file to write the page to (the run's "
+                                 "directory no longer holds its run.json)", "not given")
+        write_text_atomic(target, render_lab_record(record))
+        print(f"report of lab run {ref}: {target}")
+        return EXIT_PASS
+    if fmt == "junit":
+        text = lab_junit_xml(record)
+    elif folder is not None:
+        text = (folder / RUN_FILE).read_text(encoding="utf-8")
+    else:
+        text = record.model_dump_json(indent=2) + "\n"
+    if out is None:
+        sys.stdout.write(text)
+        return EXIT_PASS
+    write_text_atomic(out, text)
+    print(f"{fmt} of lab run {ref} (read from {source}) written to {out}", file=sys.stderr)
+    return EXIT_PASS
+
+
+__all__ = ["cmd_export", "export_lab", "junit_xml"]

@@ -1,4 +1,6 @@
-"""``sabot inspect CELL_DIR [--json]``: one cell's timeline in the terminal.
+"""``sabot inspect CELL_DIR [--json]``: one cell's timeline in the terminal; ``sabot inspect
+RUN`` of a lab run (its run.json, its folder or its id in the history) prints the lab
+run's timeline instead (:func:`inspect_lab`).
 
 Every event of the cell's trace in order, one line each, fitted to the terminal's width:
 its position, the agent (component) that produced it, its kind, what it says, and a mark
@@ -23,6 +25,7 @@ from rich.table import Table
 from pytest_sabot.core.errors import SabotDataError
 from pytest_sabot.core.exit_codes import EXIT_ERROR, EXIT_PASS
 from pytest_sabot.core.models.verdict import CellVerdict
+from pytest_sabot.lab.record import LabRun
 
 
 class TimelineEvent(BaseModel):
@@ -226,9 +229,33 @@ def print_timeline(t: Timeline, width: int | None = None) -> None:
     print_lines(out, lines)
 
 
+def inspect_lab(record: LabRun, as_json: bool) -> int:
+    """A lab run's timeline: requests, deliveries, effects, observations, waits, faults and
+    violations in order, then the gate."""
+    from pytest_sabot.report.lab import lab_timeline, print_lab_timeline
+    from pytest_sabot.report.terminal import console
+
+    t = lab_timeline(record)
+    if as_json:
+        print(t.model_dump_json(indent=2))
+    else:
+        print_lab_timeline(console(), t)
+    return EXIT_PASS
+
+
 def cmd_inspect(args: argparse.Namespace) -> int:
+    from pytest_sabot.commands.lab_refs import lab_run_of
+    from pytest_sabot.history import chosen_history
+
     try:
-        t = timeline(args.cell_dir, args.sabot_root)
+        lab = lab_run_of(args.cell_dir, chosen_history(getattr(args, "history", None)))
+    except SabotDataError as exc:
+        print(f"sabot inspect: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    if lab is not None:
+        return inspect_lab(lab[0], args.json)
+    try:
+        t = timeline(Path(args.cell_dir), args.sabot_root)
     except SabotDataError as exc:
         print(f"sabot inspect: {exc}", file=sys.stderr)
         return EXIT_ERROR
@@ -239,4 +266,5 @@ def cmd_inspect(args: argparse.Namespace) -> int:
     return EXIT_PASS
 
 
-__all__ = ["Timeline", "TimelineEvent", "cmd_inspect", "print_timeline", "timeline"]
+__all__ = ["Timeline", "TimelineEvent", "cmd_inspect", "inspect_lab", "print_timeline",
+           "timeline"]

@@ -64,13 +64,9 @@ def html_parser() -> argparse.ArgumentParser:
 
 
 def _is_lab(path: Path) -> bool:
-    from pytest_sabot.report.html import LAB_RUN_FILE, RESULTS_FILE
+    from pytest_sabot.commands.lab_refs import is_lab_path
 
-    if path.is_file():
-        return path.name != RESULTS_FILE and path.suffix == ".json" and (
-            path.name == LAB_RUN_FILE or not (path.parent / RESULTS_FILE).is_file()
-        )
-    return (path / LAB_RUN_FILE).is_file() and not (path / RESULTS_FILE).is_file()
+    return is_lab_path(path)
 
 
 def html_main(argv: Sequence[str] | None = None) -> int:

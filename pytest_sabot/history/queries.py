@@ -358,6 +358,16 @@ def load_run_results(
     )
 
 
+def run_kind(history_path: Path, ref: str, *, timeout: float = DEFAULT_TIMEOUT_S) -> (
+        tuple[str, str]):
+    """(the run id ``ref`` names, its kind: 'session' or 'lab'); RunNotFound as find_run."""
+    with open_history(Path(history_path), timeout=timeout) as db:
+        run_id = find_run(db, ref)
+        row = db.one("SELECT kind FROM runs WHERE run_id = ?", (run_id,))
+        assert row is not None
+    return run_id, str(row["kind"])
+
+
 def load_lab_run(history_path: Path, ref: str, *, timeout: float = DEFAULT_TIMEOUT_S) -> LabRun:
     """A lab run's record: its run.json when unchanged, else the history's copy."""
     with open_history(Path(history_path), timeout=timeout) as db:
@@ -416,6 +426,7 @@ __all__ = [
     "load_lab_run",
     "load_run_results",
     "resolve_run",
+    "run_kind",
     "runs",
     "show_run",
 ]

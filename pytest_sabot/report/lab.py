@@ -4,6 +4,7 @@ record, a replay's comparison, and a lab matrix's gates beside the Sabot funnel
 
 from __future__ import annotations
 
+from pydantic import BaseModel, ConfigDict, Field
 from rich.console import Console
 
 from pytest_sabot.lab.record import LabRun
@@ -123,3 +124,125 @@ def gate_markdown(gates: LabGates) -> list[str]:
                        f"{', '.join(cell.rules_broken) or '-'} | {cell.execution or '-'} | "
                        f"{cell.funnel} |")
     return out
+
+
+# --------------------------------------------------------------------------- inspect
+
+
+class LabEvent(BaseModel):
+    """One line of a lab run's timeline (``sabot inspect RUN``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    seq: int = Field(description="The event's seq (faults: their request's; violations: "
+                     "their last cited event's, or after the last event for an absence).")
+    at_ms: int = Field(description="Virtual time.")
+    stream: str = Field(description="requests, deliveries, effects, observations, waits, "
+                        "fault or violation.")
+    id: str = Field(description="The event's id ('r3', 'd4', ...), the fault entry's or "
+                    "the rule's.")
+    what: str = Field(description="What it says, in words.")
+
+
+class LabTimeline(BaseModel):
+    """What ``sabot inspect RUN --json`` prints for a lab run."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    run_id: str
+    agent: str
+    gate: str
+    exit_code: int
+    execution: str
+    events: list[LabEvent]
+    reasons: list[str]
+
+
+_ORDER = {"requests": 0, "waits": 0, "fault": 1, "deliveries": 2, "effects": 3,
+          "observations": 4, "violation": 5}
+
+
+def _short(value: object, limit: int = 70) -> str:
+    import json
+
+    text = value if isinstance(value, str) else json.dumps(value, sort_keys=True,
+                                                           ensure_ascii=False)
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def lab_timeline(record: LabRun) -> LabTimeline:
+    """The run's requests, deliveries, effects, observations, waits, faults and violations
+    in the order they happened (a pure function of the record)."""
+    s = record.streams
+    events: list[LabEvent] = []
+    for r in s.requests:
+        events.append(LabEvent(seq=r.seq, at_ms=r.at_ms, stream="requests", id=r.request_id,
+                               what=f"{r.tool} {_short(r.arguments)}"))
+    for w in record.waits:
+        events.append(LabEvent(seq=w.seq, at_ms=w.at_ms, stream="waits", id=w.wait_id,
+                               what=f"wait {w.ms} ms"))
+    for d in s.deliveries:
+        error = d.response.error
+        said = "ok" if d.response.ok else f"error {error.code if error else ''}"
+        events.append(LabEvent(
+            seq=d.seq, at_ms=d.at_ms, stream="deliveries", id=d.delivery_id,
+            what=f"{d.tool} for {d.request_id} (copy {d.copy_number}, {d.view}"
+            + (", from the idempotency store" if d.replayed_operation else "") + f"): {said}"))
+    for e in s.effects:
+        versions = ("" if e.after_version is None else f" v{e.after_version}"
+                    if e.before_version is None else f" v{e.before_version}->v{e.after_version}")
+        events.append(LabEvent(
+            seq=e.seq, at_ms=e.at_ms, stream="effects", id=e.effect_id,
+            what=f"{e.actor} {e.kind} {e.entity}{versions}"
+            + (f" key {e.operation_key}" if e.operation_key else "")))
+    for o in s.observations:
+        shown = o.observation
+        said = ("ok " + _short(shown.result, 50) if shown.ok
+                else f"error {shown.error.code if shown.error else ''}")
+        events.append(LabEvent(seq=o.seq, at_ms=o.at_ms, stream="observations",
+                               id=o.observation_id, what=f"shown for {o.request_id}: {said}"))
+    requests = {r.request_id: r for r in s.requests}
+    for entry in record.coverage:
+        for a in entry.activations:
+            at = requests.get(a.request_id)
+            if at is not None:
+                events.append(LabEvent(seq=at.seq, at_ms=at.at_ms, stream="fault", id=entry.id,
+                                       what=f"{entry.operator} {entry.fault} on "
+                                       f"{a.request_id}: {a.note}"))
+        for x in entry.suppressions:
+            at = requests.get(x.request_id)
+            if at is not None:
+                events.append(LabEvent(seq=at.seq, at_ms=at.at_ms, stream="fault", id=entry.id,
+                                       what=f"{entry.operator} {entry.fault} suppressed on "
+                                       f"{x.request_id}: {x.reason}"))
+    last = max((e.seq for e in events), default=0)
+    for v in record.gate.violations:
+        seq = max((r.seq for r in v.evidence), default=last + 1)
+        at_ms = next((e.at_ms for e in events if e.seq == seq), record.measurement.virtual_ms)
+        cited = " ".join(r.id for r in v.evidence)
+        events.append(LabEvent(seq=seq, at_ms=at_ms, stream="violation", id=v.rule,
+                               what=f"{v.kind}: {v.message}" + (f" [{cited}]" if cited else "")))
+    events.sort(key=lambda e: (e.seq, _ORDER.get(e.stream, 9)))
+    ex = record.execution
+    return LabTimeline(
+        run_id=record.run_id, agent=record.agent.name, gate=record.gate.outcome,
+        exit_code=record.gate.exit_code,
+        execution=ex.status + (f": {ex.detail}" if ex.detail else ""), events=events,
+        reasons=list(record.gate.reasons))
+
+
+def print_lab_timeline(out: Console, t: LabTimeline) -> None:
+    """The timeline as a table fitted to the console, then the gate."""
+    columns: tuple[Column[LabEvent], ...] = (
+        Column("seq", lambda e: str(e.seq), 1, "right"),
+        Column("at ms", lambda e: str(e.at_ms), 2, "right"),
+        Column("stream", lambda e: e.stream, 1),
+        Column("id", lambda e: e.id, 1),
+        Column("what", lambda e: e.what, 1),
+    )
+    print_lines(out, [f"lab run {t.run_id} ({t.agent}): {len(t.events)} events"])
+    print_table(out, columns, t.events, "sabot inspect --json has every field")
+    print_lines(out, [f"execution: {t.execution}",
+                      f"gate: {t.gate} (exit {t.exit_code})",
+                      *(f"  - {r}" for r in t.reasons)])

@@ -135,3 +135,74 @@ def test_every_entry_point_records_into_the_history_the_same_way(
         assert (tmp_path / folder).resolve() in recorded, folder
         assert sorted(p.name for p in (tmp_path / folder).iterdir()) == list(FILES)
     assert {r.kind for r in runs} == {"lab"} and len(runs) == 5
+
+
+def _demo(tmp_path: Path) -> Path:
+    out = tmp_path / "demo"
+    assert lab_main(["demo", "--out", str(out)], history=False) == 0
+    return out
+
+
+def test_sabot_export_accepts_a_lab_run_in_every_format(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    naive = _demo(tmp_path) / "naive"
+    record = read_run(naive)
+    capsys.readouterr()
+    assert sabot(["export", str(naive / "run.json"), "--format", "json"]) == 0
+    assert capsys.readouterr().out == (naive / "run.json").read_text(encoding="utf-8")
+    assert sabot(["export", str(naive), "--format", "junit", "--out",
+                  str(tmp_path / "j.xml")]) == 0
+    assert (tmp_path / "j.xml").read_text(encoding="utf-8") == lab_junit_xml(record)
+    assert sabot(["export", str(naive), "--format", "html", "--out",
+                  str(tmp_path / "r.html")]) == 0
+    page = (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert page == (naive / "report.html").read_text(encoding="utf-8")
+    err = capsys.readouterr().err
+    assert "compar" not in err  # the old refusal talked about comparing
+
+
+def test_sabot_export_and_inspect_find_a_lab_run_by_its_history_id(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+) -> None:
+    history = tmp_path / "h.sqlite"
+    monkeypatch.setenv("SABOT_HISTORY", str(history))
+    assert sabot(["lab", "run", "lost-create-response", "--agent", "builtin:naive",
+                  "--out", str(tmp_path / "run")]) == 1
+    [entry] = list_runs(history)
+    capsys.readouterr()
+    assert sabot(["export", entry.run_id, "--format", "junit"]) == 0
+    assert capsys.readouterr().out == lab_junit_xml(read_run(tmp_path / "run"))
+    assert sabot(["inspect", entry.run_id[:20], "--json"]) == 0
+    assert '"stream": "violation"' in capsys.readouterr().out
+
+
+def test_sabot_inspect_prints_a_lab_runs_timeline_in_order(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    import json
+
+    naive = _demo(tmp_path) / "naive"
+    capsys.readouterr()
+    assert sabot(["inspect", str(naive / "run.json"), "--json"]) == 0
+    t = json.loads(capsys.readouterr().out)
+    record = read_run(naive)
+    streams = [e["stream"] for e in t["events"]]
+    assert {"requests", "deliveries", "effects", "observations", "fault",
+            "violation"} <= set(streams)
+    seqs = [e["seq"] for e in t["events"]]
+    assert seqs == sorted(seqs)
+    s = record.streams
+    assert streams.count("requests") == len(s.requests)
+    assert streams.count("effects") == len(s.effects)
+    # the fault shows on the request it acted on, before that request's delivery
+    fault = streams.index("fault")
+    assert t["events"][fault - 1]["id"] == record.coverage[0].activations[0].request_id
+    assert streams[fault + 1] == "deliveries"
+    # LS1 stands right after the last event it cites (the duplicate's observation)
+    ls1 = next(e for e in t["events"] if e["id"] == "LS1")
+    assert ls1["seq"] == record.gate.violations[0].evidence[-1].seq
+    assert (t["gate"], t["exit_code"]) == ("fail", 1)
+    assert sabot(["inspect", str(naive)]) == 0
+    text = capsys.readouterr().out
+    assert "gate: fail (exit 1)" in text and "LS1" in text and "timeout_after_commit" in text
