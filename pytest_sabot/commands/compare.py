@@ -162,7 +162,9 @@ def _prediction_lines(c: Comparison) -> list[str]:
 def cmd_compare(args: argparse.Namespace) -> int:
     """``sabot compare A B``: a report, not a gate. Exits 0 when the runs were compared, 3
     when either did not record its whole selection (its numbers cover its recorded cells
-    only), 2 on bad input; ``sabot regress`` is the gate on a regression."""
+    only), 2 on bad input; ``sabot regress`` is the gate on a regression. Two lab runs
+    (run.json, or lab run ids) are compared by :mod:`pytest_sabot.commands.lab_compare`
+    instead, whose exit is 1 when B regresses against A."""
     from pytest_sabot.core.exit_codes import EXIT_ERROR, EXIT_INCONCLUSIVE, EXIT_PASS
     from pytest_sabot.history import chosen_history
     from pytest_sabot.history.queries import load_compare_input
@@ -176,6 +178,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
     history = chosen_history(getattr(args, "history", None))
     wait = getattr(args, "wait", None)
     timeout = DEFAULT_TIMEOUT_S if wait is None else float(wait)
+    from pytest_sabot.commands.lab_compare import cmd_lab_compare, is_lab_input
+
+    if is_lab_input(args.a, history, timeout) or is_lab_input(args.b, history, timeout):
+        return cmd_lab_compare(args.a, args.b, as_json=args.json, history=history,
+                               timeout=timeout)
     (a, source_a), (b, source_b) = (
         load_compare_input(args.a, history, timeout=timeout),
         load_compare_input(args.b, history, timeout=timeout),

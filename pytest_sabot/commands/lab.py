@@ -9,6 +9,7 @@ functions returning exit codes (:mod:`pytest_sabot.core.exit_codes`).
     validate FILE...                                check scenario files
     demo [--out DIR]                                the three controllers' declared gates
     replay RUN                                      re-execute a recorded run
+    compare A B                                     two runs side by side (exit 1: B regressed)
     evaluate RUN                                    re-evaluate a recorded run offline
     view SCENARIO                                   what an agent is given
 
@@ -252,6 +253,13 @@ def add_commands(parser: argparse.ArgumentParser) -> None:
         p = sub.add_parser(name, help=text)
         p.add_argument("run", type=Path, help="run.json or the directory holding it")
         p.add_argument("--json", action="store_true")
+    p = sub.add_parser("compare", help="two lab runs side by side; exit 1 when B regresses "
+                       "against A")
+    p.add_argument("a", help="A: a run.json, its folder, or a lab run id of the history")
+    p.add_argument("b", help="B: a run.json, its folder, or a lab run id of the history")
+    p.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    p.add_argument("--history", type=Path, help="the run history to look ids up in "
+                   "(default $SABOT_HISTORY, else reports/history.sqlite)")
     p = sub.add_parser("view", help="print what an agent is given for a scenario")
     p.add_argument("scenario")
 
@@ -285,6 +293,12 @@ def dispatch(args: argparse.Namespace, *, history: bool = True) -> int:
         return cmd_demo(args.out, as_json=args.json, history=history)
     if args.lab_command == "replay":
         return cmd_replay(args.run, as_json=args.json)
+    if args.lab_command == "compare":
+        from pytest_sabot.commands.lab_compare import cmd_lab_compare
+        from pytest_sabot.history.store import chosen_history
+
+        return cmd_lab_compare(args.a, args.b, as_json=args.json,
+                               history=chosen_history(args.history), prog="sabot lab compare")
     if args.lab_command == "evaluate":
         return cmd_evaluate(args.run, as_json=args.json)
     return cmd_view(args.scenario)

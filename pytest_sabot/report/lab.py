@@ -7,6 +7,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 from rich.console import Console
 
+from pytest_sabot.lab.compare import LabComparison, RequestAt
 from pytest_sabot.lab.record import LabRun
 from pytest_sabot.lab.replay import ReplayReport
 from pytest_sabot.report.terminal import Column, print_lines, print_table
@@ -246,3 +247,47 @@ def print_lab_timeline(out: Console, t: LabTimeline) -> None:
     print_lines(out, [f"execution: {t.execution}",
                       f"gate: {t.gate} (exit {t.exit_code})",
                       *(f"  - {r}" for r in t.reasons)])
+
+
+# --------------------------------------------------------------------------- compare
+
+
+def comparison_text(c: LabComparison) -> str:
+    """Two lab runs side by side, as ``sabot compare`` prints them."""
+    def row(label: str, a: object, b: object) -> str:
+        return f"  {label:<14} {a!s:<34} {b!s}"
+
+    lines = [f"lab runs compared (A -> B): {c.a.scenario}"
+             + ("" if c.same_scenario else f" / {c.b.scenario} (different scenarios)"),
+             row("", "A: " + c.a.name, "B: " + c.b.name),
+             row("agent", c.a.agent, c.b.agent),
+             row("gate", f"{c.a.gate} (exit {c.a.exit_code})", f"{c.b.gate} (exit {c.b.exit_code})"
+                 + f"  [{c.gate_change}]"),
+             row("execution", c.a.execution, c.b.execution),
+             row("routed calls", c.a.routed_calls, c.b.routed_calls),
+             row("deliveries", c.a.deliveries, c.b.deliveries),
+             row("effects", c.a.effects, c.b.effects),
+             row("virtual ms", c.a.virtual_ms, c.b.virtual_ms),
+             row("rules broken", ",".join(c.a.rules) or "-", ",".join(c.b.rules) or "-")]
+    lines.append("violations added in B: " + ("none" if not c.violations_added else ""))
+    lines += [f"  + {r}: {c.b.messages.get(r, '')}" for r in c.violations_added]
+    lines.append("violations removed in B: " + ("none" if not c.violations_removed else ""))
+    lines += [f"  - {r}: {c.a.messages.get(r, '')}" for r in c.violations_removed]
+    lines.append("committed effects (A -> B):")
+    lines += [f"  {e.kind}: {e.a} -> {e.b}" + ("" if e.a == e.b else "  (differs)")
+              for e in c.effects] or ["  none in either run"]
+    lines.append("fault coverage (A -> B):")
+    lines += [f"  {r.id} ({r.fault}): {r.a or 'absent'} -> {r.b or 'absent'}"
+              + ("  (differs)" if r.differs else "") for r in c.coverage] or [
+        "  no fault scheduled"]
+    d = c.first_divergence
+    if d is None:
+        lines.append("first divergence: none (the same requests in the same order)")
+    else:
+        def said(r: RequestAt | None) -> str:
+            return "no request" if r is None else f"{r.id} {r.tool} {_short(r.arguments, 60)}"
+
+        lines += [f"first divergence: request {d.position}: {d.what}",
+                  f"  A: {said(d.a)}", f"  B: {said(d.b)}"]
+    lines.append(("REGRESSED: " if c.regressed else "") + "; ".join(c.reasons))
+    return "\n".join(lines)
