@@ -181,11 +181,14 @@ def cmd_demo(out: Path | None = None, *, as_json: bool = False, history: bool = 
 
 
 def cmd_replay(run: Path, *, as_json: bool = False) -> int:
-    """``lab replay RUN``: 0 verified, 1 diverged, 2 unreadable record."""
+    """``lab replay RUN``: 0 verified, 1 diverged, 2 unreadable record (the one replay rule
+    of ``sabot replay`` too, SPEC I143); the report names the original gate."""
+    from pytest_sabot.commands.replay import replay_exit
+
     def body() -> int:
         report = replay_run(read_run(run))
         _emit(as_json, report, replay_text(report))
-        return EXIT_PASS if report.reproduction == "verified" else EXIT_GATE
+        return replay_exit(report.reproduction)
 
     return _guard(body)
 

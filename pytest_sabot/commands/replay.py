@@ -19,14 +19,13 @@ no provider, no key, no spend. Then (SPEC I77):
   verdicts must be equal.
 
 All of it holds: ``reproduction: verified``; anything else: ``diverged`` with the first
-difference. The original verdict and gate are printed either way, and the exit code never
-reads better than the original run (SPEC I78): 0 verified and the original passed its
-gate, 1 diverged or the original failed its gate, 2 bad input, 3 no recording to replay.
-The original record is only read.
+difference. One replay rule (SPEC I143), as the lab's own ``sabot lab replay`` has it: exit
+0 verified, 1 diverged, 2 bad input, 3 no recording to replay. The report always names the
+original verdict and gate (a verified replay of a failed run is a failed run reproduced,
+never a pass). The original record is only read.
 
 A lab run (a directory holding run.json, or a run.json itself) is replayed by the lab's own
-replay (docs/LAB.md), under the same exit rule: the original gate's exit code when verified,
-1 when diverged.
+replay (docs/LAB.md), under the same rule.
 """
 
 from __future__ import annotations
@@ -359,10 +358,7 @@ def replay_cell(
                 difference = Difference(seq=None, agent="", call=None, kind="verdict",
                                         what=f"the same trace scored differently at {differs}")
         reproduction: Reproduction = "verified" if difference is None else "diverged"
-        if reproduction == "diverged":
-            code = EXIT_GATE
-        else:
-            code = EXIT_PASS if gate.outcome == "pass" else EXIT_GATE
+        code = replay_exit(reproduction)
         return ReplayReport(
             cell_id=cell_id, cell_dir=str(cell_dir), recording=answered_by,
             reproduction=reproduction, difference=difference,
@@ -400,10 +396,7 @@ def report_lines(r: ReplayReport) -> list[str]:
     ]
     if r.replay_dir:
         lines.append(f"the replay's own record: {r.replay_dir}")
-    lines.append(f"exit {r.exit_code}: " + (
-        "verified, and the original run passed its gate" if r.exit_code == EXIT_PASS else
-        "diverged" if r.reproduction == "diverged" else
-        "verified, but the original run failed its gate: a replay never turns it into a pass"))
+    lines.append(replay_exit_line(r.exit_code, r.gate.outcome))
     return lines
 
 
@@ -420,19 +413,33 @@ def lab_record(path: Path) -> Path | None:
     return None
 
 
+def replay_exit(reproduction: Reproduction) -> int:
+    """The one replay rule (SPEC I143), for Sabot cells and lab runs alike: 0 verified, 1
+    diverged (2 bad input and 3 nothing recorded to replay are said before a replay
+    runs). The original gate is never the exit code: it is named in the report."""
+    return EXIT_PASS if reproduction == "verified" else EXIT_GATE
+
+
+def replay_exit_line(code: int, original_gate: str) -> str:
+    """The report's last line: the exit code and what it says (and does not say)."""
+    if code == EXIT_PASS:
+        return (f"exit 0: verified (the original gate, {original_gate}, stands: a replay "
+                "reproduces a run, it does not turn a failure into a pass)")
+    return f"exit 1: diverged (the original gate was {original_gate})"
+
+
 def replay_lab(run_file: Path) -> tuple[list[str], int, dict[str, Any]]:
     """``sabot replay`` of a lab run: the lab's own replay (every request and wait of the
     record re-executed against a fresh world, the recorded answers standing in for the
-    agent), with the exit code of SPEC I78: the original gate's when verified, 1 when
-    diverged. Returns (lines, exit code, the --json report)."""
+    agent), under the one replay rule (:func:`replay_exit`). Returns (lines, exit code, the
+    --json report)."""
     from pytest_sabot.lab.record import read_run
     from pytest_sabot.lab.replay import replay_run
 
     record = read_run(run_file)
     report = replay_run(record)
     gate = record.gate
-    verified = report.reproduction == "verified"
-    code = gate.exit_code if verified else EXIT_GATE
+    code = replay_exit(report.reproduction)
     lines = [
         f"lab run {record.run_id}: replayed from {run_file} ({report.actions} requests and "
         "waits re-executed; the recorded answers stand in for the agent)",
@@ -446,10 +453,7 @@ def replay_lab(run_file: Path) -> tuple[list[str], int, dict[str, Any]]:
                  + (f"; replayed: {report.replayed_gate}"
                     if report.replayed_gate != gate.outcome else ""))
     lines += [f"  - {reason}" for reason in gate.reasons]
-    lines.append(f"exit {code}: " + (
-        "diverged" if not verified else
-        "verified, and the original run passed its gate" if code == EXIT_PASS else
-        "verified; the original gate's exit code stands: a replay never turns it into a pass"))
+    lines.append(replay_exit_line(code, gate.outcome))
     data = {**report.model_dump(mode="json"), "exit_code": code,
             "original_reasons": list(gate.reasons)}
     return lines, code, data
@@ -516,6 +520,8 @@ __all__ = [
     "gate_of",
     "lab_record",
     "replay_cell",
+    "replay_exit",
+    "replay_exit_line",
     "replay_lab",
     "report_lines",
 ]

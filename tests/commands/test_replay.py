@@ -95,16 +95,18 @@ def test_I77_a_call_the_recording_cannot_answer_is_named_by_the_gateway(
     assert report.gate.outcome == "pass"
 
 
-def test_I78_a_replay_never_turns_a_failed_run_into_a_pass(
+def test_I143_a_verified_replay_of_a_failed_run_exits_0_and_names_the_original_failure(
     credulous: Session, capsys: pytest.CaptureFixture[str]
 ) -> None:
     cell = credulous.out / "cells" / FAULT
-    assert main(["replay", str(cell)]) == 1
+    assert main(["replay", str(cell)]) == 0  # the one replay rule: 0 verified
     text = capsys.readouterr().out
     assert "reproduction: verified" in text
-    assert "original verdict: MISSED" in text
+    assert "original verdict: MISSED" in text  # the original failure, never a pass
+    assert "original gate: fail" in text
+    assert "the original gate, fail, stands" in " ".join(text.split())
     assert "original gate: fail (wrong values: gain_factor=74.1" in text
-    assert "a replay never turns it into a pass" in text
+    assert "it does not turn a failure into a pass" in text
 
 
 def test_I77_a_cell_without_recorded_exchanges_is_inconclusive(
@@ -141,7 +143,7 @@ def test_I77_replay_keeps_its_own_record_only_where_asked(
 
 @pytest.mark.parametrize(("agent", "gate", "code"),
                          [("builtin:naive", "fail", 1), ("builtin:resilient", "pass", 0)])
-def test_I78_sabot_replay_of_a_lab_run_keeps_its_original_gate(
+def test_I143_sabot_replay_of_a_lab_run_follows_the_one_replay_rule(
     agent: str, gate: str, code: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "lab"
@@ -149,9 +151,11 @@ def test_I78_sabot_replay_of_a_lab_run_keeps_its_original_gate(
                  str(out), "--json"]) == code
     capsys.readouterr()
     before = tree_digest(out)
-    assert main(["replay", str(out)]) == code
+    assert main(["replay", str(out)]) == 0  # verified, whatever the original gate
     text = capsys.readouterr().out
     assert "reproduction: verified" in text and f"original gate: {gate} (exit {code})" in text
+    assert main(["lab", "replay", str(out)]) == 0  # the lab's own replay: the same rule
+    assert f"original_gate: {gate}" in capsys.readouterr().out
     # the record altered: the replay names where it parts from it, and exits 1
     record = json.loads((out / "run.json").read_text("utf-8"))
     record["gate"]["reasons"] = [*record["gate"]["reasons"], "an extra reason"]
@@ -172,8 +176,9 @@ def test_I77_a_keyless_cell_replays_by_the_embedded_model_and_a_changed_trace_di
     assert code == 0, output
     assert not (out / "recordings").exists()
     before = tree_digest(out)
-    assert main(["replay", str(out / "cells" / FAULT)]) == 1  # its gate failed: never a pass
+    assert main(["replay", str(out / "cells" / FAULT)]) == 0  # verified; its gate failed
     text = " ".join(capsys.readouterr().out.split())
+    assert "original gate: fail" in text
     assert "replayed by the embedded model sim:realistic" in text
     assert "no provider was called" in text and "reproduction: verified" in text
     cell = out / "cells" / BASELINE
