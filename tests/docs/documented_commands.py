@@ -119,6 +119,11 @@ TABLE: dict[str, dict[str, Run | Shown]] = {
             0, PYTEST_FIRST, f"pytest --sabot-wave=hung-tool -n auto {HUNG_SMALL}",
             "one held cell of the hung-tool matrix and its baseline", once=()),
         "sabot lab run lost-create-response --agent builtin:naive --out runs/naive": Run(1, ""),
+        "sabot compare runs/naive/run.json runs/res/run.json": Run(
+            0, r"^lab runs compared \(A -> B\): lost-create-response$",
+            prepare=("sabot lab run lost-create-response --agent builtin:resilient --out "
+                     "runs/res",)),
+        "sabot inspect runs/naive": Run(0, r"^lab run lost-create-response--builtin-naive"),
         "sabot compare reports/wave-1 reports/wave-2": Run(
             0, r"^Sabot paired comparison \(hard tier, B - A"),
         "sabot history": Run(0, r"^Sabot run history: "),
@@ -222,6 +227,13 @@ TABLE: dict[str, dict[str, Run | Shown]] = {
         "python -m pytest_sabot.lab run lost-create-response --agent builtin:resilient --out "
         "runs/res": Run(0, ""),
         "python -m pytest_sabot.lab replay runs/naive": Run(0, ""),
+        "python -m pytest_sabot.lab compare runs/naive/run.json runs/res/run.json": Run(
+            0, r"^lab runs compared \(A -> B\)"),
+        "python -m pytest_sabot.lab demo --out runs/demo": Run(0, ""),
+        "sabot inspect runs/naive": Run(0, r"^lab run lost-create-response--builtin-naive"),
+        "sabot export runs/naive --format junit": Run(0, r"^<\?xml"),
+        "sabot compare runs/naive/run.json runs/res/run.json": Run(
+            0, r"^lab runs compared \(A -> B\)"),
         "python -m pytest_sabot.lab evaluate runs/naive/run.json": Run(1, ""),
         "python -m pytest_sabot.lab view lost-create-response": Run(0, ""),
         "python -m pytest_sabot.lab init my-scenarios": Run(0, ""),
