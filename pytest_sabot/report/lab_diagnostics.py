@@ -121,8 +121,8 @@ def diagnose(record: LabRun) -> list[Diagnostic]:
             continue
         lines = []
         if entry.status == "planned":
-            lines.append(f"never matched: no request to {entry.tool} met its condition"
-                         + (f" ({entry.note})" if entry.note else ""))
+            lines.append(entry.note or f"never matched: no request to {entry.tool} met its "
+                         "condition")
         elif entry.status == "matched":
             lines.append("matched " + ", ".join(entry.matched) + " but never acted")
         for s in entry.suppressions:
