@@ -108,7 +108,6 @@ class LabView:
     counts: dict[str, int]
     changes: list[Change]
     diagnostics: list[Diagnostic]
-    client_usage: Any = None
 
 
 def _value(entity: dict[str, Any] | None, key: str) -> str:
