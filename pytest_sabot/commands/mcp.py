@@ -114,8 +114,10 @@ class CellRun:
     """One served cell: the harness runs it in a thread of its own, whose pipeline waits
     for the client's ``sabot_finish``; the MCP handlers act on its run context."""
 
-    def __init__(self, std: Standard, cell: Cell, out: Path, model: str) -> None:
+    def __init__(self, std: Standard, cell: Cell, out: Path, model: str,
+                 run_id: str = "mcp") -> None:
         self.std = std
+        self.run_id = run_id
         self.cell = cell
         self.out = out
         self.model = model
@@ -142,7 +144,7 @@ class CellRun:
         self._gateway = start_gateway(GatewaySettings.from_options(values, self.out))
         settings = RunSettings(
             root=self.std.root, out_dir=self.out, gateway_url=str(self._gateway.url),
-            model=parse_model(self.model), timeout_s=0, attempts=1, session="mcp",
+            model=parse_model(self.model), timeout_s=0, attempts=1, session=self.run_id,
             registration_hash=self.std.registration_hash(), rules=self.std.rules.version,
         )
 
@@ -350,7 +352,8 @@ def build_server(run: CellRun) -> Server[Any, Any]:
     return server
 
 
-def serve_cell(std: Standard, cell: Cell, out: Path, model: str) -> dict[str, Any]:
+def serve_cell(std: Standard, cell: Cell, out: Path, model: str,
+               run_id: str = "mcp") -> dict[str, Any]:
     """Serve one cell on stdin/stdout until the client finishes or leaves; its evaluation."""
     import anyio
     from mcp.server.stdio import stdio_server
@@ -361,7 +364,7 @@ def serve_cell(std: Standard, cell: Cell, out: Path, model: str) -> dict[str, An
     # The client started this process: it must not find the live trace (or anything else
     # of the run) through /proc/<this pid> (fd, environ, mem, cwd, cmdline).
     harden()
-    run = CellRun(std, cell, out, model)
+    run = CellRun(std, cell, out, model, run_id)
     _RUN = run
     try:
         run.start()
@@ -418,9 +421,25 @@ def _serve(args: argparse.Namespace) -> int:
     std = agent_wave(load_standard(str(args.sabot_wave or DEFAULT_WAVE), args.sabot_root),
                      MCP_NAME, "an MCP client")
     cell = find_cell(std, args.cell)
-    body = serve_cell(std, cell, args.out, model)
+    from pytest_sabot.commands.mcp_session import write_session
+    from pytest_sabot.core.manifest import new_run_id
+    from pytest_sabot.core.records import now_iso
+
+    run_id, started = new_run_id(), now_iso()
+    body = serve_cell(std, cell, args.out, model, run_id)
     verdict = body["verdict"]
     summary = (verdict.get("excluded") or {}).get("code") or verdict.get("detection") \
         or verdict.get("status")
     print(f"sabot mcp: {cell.id}: {summary} (record: {body['record']})", file=sys.stderr)
+    results = write_session(std, args.out, run_id=run_id, started=started, model=model)
+    for row in results.scoreboard.rows:
+        print(f"sabot mcp: row {row.row}: {_row_words(row)} "
+              f"(results: {args.out / 'results.json'})", file=sys.stderr)
     return EXIT_PASS
+
+
+def _row_words(row: Any) -> str:
+    """The row's standing in a few words, as the terminal summary gives it."""
+    rate = row.sabot_score
+    score = "n/a" if rate.value is None else f"{rate.value:.1%}"
+    return f"Sabot Score {score} ({rate.k} of {rate.n} valid fault cells detected hard)"

@@ -133,6 +133,12 @@ class SessionRecord(BaseModel):
         description="--sabot-agent's module:callable when a trusted local agent's row "
         "replaced the wave's rows (local_agent-default).",
     )
+    outside_row: str | None = Field(
+        None,
+        description="The framework of the one row of a pipeline outside the harness that "
+        "replaced the wave's rows: 'mcp_client' for a sabot mcp session (a --sabot-agent "
+        "session says so in 'agent').",
+    )
     adapters: list[AdapterRecord] = Field(
         default_factory=list, description="Every framework adapter of the session's rows."
     )

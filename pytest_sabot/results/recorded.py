@@ -69,7 +69,12 @@ def session_standard(
             if register_recorded(name, mapping, record.packages, run_id):
                 stood_in.append(name)
         std = load_standard(wave, base, rules=rules)
-        if own is not None and own.agent is not None:
+        if own is not None and own.outside_row is not None:
+            from pytest_sabot.trusted.sabot import MCP_NAME, agent_wave
+
+            std = agent_wave(std, MCP_NAME, "an MCP client") if own.outside_row == MCP_NAME \
+                else agent_wave(std)
+        elif own is not None and own.agent is not None:
             from pytest_sabot.trusted.sabot import agent_wave
 
             std = agent_wave(std)

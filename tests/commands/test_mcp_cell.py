@@ -179,3 +179,57 @@ def test_I83_a_lab_scenario_is_served_by_the_labs_own_mcp_server(tmp_path: Path)
     assert {"get_context", "sleep", "finish_run"} <= tools
     assert body["record"] == str(out / "run.json") and (out / "run.json").is_file()
     assert "gate" in body
+
+
+@pytest.mark.slow
+def test_I154_an_mcp_session_leaves_a_results_file_and_a_row_read_from_its_records(
+        tmp_path: Path) -> None:
+    """Serving a baseline and then a fault cell builds one row of the MCP client's
+    candidate matrix; rescore, report, inspect and export read it from its records."""
+    import subprocess
+
+    import junitparser
+
+    out = tmp_path / "out"
+
+    async def both() -> None:
+        async with cell_client("baseline-T1-s11", out) as session:
+            await _pipeline(session)
+        async with cell_client("O3-T1-s11", out) as session:
+            await _pipeline(session)
+
+    anyio.run(both)
+    results = json.loads((out / "results.json").read_text())
+    rows = results["scoreboard"]["rows"]
+    assert [r["row"] for r in rows] == ["mcp_client-default"]
+    assert rows[0]["sabot_score"]["k"] == 1 and rows[0]["sabot_score"]["n"] == 1
+    assert {c["cell_id"] for c in results["cells"]} == {
+        "mcp_client-default-baseline-T1-s11", "mcp_client-default-O3-T1-s11"}
+    assert results["selection"]["complete"] is True
+    manifests = sorted((out / "sessions").glob("*.json"))
+    assert len(manifests) == 2  # one session per served cell, both kept
+    assert all(json.loads(m.read_text())["outside_row"] == "mcp_client" for m in manifests)
+    assert (out / "RESULTS.md").is_file() and (out / "report.html").is_file()
+    assert "mcp_client-default" in (out / "RESULTS.md").read_text()
+    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
+    env = {**os.environ, "PYTHONPATH": path}
+
+    def sabot(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-c", "import sys; from pytest_sabot.commands.cli import main; "
+             "sys.exit(main(sys.argv[1:]))", *args],
+            capture_output=True, text=True, env=env, cwd=str(tmp_path), check=False)
+
+    rescored = sabot("rescore", str(out))
+    assert rescored.returncode == 0, rescored.stdout + rescored.stderr
+    assert "identical to results.json" in rescored.stdout
+    reported = sabot("report", str(out))
+    assert reported.returncode == 0, reported.stdout + reported.stderr
+    inspected = sabot("inspect", str(out / "cells" / "mcp_client-default-O3-T1-s11"))
+    assert inspected.returncode == 0, inspected.stdout + inspected.stderr
+    assert "DETECTED_HARD" in inspected.stdout
+    junit = tmp_path / "cells.xml"
+    exported = sabot("export", str(out), "--format", "junit", "--out", str(junit))
+    assert exported.returncode == 0, exported.stdout + exported.stderr
+    cases = [case for suite in junitparser.JUnitXml.fromfile(str(junit)) for case in suite]
+    assert any("mcp_client-default-O3-T1-s11" in case.name for case in cases)
