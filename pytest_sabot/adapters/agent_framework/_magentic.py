@@ -32,8 +32,9 @@ import re
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from types import TracebackType
 from typing import Any
+
+from pytest_sabot.core.log_capture import ThreadLogCapture
 
 __all__ = [
     "LEDGER_FAILED_PREFIX",
@@ -159,16 +160,7 @@ def _restore_level() -> None:
             logger.propagate = _SAVED.pop("propagate", True)
 
 
-class _Handler(logging.Handler):
-    def __init__(self, owner: MagenticLogCapture) -> None:
-        super().__init__(level=logging.DEBUG)
-        self._owner = owner
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self._owner.receive(record)
-
-
-class MagenticLogCapture:
+class MagenticLogCapture(ThreadLogCapture):
     """The orchestrator's re-plan lines, for one run.
 
     Use it as a context manager inside the run's event-loop thread: only records logged by
@@ -177,15 +169,14 @@ class MagenticLogCapture:
     published (a stall line or a failed-ledger line), or ``""`` when none was logged.
     """
 
+    logger_name = MAGENTIC_LOGGER
+
     def __init__(self) -> None:
-        self._thread: int | None = None
-        self._handler = _Handler(self)
+        super().__init__()
         self._pending: list[str] = []
         self.stall_lines = 0  # every stall line logged during the run
 
     def receive(self, record: logging.LogRecord) -> None:
-        if record.thread != self._thread:
-            return
         message = record.getMessage()
         if STALL_LINE.match(message):
             self.stall_lines += 1
@@ -198,17 +189,8 @@ class MagenticLogCapture:
             return ""
         return self._pending.pop(0)
 
-    def __enter__(self) -> MagenticLogCapture:
-        self._thread = threading.get_ident()
+    def _louder(self) -> None:
         _raise_level()
-        logging.getLogger(MAGENTIC_LOGGER).addHandler(self._handler)
-        return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        logging.getLogger(MAGENTIC_LOGGER).removeHandler(self._handler)
+    def _quieter(self) -> None:
         _restore_level()

@@ -29,6 +29,8 @@ from typing import Any
 
 from autogen_agentchat import TRACE_LOGGER_NAME
 
+from pytest_sabot.core.log_capture import ThreadLogCapture
+
 LEDGER_PREFIX = "Progress Ledger: "
 REPLAN_LINE = "Stall count exceeded, re-planning with the outer loop..."
 
@@ -173,16 +175,7 @@ def _restore_trace_level() -> None:
             logging.getLogger(TRACE_LOGGER_NAME).propagate = _SAVED_PROPAGATE[0]
 
 
-class _Handler(logging.Handler):
-    def __init__(self, owner: TraceLoggerCapture) -> None:
-        super().__init__(level=logging.DEBUG)
-        self._owner = owner
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self._owner._receive(record)
-
-
-class TraceLoggerCapture:
+class TraceLoggerCapture(ThreadLogCapture):
     """Attach a handler to the autogen_agentchat trace logger for one run.
 
     Use it as a context manager *inside* the run's event loop thread: only records logged
@@ -193,18 +186,17 @@ class TraceLoggerCapture:
     re-raised when the block exits, never swallowed by the logging machinery.
     """
 
+    logger_name = TRACE_LOGGER_NAME
+
     def __init__(self, on_record: Callable[[OrchestratorRecord], None]) -> None:
+        super().__init__()
         self._on_record = on_record
         self._follower = LedgerFollower()
-        self._thread: int | None = None
-        self._handler = _Handler(self)
         self._error: BaseException | None = None
         self.lines: list[str] = []
 
-    def _receive(self, record: logging.LogRecord) -> None:
-        if record.name != TRACE_LOGGER_NAME or record.thread != self._thread:
-            return
-        if self._error is not None:
+    def receive(self, record: logging.LogRecord) -> None:
+        if record.name != TRACE_LOGGER_NAME or self._error is not None:
             return
         try:
             message = record.getMessage()
@@ -215,11 +207,11 @@ class TraceLoggerCapture:
         except Exception as exc:  # re-raised on exit
             self._error = exc
 
-    def __enter__(self) -> TraceLoggerCapture:
-        self._thread = threading.get_ident()
+    def _louder(self) -> None:
         _raise_trace_level()
-        logging.getLogger(TRACE_LOGGER_NAME).addHandler(self._handler)
-        return self
+
+    def _quieter(self) -> None:
+        _restore_trace_level()
 
     def __exit__(
         self,
@@ -227,7 +219,6 @@ class TraceLoggerCapture:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        logging.getLogger(TRACE_LOGGER_NAME).removeHandler(self._handler)
-        _restore_trace_level()
+        super().__exit__(exc_type, exc, tb)
         if exc is None and self._error is not None:
             raise self._error
