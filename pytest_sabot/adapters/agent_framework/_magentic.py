@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_sabot.core.log_capture import ThreadLogCapture
+from pytest_sabot.core.magentic_ledger import request_satisfied, stall_reasons
 
 __all__ = [
     "LEDGER_FAILED_PREFIX",
@@ -51,36 +52,6 @@ STALL_LINE = re.compile(r"^Magentic Orchestrator: Stalling detected after \d+ ro
 """The DEBUG line the orchestrator logs right before a stall re-plan."""
 LEDGER_FAILED_PREFIX = "Magentic Orchestrator: Progress ledger creation failed, triggering reset"
 """The start of the WARNING line logged before a re-plan caused by a failed progress ledger."""
-
-#: The ledger entries whose answers make a round a stall, and the answer that does.
-_STALL_ANSWERS: tuple[tuple[str, bool, str], ...] = (
-    ("is_progress_being_made", False, "no progress"),
-    ("is_in_loop", True, "in a loop"),
-)
-
-
-def _entry(ledger: Mapping[str, Any], key: str) -> tuple[Any, str]:
-    entry = ledger.get(key)
-    if not isinstance(entry, Mapping):
-        return None, ""
-    return entry.get("answer"), str(entry.get("reason", ""))
-
-
-def stall_reasons(ledger: Mapping[str, Any]) -> list[str]:
-    """Why this progress ledger counts as a stall: its no-progress / in-loop reasons.
-
-    Empty when the ledger reports progress and no loop, or when the request is satisfied
-    (the orchestrator then prepares its final answer without counting stalls).
-    """
-    satisfied, _ = _entry(ledger, "is_request_satisfied")
-    if satisfied is True:
-        return []
-    reasons = []
-    for key, stalled_answer, label in _STALL_ANSWERS:
-        answer, reason = _entry(ledger, key)
-        if answer is stalled_answer:
-            reasons.append(f"{label}: {reason}" if reason else label)
-    return reasons
 
 
 @dataclass
@@ -100,8 +71,7 @@ class StallFollower:
     stall_replans: int = 0  # re-plans the ledgers account for (count above the limit)
 
     def feed(self, ledger: Mapping[str, Any]) -> None:
-        satisfied, _ = _entry(ledger, "is_request_satisfied")
-        if satisfied is True:
+        if request_satisfied(ledger):
             return
         reasons = stall_reasons(ledger)
         if reasons:

@@ -30,15 +30,10 @@ from typing import Any
 from autogen_agentchat import TRACE_LOGGER_NAME
 
 from pytest_sabot.core.log_capture import ThreadLogCapture
+from pytest_sabot.core.magentic_ledger import stall_reasons
 
 LEDGER_PREFIX = "Progress Ledger: "
 REPLAN_LINE = "Stall count exceeded, re-planning with the outer loop..."
-
-#: The ledger entries whose answers make a step count as a stall, and the answer that does.
-_STALL_ANSWERS: tuple[tuple[str, bool, str], ...] = (
-    ("is_progress_being_made", False, "no progress"),
-    ("is_in_loop", True, "in a loop"),
-)
 
 
 def parse_ledger(message: str) -> dict[str, Any] | None:
@@ -50,30 +45,6 @@ def parse_ledger(message: str) -> dict[str, Any] | None:
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
         return None
     return value if isinstance(value, dict) else None
-
-
-def _entry(ledger: dict[str, Any], key: str) -> tuple[Any, str]:
-    entry = ledger.get(key)
-    if not isinstance(entry, dict):
-        return None, ""
-    return entry.get("answer"), str(entry.get("reason", ""))
-
-
-def stall_reasons(ledger: dict[str, Any]) -> list[str]:
-    """Why this ledger counts as a stall: its recorded no-progress / in-loop reasons.
-
-    Empty when the ledger reports progress and no loop (or the request is satisfied, in
-    which case the orchestrator finishes before counting stalls).
-    """
-    satisfied, _ = _entry(ledger, "is_request_satisfied")
-    if satisfied is True:
-        return []
-    reasons = []
-    for key, stalled_answer, label in _STALL_ANSWERS:
-        answer, reason = _entry(ledger, key)
-        if answer is stalled_answer:
-            reasons.append(f"{label}: {reason}" if reason else label)
-    return reasons
 
 
 @dataclass(frozen=True)
