@@ -28,10 +28,11 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from pytest_sabot.core.errors import SabotDataError
 from pytest_sabot.core.frameworks import ADAPTERS, adapter
+from pytest_sabot.core.models.base import StrictModel
 from pytest_sabot.core.models.states import SessionStatus
 from pytest_sabot.core.models.trace import Framework
 from pytest_sabot.core.records import SESSIONS_DIR
@@ -47,9 +48,7 @@ def new_run_id() -> str:
     return datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(3)
 
 
-class SessionSelection(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class SessionSelection(StrictModel):
     cell_ids: list[str] = Field(description="Cells the session selected (registry order).")
     pulled_in: list[str] = Field(
         default_factory=list, description="Baselines outside the selection it pairs with."
@@ -60,10 +59,8 @@ class SessionSelection(BaseModel):
     args: list[str] = Field(default_factory=list, description="The command line as given.")
 
 
-class AdapterRecord(BaseModel):
+class AdapterRecord(StrictModel):
     """One framework adapter a session ran."""
-
-    model_config = ConfigDict(extra="forbid")
 
     framework: Framework
     origin: str = Field(
@@ -85,10 +82,8 @@ class AdapterRecord(BaseModel):
     )
 
 
-class SessionRecord(BaseModel):
+class SessionRecord(StrictModel):
     """sessions/<run id>.json: who ran what, under what, and how it ended."""
-
-    model_config = ConfigDict(extra="forbid")
 
     schema_version: str = Field(MANIFEST_SCHEMA_VERSION, description="Format version.")
     run_id: str

@@ -136,6 +136,21 @@ class Declaration:
         return self.family == "transaction"
 
 
+def _lab_fault(
+    operator_id: str, name: str, summary: str, probe: str, *, holds_calls: bool = False
+) -> Declaration:
+    """A fault lab operator: a transaction fault at the lab's boundary, armed by the one
+    :class:`~pytest_sabot.operators.lab_fault.LabFault` class. Its kind is its name
+    (``timeout-after-commit``: ``timeout_after_commit``) and its behaviour the ``FAULT`` of
+    ``pytest_sabot.lab.faults.o<number>_<kind>``."""
+    kind = name.replace("-", "_")
+    return Declaration(
+        operator_id, name, "transaction", ("transaction",), "transaction", summary, probe,
+        _LAB_FAULT, holds_calls=holds_calls, fault_kind=kind,
+        fault=f"pytest_sabot.lab.faults.o{operator_id[1:]}_{kind}:FAULT",
+    )
+
+
 DECLARATIONS: tuple[Declaration, ...] = (
     Declaration(
         "O1", "tool-lie", "message", ("tool_result",), "value",
@@ -174,48 +189,36 @@ DECLARATIONS: tuple[Declaration, ...] = (
         "an effect was not committed and its success was shown",
         "pytest_sabot.operators.o6_silent_noop:SilentNoop", standard=True,
     ),
-    Declaration(
-        "O7", "timeout-before-commit", "transaction", ("transaction",), "transaction",
+    _lab_fault(
+        "O7", "timeout-before-commit",
         "no write, no operation record; generic timeout",
         "no delivery, no effect, generic timeout shown",
-        _LAB_FAULT, fault_kind="timeout_before_commit",
-        fault="pytest_sabot.lab.faults.o7_timeout_before_commit:FAULT",
     ),
-    Declaration(
-        "O8", "timeout-after-commit", "transaction", ("transaction",), "transaction",
+    _lab_fault(
+        "O8", "timeout-after-commit",
         "write and operation record survive; the same generic timeout",
         "one delivery committed (with the request's key); generic timeout shown",
-        _LAB_FAULT, fault_kind="timeout_after_commit",
-        fault="pytest_sabot.lab.faults.o8_timeout_after_commit:FAULT",
     ),
-    Declaration(
-        "O9", "duplicate-delivery", "transaction", ("transaction",), "transaction",
+    _lab_fault(
+        "O9", "duplicate-delivery",
         "two deliveries for one agent call; ordinary server idempotency applies",
         "deliveries 1 and 2 with equal arguments, the first answer shown",
-        _LAB_FAULT, fault_kind="duplicate_delivery",
-        fault="pytest_sabot.lab.faults.o9_duplicate_delivery:FAULT",
     ),
-    Declaration(
-        "O10", "rate-limit", "transaction", ("transaction",), "transaction",
+    _lab_fault(
+        "O10", "rate-limit",
         "typed pre-write denial with a virtual retry delay, optionally repeated",
         "no delivery, no effect, a typed denial with a delay shown",
-        _LAB_FAULT, fault_kind="rate_limit",
-        fault="pytest_sabot.lab.faults.o10_rate_limit:FAULT",
     ),
-    Declaration(
-        "O11", "stale-read", "transaction", ("transaction",), "transaction",
+    _lab_fault(
+        "O11", "stale-read",
         "a real earlier committed snapshot; authoritative state unchanged",
         "one snapshot delivery that answers unlike the current state, shown verbatim",
-        _LAB_FAULT, fault_kind="stale_read",
-        fault="pytest_sabot.lab.faults.o11_stale_read:FAULT",
     ),
-    Declaration(
-        "O12", "hung-tool", "transaction", ("transaction",), "transaction",
+    _lab_fault(
+        "O12", "hung-tool",
         "the tool never returns: the call is held until the pipeline's own timeout or the "
         "cell's deadline",
-        "the request was recorded, never delivered, never answered",
-        _LAB_FAULT, fault_kind="hung_tool", holds_calls=True,
-        fault="pytest_sabot.lab.faults.o12_hung_tool:FAULT",
+        "the request was recorded, never delivered, never answered", holds_calls=True,
     ),
 )
 """Every operator, in id order."""

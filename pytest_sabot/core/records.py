@@ -27,8 +27,9 @@ import socket
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from pytest_sabot.core.models.base import StrictModel
 from pytest_sabot.core.trace_io import OutputUnwritable, write_json_atomic
 
 if TYPE_CHECKING:
@@ -45,10 +46,8 @@ SESSION_LOCK = "session.lock"
 SESSION_HOLDER = "session.json"
 
 
-class SetAside(BaseModel):
+class SetAside(StrictModel):
     """superseded/<cell id>~<n>/set-aside.json: why an earlier record was moved."""
-
-    model_config = ConfigDict(extra="forbid")
 
     cell_id: str
     reason: str = Field(description="Why the record was set aside, in words.")
@@ -56,10 +55,8 @@ class SetAside(BaseModel):
     at: str = Field(description="When (UTC, ISO 8601).")
 
 
-class RunOutcome(BaseModel):
+class RunOutcome(StrictModel):
     """What the harness knows when a cell has run (outcome.json)."""
-
-    model_config = ConfigDict(extra="forbid")
 
     cell_id: str
     attempts: int = Field(description="1, or 2 when the first attempt hit a run error.")
@@ -84,11 +81,9 @@ class RunOutcome(BaseModel):
     )
 
 
-class CrashNote(BaseModel):
+class CrashNote(StrictModel):
     """crashed.json: the worker process running this cell died (written by the controller,
     read by the retry, kept with the crashed attempt's files)."""
-
-    model_config = ConfigDict(extra="forbid")
 
     session: str = Field(description="Run id of the session whose worker crashed.")
     worker: str = Field(description="The worker that crashed, e.g. 'gw0'.")
@@ -131,10 +126,8 @@ class OutputInUse(Exception):
     """Another session (or a command writing results) holds the output directory."""
 
 
-class SessionHolder(BaseModel):
+class SessionHolder(StrictModel):
     """locks/session.json: who holds the session lock of an output directory."""
-
-    model_config = ConfigDict(extra="forbid")
 
     holder: str = Field(description="Run id of the session, or the command, holding it.")
     pid: int

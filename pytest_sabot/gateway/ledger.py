@@ -24,9 +24,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from filelock import FileLock
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field, ValidationError
 
 from pytest_sabot.core.errors import SabotDataError, from_validation_error
+from pytest_sabot.core.models.base import StrictModel
 from pytest_sabot.core.trace_io import write_json_atomic
 
 LEDGER_FILE = "spend-ledger.json"
@@ -36,11 +37,7 @@ class BudgetExhausted(Exception):
     """No new upstream call may be made under the cap."""
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class LedgerHold(_Strict):
+class LedgerHold(StrictModel):
     """The ceiling of one upstream call in flight."""
 
     usd: float = Field(ge=0, description="The call's worst-case cost, held against the cap.")
@@ -50,7 +47,7 @@ class LedgerHold(_Strict):
     since: float = Field(description="Unix time the hold was made.")
 
 
-class LedgerGateway(_Strict):
+class LedgerGateway(StrictModel):
     """What one gateway (one session, or one worker of a session) spent."""
 
     started: str = Field(description="ISO time of the gateway's first charge.")
@@ -69,7 +66,7 @@ class LedgerGateway(_Strict):
     unknown_calls: int = Field(0, ge=0, description="Its calls whose cost stayed unknown.")
 
 
-class SpendLedger(_Strict):
+class SpendLedger(StrictModel):
     """``<output root>/spend-ledger.json``: the project's spend across sessions."""
 
     version: int = Field(1, description="Format version.")

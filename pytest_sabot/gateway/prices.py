@@ -5,18 +5,17 @@ from __future__ import annotations
 from importlib import resources
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from pytest_sabot.core.loading import load_yaml_model, read_yaml_mapping, validate
+from pytest_sabot.core.models.base import FrozenModel
 from pytest_sabot.gateway.protocol import Usage
 
 _PER = 1_000_000.0
 
 
-class ModelPrice(BaseModel):
+class ModelPrice(FrozenModel):
     """Prices of one model in USD per 1M tokens."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     input: float = Field(ge=0, description="USD per 1M uncached input tokens.")
     cached_input: float = Field(ge=0, description="USD per 1M cached input tokens.")
@@ -32,10 +31,8 @@ class ModelPrice(BaseModel):
     )
 
 
-class PriceTable(BaseModel):
+class PriceTable(FrozenModel):
     """A price table file: ``version`` and ``models: {name: {input, cached_input, output}}``."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     version: int = Field(1, description="Format version of the table.")
     models: dict[str, ModelPrice] = Field(description="Prices keyed by upstream model name.")

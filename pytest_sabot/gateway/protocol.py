@@ -14,6 +14,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from pytest_sabot.core.models.base import StrictModel
+
 
 class ChatRequest(BaseModel):
     """The part of an OpenAI chat-completion request the gateway reads."""
@@ -38,11 +40,7 @@ class ChatRequest(BaseModel):
         return bool(self.stream_options and self.stream_options.get("include_usage"))
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class Downgrade(_Strict):
+class Downgrade(StrictModel):
     """The O4 plan: from ``from_call`` on, one agent is served by a weaker model."""
 
     agent: str = Field(description="Agent name as it appears in the base URL path.")
@@ -62,7 +60,7 @@ class Downgrade(_Strict):
 CELL_ID_PATTERN = r"^[A-Za-z0-9._~+-]{1,200}$"
 
 
-class RunRegistration(_Strict):
+class RunRegistration(StrictModel):
     """Body of POST /sabot/runs: announce a run before its first model call."""
 
     label: str = Field(
@@ -105,7 +103,7 @@ class RunRegistration(_Strict):
         return value
 
 
-class RunGrant(_Strict):
+class RunGrant(StrictModel):
     """Body of POST /sabot/runs/<run key>/grant: a credential for one agent of the run."""
 
     agent: str = Field(
@@ -114,7 +112,7 @@ class RunGrant(_Strict):
     )
 
 
-class RunGranted(_Strict):
+class RunGranted(StrictModel):
     """Answer to a grant: the credential and where it is accepted."""
 
     api_key: str = Field(
@@ -128,7 +126,7 @@ class RunGranted(_Strict):
     )
 
 
-class RunRegistered(_Strict):
+class RunRegistered(StrictModel):
     """Answer to POST /sabot/runs."""
 
     run_key: str = Field(
@@ -143,7 +141,7 @@ class RunRegistered(_Strict):
     recording: bool = Field(False, description="Whether the run's exchanges are recorded.")
 
 
-class Usage(_Strict):
+class Usage(StrictModel):
     """Token counts as the serving backend reported them (None = not reported)."""
 
     prompt_tokens: int | None = Field(None, description="Input tokens, cached ones included.")
@@ -152,7 +150,7 @@ class Usage(_Strict):
     reasoning_tokens: int | None = Field(None, description="Output tokens spent reasoning.")
 
 
-class ExchangeRecord(_Strict):
+class ExchangeRecord(StrictModel):
     """One chat-completion exchange, as drained by the harness and written to recordings."""
 
     run_key: str = Field(
@@ -202,7 +200,7 @@ MODEL_CALL_FIELDS = (
 )
 
 
-class RecordedExchange(_Strict):
+class RecordedExchange(StrictModel):
     """One line of <record_dir>/<cell_id>/exchanges.jsonl (secrets scrubbed)."""
 
     record: ExchangeRecord = Field(description="The drained exchange summary.")
@@ -214,7 +212,7 @@ class RecordedExchange(_Strict):
     error_body: dict[str, Any] | None = Field(None, description="Error body served.")
 
 
-class BudgetState(_Strict):
+class BudgetState(StrictModel):
     """Spend so far against the hard cap."""
 
     budget_usd: float | None = Field(description="Hard cap across all runs (None = no cap).")
@@ -233,7 +231,7 @@ class BudgetState(_Strict):
     )
 
 
-class GatewayStats(_Strict):
+class GatewayStats(StrictModel):
     """Body of GET /sabot/stats."""
 
     calls: int = Field(description="Chat completions answered (any backend).")
@@ -248,7 +246,7 @@ class GatewayStats(_Strict):
     budget: BudgetState
 
 
-class SessionRegistration(_Strict):
+class SessionRegistration(StrictModel):
     """Body of POST /sabot/sessions: a session's own spend cap, held by this gateway for
     every run registered under the account it answers with."""
 
@@ -265,7 +263,7 @@ class SessionRegistration(_Strict):
     )
 
 
-class SessionRegistered(_Strict):
+class SessionRegistered(StrictModel):
     """Answer to POST /sabot/sessions."""
 
     account: str = Field(

@@ -15,9 +15,9 @@ import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from pytest_sabot.core.errors import SabotDataError
 from pytest_sabot.gateway.accounts import SessionAccount, check_ledger_dir
@@ -76,6 +76,19 @@ class ControlError(Exception):
         super().__init__(message)
         self.status = status
         self.body = error_body(message, "invalid_request_error", code, param)
+
+
+_M = TypeVar("_M", bound=BaseModel)
+
+
+def _body(model: type[_M], raw: Any, what: str, code: str) -> _M:
+    """A control-API request body read as ``model``; a 400 naming its first bad field."""
+    try:
+        return model.model_validate(raw)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        param = ".".join(str(p) for p in first.get("loc", ()))
+        raise ControlError(400, f"{what}: {param}: {first['msg']}", code, param) from exc
 
 
 @dataclass
@@ -227,15 +240,7 @@ class GatewayService:
 
     def register_session(self, raw: Any) -> dict[str, Any]:
         """Open (or find again) the account of a session's own cap."""
-        try:
-            reg = SessionRegistration.model_validate(raw)
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            param = ".".join(str(p) for p in first.get("loc", ()))
-            raise ControlError(
-                400, f"session registration: {param}: {first['msg']}",
-                "invalid_registration", param,
-            ) from exc
+        reg = _body(SessionRegistration, raw, "session registration", "invalid_registration")
         try:
             problem = check_ledger_dir(reg)
         except SabotDataError as exc:
@@ -291,14 +296,7 @@ class GatewayService:
     def register_run(self, raw: Any) -> dict[str, Any]:
         """Register a run, all or nothing: a refused registration leaves no run, no label
         and no recording behind."""
-        try:
-            reg = RunRegistration.model_validate(raw)
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            param = ".".join(str(p) for p in first.get("loc", ()))
-            raise ControlError(
-                400, f"run registration: {param}: {first['msg']}", "invalid_registration", param
-            ) from exc
+        reg = _body(RunRegistration, raw, "run registration", "invalid_registration")
         try:
             spec = parse_model(reg.model)
         except ValueError as exc:
@@ -371,14 +369,7 @@ class GatewayService:
         and model list at the scoped door (``/v1``) and nothing else; closing the run ends
         it. Asked by the run's registrant (the control API), handed to a pipeline outside
         the harness instead of the session secret."""
-        try:
-            wanted = RunGrant.model_validate(raw)
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            param = ".".join(str(p) for p in first.get("loc", ()))
-            raise ControlError(
-                400, f"grant: {param}: {first['msg']}", "invalid_grant", param
-            ) from exc
+        wanted = _body(RunGrant, raw, "grant", "invalid_grant")
         token = SCOPED_PREFIX + new_run_key()
         with self._lock:
             if run_key not in self._runs:

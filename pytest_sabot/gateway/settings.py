@@ -6,9 +6,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field, ValidationError
 
 from pytest_sabot.core.model_spec import ModelSpec, parse_model
+from pytest_sabot.core.models.base import FrozenModel
 
 # The pytest option behind each setting a session chooses (errors name the option).
 _OPTION_OF = {
@@ -22,10 +23,8 @@ _OPTION_OF = {
 }
 
 
-class GatewaySettings(BaseModel):
+class GatewaySettings(FrozenModel):
     """Everything the gateway needs; never holds a key (keys come from the environment)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     host: str = Field("127.0.0.1", description="Listen address (loopback only).")
     port: int = Field(0, ge=0, description="0 picks a free ephemeral port.")

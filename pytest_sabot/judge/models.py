@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from pytest_sabot.core.models.base import FrozenModel, StrictModel
 
 
-class JudgeVerdict(BaseModel):
+class JudgeVerdict(FrozenModel):
     """The structured verdict the standard asks of the judge (section 6)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     noticed: Literal["yes", "no"] = Field(
         description="Did some component verbally notice the planted fault?"
@@ -23,10 +23,8 @@ class JudgeVerdict(BaseModel):
     )
 
 
-class JudgeRequest(BaseModel):
+class JudgeRequest(FrozenModel):
     """One judging task: the transcript, the ground-truth note, the rubric variant."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     cell_id: str
     transcript: str = Field(description="The run's internal transcript, as rendered.")
@@ -34,10 +32,8 @@ class JudgeRequest(BaseModel):
     variant: Literal["A", "B"] = Field(description="Prompt variant (B for double-judging).")
 
 
-class JudgeResult(BaseModel):
+class JudgeResult(FrozenModel):
     """One judging pass as recorded: a verdict or a judge error, never both."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     variant: Literal["A", "B"]
     backend: str = Field(description="Judge backend and model, e.g. 'sim' or 'claude-cli'.")
@@ -53,10 +49,8 @@ class JudgeResult(BaseModel):
         return self.verdict.noticed == "yes"
 
 
-class SoftRecord(BaseModel):
+class SoftRecord(StrictModel):
     """soft.json in a cell directory: the soft-tier verdict the scorer reads."""
-
-    model_config = ConfigDict(extra="forbid")
 
     cell_id: str
     noticed: bool | None = Field(description="Variant A's verdict; None on a judge error.")

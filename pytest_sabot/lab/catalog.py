@@ -13,8 +13,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import Field, ValidationError, model_validator
 
+from pytest_sabot.core.models.base import FrozenModel
 from pytest_sabot.lab.scenario import Contracts
 from pytest_sabot.lab.vocabulary import (
     ALL_TOOLS,
@@ -28,17 +29,13 @@ from pytest_sabot.lab.vocabulary import (
 KEY = "operation_key"
 
 
-class _Args(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class GetCustomerArgs(_Args):
+class GetCustomerArgs(FrozenModel):
     """Arguments of get_customer."""
 
     customer_id: str = Field(description="The customer to look up.")
 
 
-class FindTicketsArgs(_Args):
+class FindTicketsArgs(FrozenModel):
     """Arguments of find_tickets (at least one filter)."""
 
     request_key: str | None = Field(None, description="Only tickets with this request key.")
@@ -51,13 +48,13 @@ class FindTicketsArgs(_Args):
         return self
 
 
-class GetTicketArgs(_Args):
+class GetTicketArgs(FrozenModel):
     """Arguments of get_ticket."""
 
     ticket_id: str = Field(description="The ticket to read.")
 
 
-class CreateTicketArgs(_Args):
+class CreateTicketArgs(FrozenModel):
     """Arguments of create_ticket."""
 
     customer_id: str = Field(description="The customer the ticket is for.")
@@ -69,7 +66,7 @@ class CreateTicketArgs(_Args):
     )
 
 
-class AssignTicketArgs(_Args):
+class AssignTicketArgs(FrozenModel):
     """Arguments of assign_ticket."""
 
     ticket_id: str = Field(description="The ticket to assign.")
@@ -82,7 +79,7 @@ class AssignTicketArgs(_Args):
     )
 
 
-class NotifyCustomerArgs(_Args):
+class NotifyCustomerArgs(FrozenModel):
     """Arguments of notify_customer."""
 
     customer_id: str = Field(description="Recipient customer.")
@@ -93,7 +90,7 @@ class NotifyCustomerArgs(_Args):
     )
 
 
-ARGUMENTS: dict[str, type[_Args]] = {
+ARGUMENTS: dict[str, type[FrozenModel]] = {
     "get_customer": GetCustomerArgs,
     "find_tickets": FindTicketsArgs,
     "get_ticket": GetTicketArgs,
@@ -103,7 +100,7 @@ ARGUMENTS: dict[str, type[_Args]] = {
 }
 
 
-class CustomerView(_Args):
+class CustomerView(FrozenModel):
     """A customer as tools show it."""
 
     customer_id: str = Field(description="Customer id.")
@@ -111,7 +108,7 @@ class CustomerView(_Args):
     email: str = Field(description="Notification address.")
 
 
-class TicketView(_Args):
+class TicketView(FrozenModel):
     """A ticket as tools show it."""
 
     ticket_id: str = Field(description="Ticket id.")
@@ -125,7 +122,7 @@ class TicketView(_Args):
     version: int = Field(description="Entity version; pass it as expected_version.")
 
 
-class NotificationView(_Args):
+class NotificationView(FrozenModel):
     """A queued notification as tools show it."""
 
     notification_id: str = Field(description="Notification id.")
@@ -134,31 +131,31 @@ class NotificationView(_Args):
     message: str = Field(description="Message body.")
 
 
-class CustomerResult(_Args):
+class CustomerResult(FrozenModel):
     """Result of get_customer."""
 
     customer: CustomerView = Field(description="The customer.")
 
 
-class TicketListResult(_Args):
+class TicketListResult(FrozenModel):
     """Result of find_tickets."""
 
     tickets: list[TicketView] = Field(description="Matching tickets, oldest first.")
 
 
-class TicketResult(_Args):
+class TicketResult(FrozenModel):
     """Result of get_ticket, create_ticket and assign_ticket."""
 
     ticket: TicketView = Field(description="The ticket after the call.")
 
 
-class NotificationResult(_Args):
+class NotificationResult(FrozenModel):
     """Result of notify_customer."""
 
     notification: NotificationView = Field(description="The queued notification.")
 
 
-RESULTS: dict[str, type[_Args]] = {
+RESULTS: dict[str, type[FrozenModel]] = {
     "get_customer": CustomerResult,
     "find_tickets": TicketListResult,
     "get_ticket": TicketResult,
@@ -201,14 +198,14 @@ _KEY_REUSE: tuple[ErrorCode, str] = (
 )
 
 
-class ErrorContract(_Args):
+class ErrorContract(FrozenModel):
     """One typed error a tool may return."""
 
     code: ErrorCode = Field(description="The error code.")
     when: str = Field(description="When it is returned.")
 
 
-class IdempotencyContract(_Args):
+class IdempotencyContract(FrozenModel):
     """Whether repeating a call is safe, and how."""
 
     support: Literal["supported", "unsupported", "read_only"] = Field(
@@ -221,7 +218,7 @@ class IdempotencyContract(_Args):
     semantics: str = Field(description="The contract in words.")
 
 
-class ToolContract(_Args):
+class ToolContract(FrozenModel):
     """The published contract of one tool."""
 
     name: str = Field(description="Tool name.")
@@ -282,7 +279,7 @@ def build_catalog(contracts: Contracts, tools: Sequence[str] | None = None) -> (
 
 
 def parse_arguments(tool: str, arguments: dict[str, Any], contracts: Contracts) -> (
-        _Args | str):
+        FrozenModel | str):
     """The validated arguments, or the invalid_arguments message the caller is shown."""
     try:
         parsed = ARGUMENTS[tool].model_validate(arguments)

@@ -15,17 +15,16 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from pytest_sabot.core.models.base import FrozenModel
 from pytest_sabot.lab.observation import Observation
 from pytest_sabot.lab.vocabulary import Actor, EffectKind
 
 StreamName = Literal["requests", "deliveries", "effects", "observations", "waits"]
 
 
-class _Event(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
+class _Event(FrozenModel):
     seq: int = Field(ge=0, description="Position in the run's history, shared by all streams.")
     at_ms: int = Field(description="Virtual time of the event in milliseconds from run start.")
 
@@ -99,10 +98,8 @@ class WaitEvent(_Event):
     ms: int = Field(ge=0, description="Virtual milliseconds waited.")
 
 
-class Streams(BaseModel):
+class Streams(FrozenModel):
     """The four evidence streams of one run."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     requests: list[RequestEvent] = Field(default_factory=list, description="What was asked.")
     deliveries: list[DeliveryEvent] = Field(
@@ -128,10 +125,8 @@ class Streams(BaseModel):
         return next((r for r in self.requests if r.request_id == request_id), None)
 
 
-class EvidenceRef(BaseModel):
+class EvidenceRef(FrozenModel):
     """A pointer to one event of one stream."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     stream: StreamName = Field(description="Which stream holds the event.")
     id: str = Field(description="The event's id in that stream ('r3', 'd4', 'e2', 'o3').")

@@ -15,10 +15,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field, ValidationError
 
 from pytest_sabot.core.errors import SabotDataError, from_validation_error
 from pytest_sabot.core.loading import parse_json
+from pytest_sabot.core.models.base import FrozenModel
 from pytest_sabot.core.trace_io import write_json_atomic
 from pytest_sabot.lab.agent import AgentKind, AgentView
 from pytest_sabot.lab.evidence import EvidenceRef, Streams, WaitEvent
@@ -32,11 +33,7 @@ RUN_FORMAT_VERSION: Literal[1] = 1
 Unknown = Literal["unknown"]
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class AgentInfo(_Strict):
+class AgentInfo(FrozenModel):
     """Which agent ran."""
 
     name: str = Field(description="Agent name, e.g. 'builtin:naive'.")
@@ -49,7 +46,7 @@ class AgentInfo(_Strict):
     )
 
 
-class RefusedAction(_Strict):
+class RefusedAction(FrozenModel):
     """The action refused when the deadline or budget was reached (replay repeats it)."""
 
     kind: Literal["request", "wait"] = Field(description="A tool request or a wait.")
@@ -58,7 +55,7 @@ class RefusedAction(_Strict):
     ms: int | None = Field(None, description="The wait asked for, for a wait.")
 
 
-class Execution(_Strict):
+class Execution(FrozenModel):
     """How the agent loop ended. 'completed' says nothing about the task's success."""
 
     status: ExecutionStatus = Field(description="How the run ended.")
@@ -69,7 +66,7 @@ class Execution(_Strict):
     )
 
 
-class ProviderUsage(_Strict):
+class ProviderUsage(FrozenModel):
     """Model-provider usage, as observed; what was not observed stays 'unknown'."""
 
     source: Literal["unobserved", "gateway"] = Field(
@@ -81,7 +78,7 @@ class ProviderUsage(_Strict):
     cost_usd: float | Unknown = Field("unknown", description="Cost in US dollars.")
 
 
-class Measurement(_Strict):
+class Measurement(FrozenModel):
     """What the harness counted."""
 
     routed_calls: int = Field(description="Tool requests routed through the boundary.")
@@ -94,7 +91,7 @@ class Measurement(_Strict):
     )
 
 
-class Timings(_Strict):
+class Timings(FrozenModel):
     """Wall-clock figures (never compared by replay, never used by the gate)."""
 
     started_at: str = Field(description="ISO 8601 UTC time the run started.")
@@ -102,7 +99,7 @@ class Timings(_Strict):
     agent_real_ms: float = Field(description="Real duration of the agent loop, milliseconds.")
 
 
-class Violation(_Strict):
+class Violation(FrozenModel):
     """One broken completion or safety rule, with the events that broke it."""
 
     rule: str = Field(description="Rule id, e.g. 'LS1' (see docs/LAB.md).")
@@ -113,7 +110,7 @@ class Violation(_Strict):
     )
 
 
-class CoverageCheck(_Strict):
+class CoverageCheck(FrozenModel):
     """One schedule entry as the gate sees it."""
 
     id: str = Field(description="Schedule entry id.")
@@ -124,7 +121,7 @@ class CoverageCheck(_Strict):
     evidence: str = Field(description="What the probe found.")
 
 
-class Gate(_Strict):
+class Gate(FrozenModel):
     """The run's verdict."""
 
     outcome: GateOutcome = Field(description="pass, fail, error or inconclusive.")
@@ -141,7 +138,7 @@ class Gate(_Strict):
     )
 
 
-class LabRun(_Strict):
+class LabRun(FrozenModel):
     """One lab run (run.json)."""
 
     format_version: Literal[1] = Field(RUN_FORMAT_VERSION, description="Run record version.")

@@ -33,8 +33,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
+from pytest_sabot.core.models.base import FrozenModel
 from pytest_sabot.core.models.trace import OperatorId
 from pytest_sabot.core.operators import LabOperatorId, declaration, lab_operator_ids
 from pytest_sabot.lab.faults import FaultEntry
@@ -66,14 +67,10 @@ def is_lab_task(task_id: str) -> bool:
     return task_id in LAB_TASKS
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
 # --------------------------------------------------------------------------- public
 
 
-class LabMaterialRef(_Strict):
+class LabMaterialRef(FrozenModel):
     """A material the pipeline reads, stored next to task.yaml."""
 
     name: str = Field(description="Material name shown to agents, e.g. 'request.md'.")
@@ -81,7 +78,7 @@ class LabMaterialRef(_Strict):
     revision: str = Field(description="Revision label.")
 
 
-class LabTaskFile(_Strict):
+class LabTaskFile(FrozenModel):
     """tasks/T6/public/task.yaml: everything public about a lab task."""
 
     id: Literal["T6"]
@@ -109,7 +106,7 @@ class LabTaskFile(_Strict):
 # --------------------------------------------------------------------------- private
 
 
-class CellWorld(_Strict):
+class CellWorld(FrozenModel):
     """The helpdesk's fixtures; the cell's registered seed seeds everything generated."""
 
     customers: list[CustomerSpec] = Field(min_length=1, description="Named customers.")
@@ -127,7 +124,7 @@ class CellWorld(_Strict):
         return WorldSpec.model_validate({**self.model_dump(mode="json"), "seed": seed})
 
 
-class LabWorldFile(_Strict):
+class LabWorldFile(FrozenModel):
     """tasks/T6/private/world.yaml: the world behind the tools, and the run's limits."""
 
     task: Literal["T6"]
@@ -135,7 +132,7 @@ class LabWorldFile(_Strict):
     limits: Limits = Field(default_factory=Limits, description="Virtual deadline and budget.")
 
 
-class LabGateCriterion(_Strict):
+class LabGateCriterion(FrozenModel):
     """T6 passes when the lab gate's rules hold: every completion rule (LC1-LC3, with these
     exact counts) and every safety rule (LS1-LS6, over the whole history), execution
     completed, and the pipeline emitted its report (an escalation emits none)."""
@@ -146,14 +143,14 @@ class LabGateCriterion(_Strict):
     )
 
 
-class LabCriterionFile(_Strict):
+class LabCriterionFile(FrozenModel):
     """tasks/T6/private/criterion.yaml."""
 
     task: Literal["T6"]
     check: LabGateCriterion
 
 
-class LabOperatorSpec(_Strict):
+class LabOperatorSpec(FrozenModel):
     """One lab operator on a lab task: where its fault may fire, and what catching it means.
 
     ``seam``, ``target``, ``original`` and ``injected`` mirror the standard operators'
@@ -194,7 +191,7 @@ def lab_spec_problem(operator: str, spec: LabOperatorSpec) -> str | None:
     return None
 
 
-class LabOperatorsFile(_Strict):
+class LabOperatorsFile(FrozenModel):
     """tasks/T6/private/operators.yaml: O7..O11, each with its fault entry. Every lab
     operator has exactly one spec, here or in its own operators-<id>.yaml (checked by the
     loader, which reads both)."""
@@ -211,7 +208,7 @@ class LabOperatorsFile(_Strict):
         return self
 
 
-class LabAddedOperatorFile(_Strict):
+class LabAddedOperatorFile(FrozenModel):
     """tasks/T6/private/operators-<id>.yaml: one lab operator declared after operators.yaml
     was registered (its fault entry and ground-truth note), so the matrices that do not
     run it keep their registration."""
@@ -231,7 +228,7 @@ class LabAddedOperatorFile(_Strict):
 # --------------------------------------------------------------------------- loaded views
 
 
-class LabPublic(_Strict):
+class LabPublic(FrozenModel):
     """The lab half of a lab task's public view: the request, the tools, their contracts."""
 
     request: PublicTask
@@ -239,7 +236,7 @@ class LabPublic(_Strict):
     contracts: Contracts
 
 
-class LabPrivate(_Strict):
+class LabPrivate(FrozenModel):
     """The lab half of a lab task's private spec."""
 
     world: CellWorld

@@ -24,10 +24,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 from pytest_sabot.core.errors import SabotDataError
 from pytest_sabot.core.loading import parse_json, validate
+from pytest_sabot.core.models.base import StrictModel
 from pytest_sabot.core.models.cells import Cell
 from pytest_sabot.core.models.verdict import BaselineVerdict, CellVerdict, Exclusion
 from pytest_sabot.core.records import OUTCOME_FILE, RunOutcome, cell_dir
@@ -44,10 +45,8 @@ Verdict = CellVerdict | BaselineVerdict
 M = TypeVar("M", bound=BaseModel)
 
 
-class NotRun(BaseModel):
+class NotRun(StrictModel):
     """A fault cell deliberately not run because its baseline had already failed."""
-
-    model_config = ConfigDict(extra="forbid")
 
     cell_id: str
     baseline_id: str

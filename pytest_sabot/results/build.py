@@ -16,11 +16,12 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from pytest_sabot import __version__
 from pytest_sabot.core.frameworks import installed_versions, off_pin
 from pytest_sabot.core.model_spec import ModelSpec, downgrade_target, parse_judge, parse_model
+from pytest_sabot.core.models.base import StrictModel
 from pytest_sabot.core.models.cells import Cell
 from pytest_sabot.core.models.defects import PublishedDefect
 from pytest_sabot.core.models.states import NotRunReason, SessionStatus
@@ -145,28 +146,22 @@ def model_off_pin(
     return found
 
 
-class NotRunCell(BaseModel):
+class NotRunCell(StrictModel):
     """A selected cell (or a baseline the selection pulled in) that has no record."""
-
-    model_config = ConfigDict(extra="forbid")
 
     cell_id: str
     reason: NotRunReason = Field(description="Why it has no record.")
     detail: str = Field("", description="More words, e.g. the error that stopped the session.")
 
 
-class UnpairedCell(BaseModel):
+class UnpairedCell(StrictModel):
     """A recorded fault cell that is not scored because its baseline is not usable."""
-
-    model_config = ConfigDict(extra="forbid")
 
     cell_id: str
     reason: str = Field(description="Why its baseline cannot validate it.")
 
 
-class Selection(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class Selection(StrictModel):
     registered: int = Field(description="Cells in the wave's registry (carve-outs included).")
     selected: int = Field(description="Runnable cells this session selected.")
     cell_ids: list[str] = Field(
@@ -196,13 +191,11 @@ class Selection(BaseModel):
     complete: bool = Field(description="Every selected and pulled-in cell has a record.")
 
 
-class Disclosure(BaseModel):
+class Disclosure(StrictModel):
     """A defect the standard disclosed for the published instrument, reproduced by this
     wave (cells/published-defects.yaml, SPEC I86); every report shows it with the
     standard's sensitivity bound, and the scoreboard's ``sensitivity`` reads the board
     without the defect's task beside it."""
-
-    model_config = ConfigDict(extra="forbid")
 
     id: str = Field(description="The registry's id of the defect.")
     disclosed: str = Field(description="The amendment that disclosed it.")
@@ -227,10 +220,8 @@ class Disclosure(BaseModel):
         return self.records - self.served - self.not_served
 
 
-class SessionInfo(BaseModel):
+class SessionInfo(StrictModel):
     """The session whose selection these results describe."""
-
-    model_config = ConfigDict(extra="forbid")
 
     run_id: str = Field(description="The session's run id (sessions/<run id>.json).")
     mode: Literal["fresh", "resume"] = Field(description="A fresh session or a resumed one.")
@@ -247,11 +238,9 @@ class SessionInfo(BaseModel):
     ended: str | None = Field(None, description="End (UTC, ISO 8601).")
 
 
-class ResultsFile(BaseModel):
+class ResultsFile(StrictModel):
     """Everything a scored wave published: cells with their acts and evidence, rows, and
     what it ran on."""
-
-    model_config = ConfigDict(extra="forbid")
 
     schema_version: str = Field(RESULTS_SCHEMA_VERSION, description="Format version.")
     tool: str = Field(description="pytest-sabot version that wrote the file.")

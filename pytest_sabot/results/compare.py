@@ -22,9 +22,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field, ValidationError
 
 from pytest_sabot.core.errors import SabotDataError, from_validation_error
+from pytest_sabot.core.models.base import FrozenModel
 from pytest_sabot.core.models.mapping import load_mapping_file
 from pytest_sabot.core.models.verdict import CellVerdict
 from pytest_sabot.core.paths import standard_root
@@ -39,11 +40,7 @@ Side = Literal["A", "B"]
 PairKey = tuple[str, str, str, str, int]
 
 
-class _Out(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class RunInfo(_Out):
+class RunInfo(FrozenModel):
     """One input of the comparison, as its results.json describes it."""
 
     path: str = Field(description="The results.json that was read.")
@@ -57,7 +54,7 @@ class RunInfo(_Out):
     valid: int = Field(description="Fault cells without an exclusion code.")
 
 
-class Mismatch(_Out):
+class Mismatch(FrozenModel):
     """A field in which the two files differ, so the pairing compares unlike runs."""
 
     field: Literal["registration_hash", "rules", "model"] = Field(
@@ -68,7 +65,7 @@ class Mismatch(_Out):
     meaning: str = Field(description="What the difference means for the comparison.")
 
 
-class RowComparison(_Out):
+class RowComparison(FrozenModel):
     """One scoreboard row (framework-config) compared across the two runs."""
 
     row: str = Field(description="framework-config.")
@@ -91,7 +88,7 @@ class RowComparison(_Out):
     )
 
 
-class OneSidedCell(_Out):
+class OneSidedCell(FrozenModel):
     """A fault cell valid in one run only: outside the paired statistics, listed here."""
 
     cell_id: str = Field(description="Stable cell id.")
@@ -102,7 +99,7 @@ class OneSidedCell(_Out):
     )
 
 
-class Comparison(_Out):
+class Comparison(FrozenModel):
     """The whole paired comparison (what ``sabot compare --json`` prints)."""
 
     metric: str = Field(METRIC, description="Per-cell outcome compared: the hard tier.")

@@ -17,8 +17,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from pytest_sabot.core.models.base import StrictModel
 from pytest_sabot.core.models.verdict import BaselineVerdict, CellVerdict
 from pytest_sabot.core.records import cell_dir
 from pytest_sabot.lab.record import read_run
@@ -29,11 +30,7 @@ OUTCOMES: tuple[GateOutcome, ...] = ("pass", "fail", "error", "inconclusive", "n
 RUN_FILE = "run.json"
 
 
-class _Out(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class GateCell(_Out):
+class GateCell(StrictModel):
     """One counted cell: its lab gate and its Sabot funnel, side by side."""
 
     cell_id: str
@@ -46,7 +43,7 @@ class GateCell(_Out):
     )
 
 
-class GateRate(_Out):
+class GateRate(StrictModel):
     """The lab gate over one (row, fault) group of counted cells."""
 
     row: str = Field(description="'<framework>-<config>', or 'all' for every row.")
@@ -60,7 +57,7 @@ class GateRate(_Out):
     cells: list[GateCell] = Field(description="Every cell of the group, gate and funnel.")
 
 
-class LabGates(_Out):
+class LabGates(StrictModel):
     """results.json ``lab_gates``: the lab gate of a lab matrix per row and fault."""
 
     note: str = Field(

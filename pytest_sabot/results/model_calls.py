@@ -14,9 +14,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from pytest_sabot.core.errors import REFUSED_MARK
+from pytest_sabot.core.models.base import StrictModel
 from pytest_sabot.core.records import cell_dir
 from pytest_sabot.core.trace_io import TRACE_FILE
 
@@ -28,20 +29,16 @@ WHAT_TO_DO = (
 )
 
 
-class AgentCalls(BaseModel):
+class AgentCalls(StrictModel):
     """One agent's model calls in a row."""
-
-    model_config = ConfigDict(extra="forbid")
 
     calls: int = Field(0, description="Model calls the agent made (every attempt).")
     refused: int = Field(0, description="Of them, calls the embedded model refused.")
     reason: str = Field("", description="The first refusal's text, if any.")
 
 
-class RowCalls(BaseModel):
+class RowCalls(StrictModel):
     """A row's model calls as the embedded model answered them."""
-
-    model_config = ConfigDict(extra="forbid")
 
     recognised: int = Field(0, description="Calls the embedded model answered.")
     refused: int = Field(0, description="Calls it refused as not recognised.")
@@ -52,10 +49,8 @@ class RowCalls(BaseModel):
         return {a: c for a, c in self.agents.items() if c.calls and c.refused == c.calls}
 
 
-class ModelCalls(BaseModel):
+class ModelCalls(StrictModel):
     """The session's model calls as the embedded model answered them (keyless only)."""
-
-    model_config = ConfigDict(extra="forbid")
 
     recognised: int = Field(0, description="Calls the embedded model answered.")
     refused: int = Field(0, description="Calls it refused as not recognised (SPEC I151).")

@@ -30,8 +30,9 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from pytest_sabot.core.models.base import FrozenModel
 from pytest_sabot.core.models.cells import Cell
 from pytest_sabot.core.models.verdict import (
     EXCLUSION_PRECEDENCE,
@@ -45,11 +46,7 @@ Band = Literal["full_push", "guardrails_mostly_work"]
 BAND_THRESHOLD = 0.50
 
 
-class _Out(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class Rate(_Out):
+class Rate(FrozenModel):
     """k of n with a Wilson 95% interval (all None when n == 0)."""
 
     k: int
@@ -70,14 +67,14 @@ def rate(k: int, n: int) -> Rate:
     )
 
 
-class ExcludedCell(_Out):
+class ExcludedCell(FrozenModel):
     cell_id: str
     code: ExclusionCode
     reason: str
     also_qualified: list[ExclusionCode] = Field(default_factory=list)
 
 
-class RowSummary(_Out):
+class RowSummary(FrozenModel):
     """One scoreboard row (framework x config)."""
 
     row: str
@@ -172,7 +169,7 @@ class RowSummary(_Out):
         ]
 
 
-class SliceSummary(_Out):
+class SliceSummary(FrozenModel):
     """One operator (or one task) across the scoreboard rows (RESULTS.md tables, S7)."""
 
     key: str = Field(description="The operator (O1..O6) or task (T1..T5).")
@@ -208,7 +205,7 @@ class SliceSummary(_Out):
     )
 
 
-class TaskSensitivity(_Out):
+class TaskSensitivity(FrozenModel):
     """The board read without one task's cells: the sensitivity bound of a defect the
     standard disclosed for that task (the T3 ground-truth section of waves 1 and 2)."""
 
@@ -221,7 +218,7 @@ class TaskSensitivity(_Out):
     rows: dict[str, Rate] = Field(description="Each row's Sabot Score without the task.")
 
 
-class Scoreboard(_Out):
+class Scoreboard(FrozenModel):
     rows: list[RowSummary]
     by_operator: list[SliceSummary] = Field(
         default_factory=list, description="Per-operator table: each operator across rows."

@@ -28,8 +28,9 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Sequence
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from pytest_sabot.core.models.base import FrozenModel
 from pytest_sabot.core.models.verdict import CellVerdict
 from pytest_sabot.core.operators import of_kind
 from pytest_sabot.scoring.stats import (
@@ -59,10 +60,8 @@ STATEMENTS = {
 }
 
 
-class Prediction(BaseModel):
+class Prediction(FrozenModel):
     """One pre-registered prediction and what the paired waves say about it."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     id: Literal["P1", "P2", "P3", "P4", "P5"] = Field(description="Prediction id (10.8).")
     statement: str = Field(description="The prediction as registered.")

@@ -120,13 +120,14 @@ def _arguments(raw: Any) -> dict[str, Any]:
     return {}
 
 
+def _objects(raw: Any) -> list[dict[str, Any]]:
+    """The objects of a JSON list (none when it is not a list)."""
+    return [item for item in raw if isinstance(item, dict)] if isinstance(raw, list) else []
+
+
 def _tool_calls(raw: Any) -> tuple[ToolCallSeen, ...]:
-    if not isinstance(raw, list):
-        return ()
     calls: list[ToolCallSeen] = []
-    for item in raw:
-        if not isinstance(item, dict):
-            continue
+    for item in _objects(raw):
         fn = item.get("function")
         fn = fn if isinstance(fn, dict) else {}
         name = fn.get("name") if isinstance(fn.get("name"), str) else item.get("name")
@@ -141,12 +142,8 @@ def _tool_calls(raw: Any) -> tuple[ToolCallSeen, ...]:
 
 
 def _tools(raw: Any) -> tuple[ToolOffered, ...]:
-    if not isinstance(raw, list):
-        return ()
     out: list[ToolOffered] = []
-    for item in raw:
-        if not isinstance(item, dict):
-            continue
+    for item in _objects(raw):
         inner = item.get("function")
         fn: dict[str, Any] = inner if isinstance(inner, dict) else item
         name = fn.get("name")

@@ -28,6 +28,16 @@ def _footer(name: str, checked: int, failed: int, unit: str) -> str:
     return f"{name}: checked {checked} {unit}: {checked - failed} ok, {failed} failed"
 
 
+def _json_object(draft: str) -> dict[str, Any] | str:
+    """The draft as a JSON object, or why it is not one ('is not valid JSON (...)' or
+    'must be a JSON object')."""
+    try:
+        value = json.loads(normalize_artifact(draft))
+    except ValueError as err:
+        return f"is not valid JSON ({err})"
+    return value if isinstance(value, dict) else "must be a JSON object"
+
+
 # --------------------------------------------------------------------------- T1
 
 
@@ -35,12 +45,9 @@ def record_fields(view: PublicView, params: dict[str, Any], draft: str) -> str:
     """Validate a JSON record field by field against the contract's field layout."""
     rule = next(r for r in view.contract.rules if isinstance(r, JsonFieldsRule))
     name = view.tool("check").name
-    try:
-        obj = json.loads(normalize_artifact(draft))
-    except ValueError as err:
-        return f"{name}: the record is not valid JSON ({err}); 0 fields checked"
-    if not isinstance(obj, dict):
-        return f"{name}: the record must be a JSON object; 0 fields checked"
+    obj = _json_object(draft)
+    if isinstance(obj, str):
+        return f"{name}: the record {obj}; 0 fields checked"
     lines = [f"{name} report"]
     failed = 0
     for field, shape in rule.fields.items():
@@ -188,12 +195,9 @@ def plan_rules(view: PublicView, params: dict[str, Any], draft: str) -> str:
     """Check a route plan against the dispatch rules (params: depot, stops in required
     order, fuel stations), using the plan's own distances and its own stated range."""
     name = view.tool("check").name
-    try:
-        plan = json.loads(normalize_artifact(draft))
-    except ValueError as err:
-        return f"{name}: the plan is not valid JSON ({err}); 0 rules checked"
-    if not isinstance(plan, dict):
-        return f"{name}: the plan must be a JSON object; 0 rules checked"
+    plan = _json_object(draft)
+    if isinstance(plan, str):
+        return f"{name}: the plan {plan}; 0 rules checked"
     depot = str(params["depot"])
     order = [str(s) for s in params["order"]]
     stations = {str(s) for s in params["stations"]}

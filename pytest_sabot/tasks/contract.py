@@ -25,6 +25,7 @@ from pytest_sabot.core.models.task import (
     PythonModuleRule,
     QuotedLineRule,
 )
+from pytest_sabot.core.python_imports import disallowed_imports
 
 _OPEN_QUOTES = '"“'
 _CLOSE_QUOTES = '"”'
@@ -141,15 +142,7 @@ def _python_problems(rule: PythonModuleRule, artifact: str) -> list[str]:
     out: list[str] = []
     if not any(isinstance(n, ast.FunctionDef) for n in tree.body):
         out.append("the module defines no top-level function")
-    allowed = set(rule.allowed_imports)
-    for node in ast.walk(tree):
-        names: list[str] = []
-        if isinstance(node, ast.Import):
-            names = [a.name.split(".")[0] for a in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            names = [(node.module or "").split(".")[0]]
-        out += [f"import of {n!r} is not allowed" for n in names if n not in allowed]
-    return out
+    return out + disallowed_imports(tree, set(rule.allowed_imports))
 
 
 def _prefix_problems(rule: LinePrefixesRule, artifact: str) -> list[str]:

@@ -36,7 +36,9 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import Field, TypeAdapter, ValidationError
+
+from pytest_sabot.core.models.base import FrozenModel
 
 PROTOCOL_VERSION: Literal[1] = 1
 PLAIN_BINDING = "pytest_sabot.trusted.context:plain_binding"
@@ -54,8 +56,8 @@ RefusalReason = Literal["limit", "closed", "deadline", "invalid", "harness_failu
 """
 
 
-class Message(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+class Message(FrozenModel):
+    """One line of the protocol, either way: a JSON object told apart by ``type``."""
 
 
 # --------------------------------------------------------------------------- parent -> child

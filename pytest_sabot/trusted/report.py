@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from pytest_sabot.core.models.base import FrozenModel
 
 ProcessEnd = Literal[
     "finished",
@@ -31,11 +33,7 @@ ProcessEnd = Literal[
 """
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class LateRequest(_Strict):
+class LateRequest(FrozenModel):
     """A request that arrived after the run stopped: refused, never carried out."""
 
     kind: Literal["tool_call", "sleep"] = Field(description="A tool call or a wait.")
@@ -46,7 +44,7 @@ class LateRequest(_Strict):
     ms: int | None = Field(None, description="The wait, for a sleep.")
 
 
-class ProcessReport(_Strict):
+class ProcessReport(FrozenModel):
     """One supervised child process, from start to exit."""
 
     target: str = Field(description="The 'module:callable' that ran.")

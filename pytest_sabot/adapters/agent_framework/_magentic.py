@@ -32,8 +32,10 @@ import re
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from types import TracebackType
 from typing import Any
+
+from pytest_sabot.core.log_capture import ThreadLogCapture
+from pytest_sabot.core.magentic_ledger import request_satisfied, stall_reasons
 
 __all__ = [
     "LEDGER_FAILED_PREFIX",
@@ -50,36 +52,6 @@ STALL_LINE = re.compile(r"^Magentic Orchestrator: Stalling detected after \d+ ro
 """The DEBUG line the orchestrator logs right before a stall re-plan."""
 LEDGER_FAILED_PREFIX = "Magentic Orchestrator: Progress ledger creation failed, triggering reset"
 """The start of the WARNING line logged before a re-plan caused by a failed progress ledger."""
-
-#: The ledger entries whose answers make a round a stall, and the answer that does.
-_STALL_ANSWERS: tuple[tuple[str, bool, str], ...] = (
-    ("is_progress_being_made", False, "no progress"),
-    ("is_in_loop", True, "in a loop"),
-)
-
-
-def _entry(ledger: Mapping[str, Any], key: str) -> tuple[Any, str]:
-    entry = ledger.get(key)
-    if not isinstance(entry, Mapping):
-        return None, ""
-    return entry.get("answer"), str(entry.get("reason", ""))
-
-
-def stall_reasons(ledger: Mapping[str, Any]) -> list[str]:
-    """Why this progress ledger counts as a stall: its no-progress / in-loop reasons.
-
-    Empty when the ledger reports progress and no loop, or when the request is satisfied
-    (the orchestrator then prepares its final answer without counting stalls).
-    """
-    satisfied, _ = _entry(ledger, "is_request_satisfied")
-    if satisfied is True:
-        return []
-    reasons = []
-    for key, stalled_answer, label in _STALL_ANSWERS:
-        answer, reason = _entry(ledger, key)
-        if answer is stalled_answer:
-            reasons.append(f"{label}: {reason}" if reason else label)
-    return reasons
 
 
 @dataclass
@@ -99,8 +71,7 @@ class StallFollower:
     stall_replans: int = 0  # re-plans the ledgers account for (count above the limit)
 
     def feed(self, ledger: Mapping[str, Any]) -> None:
-        satisfied, _ = _entry(ledger, "is_request_satisfied")
-        if satisfied is True:
+        if request_satisfied(ledger):
             return
         reasons = stall_reasons(ledger)
         if reasons:
@@ -159,16 +130,7 @@ def _restore_level() -> None:
             logger.propagate = _SAVED.pop("propagate", True)
 
 
-class _Handler(logging.Handler):
-    def __init__(self, owner: MagenticLogCapture) -> None:
-        super().__init__(level=logging.DEBUG)
-        self._owner = owner
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self._owner.receive(record)
-
-
-class MagenticLogCapture:
+class MagenticLogCapture(ThreadLogCapture):
     """The orchestrator's re-plan lines, for one run.
 
     Use it as a context manager inside the run's event-loop thread: only records logged by
@@ -177,15 +139,14 @@ class MagenticLogCapture:
     published (a stall line or a failed-ledger line), or ``""`` when none was logged.
     """
 
+    logger_name = MAGENTIC_LOGGER
+
     def __init__(self) -> None:
-        self._thread: int | None = None
-        self._handler = _Handler(self)
+        super().__init__()
         self._pending: list[str] = []
         self.stall_lines = 0  # every stall line logged during the run
 
     def receive(self, record: logging.LogRecord) -> None:
-        if record.thread != self._thread:
-            return
         message = record.getMessage()
         if STALL_LINE.match(message):
             self.stall_lines += 1
@@ -198,17 +159,8 @@ class MagenticLogCapture:
             return ""
         return self._pending.pop(0)
 
-    def __enter__(self) -> MagenticLogCapture:
-        self._thread = threading.get_ident()
+    def _louder(self) -> None:
         _raise_level()
-        logging.getLogger(MAGENTIC_LOGGER).addHandler(self._handler)
-        return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        logging.getLogger(MAGENTIC_LOGGER).removeHandler(self._handler)
+    def _quieter(self) -> None:
         _restore_level()

@@ -29,14 +29,11 @@ from typing import Any
 
 from autogen_agentchat import TRACE_LOGGER_NAME
 
+from pytest_sabot.core.log_capture import ThreadLogCapture
+from pytest_sabot.core.magentic_ledger import stall_reasons
+
 LEDGER_PREFIX = "Progress Ledger: "
 REPLAN_LINE = "Stall count exceeded, re-planning with the outer loop..."
-
-#: The ledger entries whose answers make a step count as a stall, and the answer that does.
-_STALL_ANSWERS: tuple[tuple[str, bool, str], ...] = (
-    ("is_progress_being_made", False, "no progress"),
-    ("is_in_loop", True, "in a loop"),
-)
 
 
 def parse_ledger(message: str) -> dict[str, Any] | None:
@@ -48,30 +45,6 @@ def parse_ledger(message: str) -> dict[str, Any] | None:
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
         return None
     return value if isinstance(value, dict) else None
-
-
-def _entry(ledger: dict[str, Any], key: str) -> tuple[Any, str]:
-    entry = ledger.get(key)
-    if not isinstance(entry, dict):
-        return None, ""
-    return entry.get("answer"), str(entry.get("reason", ""))
-
-
-def stall_reasons(ledger: dict[str, Any]) -> list[str]:
-    """Why this ledger counts as a stall: its recorded no-progress / in-loop reasons.
-
-    Empty when the ledger reports progress and no loop (or the request is satisfied, in
-    which case the orchestrator finishes before counting stalls).
-    """
-    satisfied, _ = _entry(ledger, "is_request_satisfied")
-    if satisfied is True:
-        return []
-    reasons = []
-    for key, stalled_answer, label in _STALL_ANSWERS:
-        answer, reason = _entry(ledger, key)
-        if answer is stalled_answer:
-            reasons.append(f"{label}: {reason}" if reason else label)
-    return reasons
 
 
 @dataclass(frozen=True)
@@ -173,16 +146,7 @@ def _restore_trace_level() -> None:
             logging.getLogger(TRACE_LOGGER_NAME).propagate = _SAVED_PROPAGATE[0]
 
 
-class _Handler(logging.Handler):
-    def __init__(self, owner: TraceLoggerCapture) -> None:
-        super().__init__(level=logging.DEBUG)
-        self._owner = owner
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self._owner._receive(record)
-
-
-class TraceLoggerCapture:
+class TraceLoggerCapture(ThreadLogCapture):
     """Attach a handler to the autogen_agentchat trace logger for one run.
 
     Use it as a context manager *inside* the run's event loop thread: only records logged
@@ -193,18 +157,17 @@ class TraceLoggerCapture:
     re-raised when the block exits, never swallowed by the logging machinery.
     """
 
+    logger_name = TRACE_LOGGER_NAME
+
     def __init__(self, on_record: Callable[[OrchestratorRecord], None]) -> None:
+        super().__init__()
         self._on_record = on_record
         self._follower = LedgerFollower()
-        self._thread: int | None = None
-        self._handler = _Handler(self)
         self._error: BaseException | None = None
         self.lines: list[str] = []
 
-    def _receive(self, record: logging.LogRecord) -> None:
-        if record.name != TRACE_LOGGER_NAME or record.thread != self._thread:
-            return
-        if self._error is not None:
+    def receive(self, record: logging.LogRecord) -> None:
+        if record.name != TRACE_LOGGER_NAME or self._error is not None:
             return
         try:
             message = record.getMessage()
@@ -215,11 +178,11 @@ class TraceLoggerCapture:
         except Exception as exc:  # re-raised on exit
             self._error = exc
 
-    def __enter__(self) -> TraceLoggerCapture:
-        self._thread = threading.get_ident()
+    def _louder(self) -> None:
         _raise_trace_level()
-        logging.getLogger(TRACE_LOGGER_NAME).addHandler(self._handler)
-        return self
+
+    def _quieter(self) -> None:
+        _restore_trace_level()
 
     def __exit__(
         self,
@@ -227,7 +190,6 @@ class TraceLoggerCapture:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        logging.getLogger(TRACE_LOGGER_NAME).removeHandler(self._handler)
-        _restore_trace_level()
+        super().__exit__(exc_type, exc, tb)
         if exc is None and self._error is not None:
             raise self._error

@@ -326,6 +326,22 @@ def _record_worker_cap(ctx: RunContext, round_: int) -> None:
 # --------------------------------------------------------------------------- default config
 
 
+async def _one_turn(
+    ctx: RunContext, agent: AssistantAgent, stop_text: str, task: str
+) -> tuple[TaskResult, str]:
+    """One turn of one agent, in a team of its own that ends when it says ``stop_text``:
+    the team's result and the agent's last text (RuntimeError when it said nothing)."""
+    stop: TerminationCondition = TextMentionTermination(stop_text, sources=[agent.name])
+    team = RoundRobinGroupChat([agent], termination_condition=stop, max_turns=1)
+    result = await _run_team(team, task)
+    text = _last_text(result.messages, agent.name)
+    if text is None:
+        raise RuntimeError(
+            f"the {agent.name} turn produced no text (stop: {result.stop_reason!r})"
+        )
+    ctx.sync_model_calls()
+    return result, text
+
 async def _worker_turn(
     ctx: RunContext, client: OpenAIChatCompletionClient, round_: int, feedback: str
 ) -> str:
@@ -338,13 +354,7 @@ async def _worker_turn(
         reflect_on_tool_use=True,
         max_tool_iterations=WORKER_TOOL_ITERATIONS,
     )
-    stop: TerminationCondition = TextMentionTermination(WORKER_STOP_TEXT, sources=[WORKER])
-    team = RoundRobinGroupChat([worker], termination_condition=stop, max_turns=1)
-    result = await _run_team(team, messages.user)
-    draft = _last_text(result.messages, WORKER)
-    if draft is None:
-        raise RuntimeError(f"the worker turn produced no text (stop: {result.stop_reason!r})")
-    ctx.sync_model_calls()
+    result, draft = await _one_turn(ctx, worker, WORKER_STOP_TEXT, messages.user)
     asked = sum(
         1 for m in result.messages if isinstance(m, ToolCallRequestEvent) and m.source == WORKER
     )
@@ -361,13 +371,7 @@ async def _critic_turn(
 ) -> str:
     messages = ctx.reviewer_prompt(delivered, round_)
     critic = AssistantAgent(CRITIC, client, system_message=messages.system)
-    stop: TerminationCondition = TextMentionTermination(CRITIC_STOP_TEXT, sources=[CRITIC])
-    team = RoundRobinGroupChat([critic], termination_condition=stop, max_turns=1)
-    result = await _run_team(team, messages.user)
-    reply = _last_text(result.messages, CRITIC)
-    if reply is None:
-        raise RuntimeError(f"the critic turn produced no text (stop: {result.stop_reason!r})")
-    ctx.sync_model_calls()
+    result, reply = await _one_turn(ctx, critic, CRITIC_STOP_TEXT, messages.user)
     ctx.trace.emit("review", CRITIC, reply, round=round_)
     _record_stop_reason(ctx, CRITIC, result)
     return reply

@@ -42,16 +42,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from pytest_sabot.core.loading import load_yaml_model
+from pytest_sabot.core.models.base import FrozenModel
 from pytest_sabot.core.models.trace import OperatorId, TaskId
 
 
-class Anchor(BaseModel):
+class Anchor(FrozenModel):
     """One registered anchor string."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     text: str = Field(min_length=1, description="The anchor, matched case-insensitively.")
     word_boundary: bool = Field(
@@ -77,10 +76,8 @@ def _coerce_anchor(value: Any) -> Any:
     return value
 
 
-class AnchorSet(BaseModel):
+class AnchorSet(FrozenModel):
     """The anchors registered for one (task, operator) cell class."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     task: TaskId = Field(description="Task id, T1..T5 (T6 in the lab matrix).")
     operator: OperatorId = Field(description="Operator id, O1..O6 (O7..O11 in the lab matrix).")
@@ -95,10 +92,8 @@ class AnchorSet(BaseModel):
         return value
 
 
-class AnchorRegistry(BaseModel):
+class AnchorRegistry(FrozenModel):
     """A whole anchor registry file."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     registry: str = Field(description="Label of this registry, e.g. 'wave-2'.")
     registered: str = Field(description="ISO date the anchors were registered.")

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
 from pytest_sabot.core.frameworks import STANDARD_FRAMEWORKS
+from pytest_sabot.core.models.base import FrozenModel
 from pytest_sabot.core.models.trace import Config, OperatorId, RegisteredFramework, TaskId
 from pytest_sabot.core.operators import declaration, lab_operator_ids, standard_operator_ids
 
@@ -26,10 +27,8 @@ LAB_TASKS: tuple[TaskId, ...] = ("T6",)
 RULE_VERSIONS = ("v0.1.1", "v0.1.2", "v0.1.3", "v0.2.0", "v0.2.1")
 
 
-class CarveOut(BaseModel):
+class CarveOut(FrozenModel):
     """Cells registered as structural zeros: counted in the registry, never run."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     framework: RegisteredFramework
     config: Config
@@ -37,10 +36,8 @@ class CarveOut(BaseModel):
     reason: str = Field(description="Why these cells cannot execute with the fault in view.")
 
 
-class WaveSpec(BaseModel):
+class WaveSpec(FrozenModel):
     """One wave of the experiment: which matrix runs, under which rules and protocol."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     wave: int = Field(ge=1)
     name: str | None = Field(
@@ -152,10 +149,8 @@ class WaveSpec(BaseModel):
         return self.name if self.name is not None else f"wave {self.wave}"
 
 
-class SeedRegistry(BaseModel):
+class SeedRegistry(FrozenModel):
     """Seeds registered for a wave before any run; never changed afterwards."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     wave: int
     registered: str = Field(description="ISO date the seeds were registered.")
@@ -163,10 +158,8 @@ class SeedRegistry(BaseModel):
     note: str = Field("", description="Why these seeds (e.g. reused on purpose for pairing).")
 
 
-class Cell(BaseModel):
+class Cell(FrozenModel):
     """One (framework, config, operator-or-baseline, task, seed) combination."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     wave: int
     framework: RegisteredFramework

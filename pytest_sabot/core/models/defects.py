@@ -28,8 +28,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
+from pytest_sabot.core.models.base import FrozenModel
 from pytest_sabot.core.models.trace import TaskId
 
 GROUND_TRUTH_MATERIAL = "ground_truth.md"
@@ -37,11 +38,7 @@ GROUND_TRUTH_MATERIAL = "ground_truth.md"
 handed the task file's ground-truth section; its run_start lists it among ``materials``."""
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class SensitivityBound(_Strict):
+class SensitivityBound(FrozenModel):
     """The bound the standard published for the defect: the headline median with and
     without the rows the defect touches."""
 
@@ -52,7 +49,7 @@ class SensitivityBound(_Strict):
     )
 
 
-class PublishedDefect(_Strict):
+class PublishedDefect(FrozenModel):
     """One disclosed defect of a published instrument, reproduced in the waves it names."""
 
     id: str = Field(pattern=r"^[a-z0-9]+(?:-[a-z0-9]+)*$", description="Stable id.")
@@ -70,7 +67,7 @@ class PublishedDefect(_Strict):
     sensitivity: SensitivityBound = Field(description="The standard's sensitivity bound.")
 
 
-class PublishedDefects(_Strict):
+class PublishedDefects(FrozenModel):
     """The whole registry."""
 
     registered: str = Field(description="ISO date the registry was written.")

@@ -30,8 +30,6 @@ from typing import Annotated, Any, Literal
 
 from pydantic import (
     AfterValidator,
-    BaseModel,
-    ConfigDict,
     Field,
     WithJsonSchema,
     field_validator,
@@ -41,6 +39,7 @@ from pydantic import (
 from pytest_sabot.core.errors import SabotDataError
 from pytest_sabot.core.frameworks import adapter
 from pytest_sabot.core.loading import load_yaml_model
+from pytest_sabot.core.models.base import FrozenModel
 from pytest_sabot.core.models.rules import version_key
 from pytest_sabot.core.models.trace import ACT_SURFACE_KINDS, Config, RegisteredFramework
 
@@ -68,10 +67,8 @@ Scalar = str | int | float | bool | None
 _REASON_FROM = re.compile(r"^(text|verdict_reason|data\.[A-Za-z_][A-Za-z0-9_]*)$")
 
 
-class Matcher(BaseModel):
+class Matcher(FrozenModel):
     """Which trace events are an occurrence of an act row (every clause must hold)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     event: ActSurfaceKind = Field(description="Trace event kind.")
     component: list[str] | None = Field(None, description="Allowed event components.")
@@ -100,10 +97,8 @@ class Matcher(BaseModel):
         return value
 
 
-class ActRow(BaseModel):
+class ActRow(FrozenModel):
     """One row of a per-act mapping table (act -> mechanism)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     id: str = Field(description="Row id, unique within the revision, e.g. 'reject-reviewer'.")
     act: MappedAct = Field(description="Which hard-tier act this mechanism records.")
@@ -127,20 +122,16 @@ class ActRow(BaseModel):
         return value
 
 
-class FlagsSurface(BaseModel):
+class FlagsSurface(FrozenModel):
     """The anomaly-first FLAGS act (section 10) on this framework."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     configs: list[Config] = Field(min_length=1, description="Configs carrying the protocol.")
     component: str = Field(description="Where the FLAGS line is produced.")
     mechanism: str = Field(description="How the FLAGS line reaches the trace.")
 
 
-class MappingRevision(BaseModel):
+class MappingRevision(FrozenModel):
     """One framework's mapping as in force from one rule version on."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     framework: RegisteredFramework = Field(description="Framework (filled in from the file).")
     since: str = Field(description="Rule version this revision takes effect in.")
@@ -168,10 +159,8 @@ class MappingRevision(BaseModel):
         return [row for row in self.acts if config in row.configs]
 
 
-class MappingFile(BaseModel):
+class MappingFile(FrozenModel):
     """A whole mappings/<framework>.yaml: every revision, oldest first."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     framework: RegisteredFramework = Field(description="The framework this file maps.")
     revisions: list[MappingRevision] = Field(

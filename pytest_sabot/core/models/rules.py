@@ -11,9 +11,10 @@ import re
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from pytest_sabot.core.loading import load_yaml_model
+from pytest_sabot.core.models.base import FrozenModel
 
 _VERSION = re.compile(r"^v(\d+)\.(\d+)\.(\d+)$")
 
@@ -31,10 +32,8 @@ def version_key(version: str) -> tuple[int, int, int]:
     return (major, minor, patch)
 
 
-class RuleSet(BaseModel):
+class RuleSet(FrozenModel):
     """The switches of one rule version."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     version: str = Field(description="Rule version, e.g. 'v0.2.1'.")
     date: str = Field(description="ISO date the version was adopted.")
@@ -92,10 +91,8 @@ class RuleSet(BaseModel):
         return "flags_only" if row in self.flags_only_rows else "union"
 
 
-class RuleBook(BaseModel):
+class RuleBook(FrozenModel):
     """The whole rules.yaml: every rule version, oldest first."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     versions: list[RuleSet] = Field(min_length=1, description="Rule versions, oldest first.")
 

@@ -22,41 +22,38 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
+from pytest_sabot.core.models.base import FrozenModel
 from pytest_sabot.core.models.trace import OperatorId, TaskId
 from pytest_sabot.core.operators import MessageSeam, declaration
 
 ToolRole = Literal["data", "check", "write"]
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
 # --------------------------------------------------------------------------- contract
 
 
-class NonEmptyRule(_Strict):
+class NonEmptyRule(FrozenModel):
     """The artifact has at least one non-blank character."""
 
     kind: Literal["non_empty"] = "non_empty"
 
 
-class MaxCharsRule(_Strict):
+class MaxCharsRule(FrozenModel):
     """The artifact is at most ``limit`` characters long."""
 
     kind: Literal["max_chars"] = "max_chars"
     limit: int = Field(gt=0, description="Largest allowed length in characters.")
 
 
-class JsonObjectRule(_Strict):
+class JsonObjectRule(FrozenModel):
     """The artifact parses as one JSON object."""
 
     kind: Literal["json_object"] = "json_object"
 
 
-class FieldShape(_Strict):
+class FieldShape(FrozenModel):
     """The shape one JSON field must have (structure only, never an answer value)."""
 
     type: Literal["string", "number", "integer", "array", "object", "boolean"] = Field(
@@ -70,7 +67,7 @@ class FieldShape(_Strict):
     min_items: int | None = Field(None, description="Fewest elements an array may have.")
 
 
-class JsonFieldsRule(_Strict):
+class JsonFieldsRule(FrozenModel):
     """The artifact's JSON object has exactly these fields, each of the given shape."""
 
     kind: Literal["json_fields"] = "json_fields"
@@ -78,7 +75,7 @@ class JsonFieldsRule(_Strict):
     allow_extra: bool = Field(False, description="Whether fields not listed are allowed.")
 
 
-class ContainsAllRule(_Strict):
+class ContainsAllRule(FrozenModel):
     """Every listed substring occurs in the artifact."""
 
     kind: Literal["contains_all"] = "contains_all"
@@ -86,7 +83,7 @@ class ContainsAllRule(_Strict):
     case_sensitive: bool = Field(True, description="Whether matching respects case.")
 
 
-class PythonModuleRule(_Strict):
+class PythonModuleRule(FrozenModel):
     """The artifact is Python source that parses and defines at least one top-level
     function; imports are limited to the listed standard-library modules."""
 
@@ -96,14 +93,14 @@ class PythonModuleRule(_Strict):
     )
 
 
-class LinePrefixesRule(_Strict):
+class LinePrefixesRule(FrozenModel):
     """Each prefix starts exactly one line of the artifact, in the listed order."""
 
     kind: Literal["line_prefixes"] = "line_prefixes"
     prefixes: list[str] = Field(min_length=1, description="Line prefixes, in order.")
 
 
-class QuotedLineRule(_Strict):
+class QuotedLineRule(FrozenModel):
     """The line starting with ``prefix`` carries a double-quoted text after it."""
 
     kind: Literal["quoted_line"] = "quoted_line"
@@ -123,7 +120,7 @@ ContractRule = Annotated[
 ]
 
 
-class ContractFile(_Strict):
+class ContractFile(FrozenModel):
     """One revision of a task's published output contract (structural only)."""
 
     revisions: list[str] = Field(
@@ -139,7 +136,7 @@ class ContractFile(_Strict):
 # --------------------------------------------------------------------------- tools
 
 
-class DataToolSpec(_Strict):
+class DataToolSpec(FrozenModel):
     """Records a data tool answers from, keyed by one argument."""
 
     key: str = Field(description="Name of the argument that selects a record.")
@@ -151,7 +148,7 @@ class DataToolSpec(_Strict):
     )
 
 
-class CheckToolSpec(_Strict):
+class CheckToolSpec(FrozenModel):
     """Which public check a check tool runs on the draft it is given."""
 
     kind: Literal[
@@ -163,7 +160,7 @@ class CheckToolSpec(_Strict):
     )
 
 
-class WriteToolSpec(_Strict):
+class WriteToolSpec(FrozenModel):
     """How a write tool commits the artifact into the run's workspace."""
 
     content_argument: str = Field(description="Argument holding the content to write.")
@@ -182,7 +179,7 @@ class WriteToolSpec(_Strict):
         return self
 
 
-class ToolSpec(_Strict):
+class ToolSpec(FrozenModel):
     """One tool of the task, as published to the worker."""
 
     name: str = Field(pattern=r"^[a-z][a-z0-9_]*$", description="Tool name.")
@@ -207,7 +204,7 @@ class ToolSpec(_Strict):
 # --------------------------------------------------------------------------- task file
 
 
-class MaterialRef(_Strict):
+class MaterialRef(FrozenModel):
     """A material the pipeline reads, stored next to task.yaml."""
 
     name: str = Field(description="Material name shown to agents, e.g. 'bench_sheet.md'.")
@@ -215,7 +212,7 @@ class MaterialRef(_Strict):
     revision: str = Field(description="Current revision label, e.g. 'rev B'.")
 
 
-class TaskFile(_Strict):
+class TaskFile(FrozenModel):
     """tasks/Tn/public/task.yaml."""
 
     id: TaskId
@@ -239,7 +236,7 @@ class TaskFile(_Strict):
 # --------------------------------------------------------------------------- private
 
 
-class JsonRecordCriterion(_Strict):
+class JsonRecordCriterion(FrozenModel):
     """The artifact is a JSON object equal to ``expected`` (numbers within tolerance)."""
 
     kind: Literal["json_record"] = "json_record"
@@ -247,7 +244,7 @@ class JsonRecordCriterion(_Strict):
     tolerance: float = Field(1e-6, ge=0, description="Absolute tolerance for numbers.")
 
 
-class TextFactsCriterion(_Strict):
+class TextFactsCriterion(FrozenModel):
     """Each group has one alternative present; no forbidden substring occurs."""
 
     kind: Literal["text_facts"] = "text_facts"
@@ -257,7 +254,7 @@ class TextFactsCriterion(_Strict):
     forbidden: list[str] = Field(default_factory=list, description="Substrings that fail.")
 
 
-class PythonCase(_Strict):
+class PythonCase(FrozenModel):
     """One call of the function under test and its correct result."""
 
     args: list[Any] = Field(description="Positional arguments.")
@@ -266,7 +263,7 @@ class PythonCase(_Strict):
     )
 
 
-class PythonFunctionCriterion(_Strict):
+class PythonFunctionCriterion(FrozenModel):
     """Run the artifact in a subprocess and compare a function's results case by case."""
 
     kind: Literal["python_function"] = "python_function"
@@ -276,7 +273,7 @@ class PythonFunctionCriterion(_Strict):
     timeout_s: float = Field(10.0, gt=0, description="Wall-clock limit for the subprocess.")
 
 
-class CitedAnswerCriterion(_Strict):
+class CitedAnswerCriterion(FrozenModel):
     """ANSWER/QUOTE/SOURCE lines: answer facts present, quote equal to the source sentence."""
 
     kind: Literal["cited_answer"] = "cited_answer"
@@ -292,7 +289,7 @@ Criterion = Annotated[
 ]
 
 
-class CriterionFile(_Strict):
+class CriterionFile(FrozenModel):
     """tasks/Tn/private/criterion.yaml."""
 
     task: TaskId
@@ -302,7 +299,7 @@ class CriterionFile(_Strict):
     check: Criterion
 
 
-class OperatorSpec(_Strict):
+class OperatorSpec(FrozenModel):
     """How one operator plants its fault in this task, and what catching it means."""
 
     seam: MessageSeam = Field(description="Harness seam the fault is planted at.")
@@ -329,7 +326,7 @@ def spec_problem(operator: str, spec: OperatorSpec) -> str | None:
     return None
 
 
-class OperatorsFile(_Strict):
+class OperatorsFile(FrozenModel):
     """tasks/Tn/private/operators.yaml: one spec per operator, written before any run. Every
     message operator has exactly one spec, here or in its own operators-<id>.yaml (checked
     by the loader, which reads both)."""
@@ -346,7 +343,7 @@ class OperatorsFile(_Strict):
         return self
 
 
-class AddedOperatorFile(_Strict):
+class AddedOperatorFile(FrozenModel):
     """tasks/Tn/private/operators-<id>.yaml: the spec of one operator declared after the
     task's operators.yaml was registered, written before any run of a matrix that runs it."""
 

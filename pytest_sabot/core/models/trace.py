@@ -25,6 +25,7 @@ from pydantic import (
 )
 
 from pytest_sabot.core.frameworks import framework_names
+from pytest_sabot.core.models.base import FrozenModel
 from pytest_sabot.core.operators import OperatorId as OperatorId
 from pytest_sabot.core.operators import Seam
 
@@ -142,14 +143,10 @@ ACT_SURFACE_KINDS: tuple[str, ...] = tuple(k for k in EVENT_KINDS if k not in RE
 """The kinds a mapping row may read an act from."""
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
 # --------------------------------------------------------------------------- payloads
 
 
-class RunStartData(_Strict):
+class RunStartData(FrozenModel):
     """Identity of the run; written once, as event 0."""
 
     trace_format: str = Field(TRACE_FORMAT_VERSION, description="Trace format version.")
@@ -175,7 +172,7 @@ class RunStartData(_Strict):
     )
 
 
-class ModelCallData(_Strict):
+class ModelCallData(FrozenModel):
     """One chat-completion exchange as seen by the gateway."""
 
     call_index: int = Field(description="0-based index of this agent's calls within the run.")
@@ -197,7 +194,7 @@ class ModelCallData(_Strict):
     request_hash: str | None = Field(None, description="sha256 of the canonical request body.")
 
 
-class ToolCallData(_Strict):
+class ToolCallData(FrozenModel):
     """What an agent asked a tool to do (the request, kept apart from its effect)."""
 
     tool: str
@@ -205,7 +202,7 @@ class ToolCallData(_Strict):
     arguments: dict[str, Any] = Field(default_factory=dict)
 
 
-class ToolResultData(_Strict):
+class ToolResultData(FrozenModel):
     """What the agent was shown as the tool's answer (the observation)."""
 
     tool: str
@@ -213,7 +210,7 @@ class ToolResultData(_Strict):
     ok: bool = True
 
 
-class EffectData(_Strict):
+class EffectData(FrozenModel):
     """What the world actually committed for a side-effecting tool call."""
 
     tool: str
@@ -223,7 +220,7 @@ class EffectData(_Strict):
     detail: str = ""
 
 
-class MessageData(_Strict):
+class MessageData(FrozenModel):
     """An inter-agent handoff through a harness-owned channel (the O3 seam)."""
 
     sender: str
@@ -231,20 +228,20 @@ class MessageData(_Strict):
     channel: str = Field(description="Channel name, e.g. 'worker->reviewer'.")
 
 
-class AgentOutputData(_Strict):
+class AgentOutputData(FrozenModel):
     """An agent's reply for its stage (worker draft, orchestrator final answer, ...)."""
 
     stage: str = Field(description="Pipeline stage, e.g. 'worker', 'revise', 'final'.")
     round: int = Field(0, description="0 for the first pass, 1 for the revise pass.")
 
 
-class ReviewData(_Strict):
+class ReviewData(FrozenModel):
     """A reviewer/critic reply that carries the verdict-token protocol."""
 
     round: int = 0
 
 
-class GuardrailData(_Strict):
+class GuardrailData(FrozenModel):
     """A guardrail or validator outcome (CrewAI LLMGuardrailCompletedEvent, LangGraph
     validate node)."""
 
@@ -256,7 +253,7 @@ class GuardrailData(_Strict):
     feedback: str = ""
 
 
-class RouteData(_Strict):
+class RouteData(FrozenModel):
     """Explicit routing, e.g. LangGraph Command(goto=...)."""
 
     goto: str
@@ -264,7 +261,7 @@ class RouteData(_Strict):
     reason: str = ""
 
 
-class RetryData(_Strict):
+class RetryData(FrozenModel):
     """The worker re-invoked carrying a reason (revise loop, guardrail retry, re-plan)."""
 
     source: Literal["revise", "guardrail", "replan"]
@@ -280,13 +277,13 @@ class RetryData(_Strict):
     )
 
 
-class InterruptData(_Strict):
+class InterruptData(FrozenModel):
     """langgraph.types.interrupt(reason), observed via the __interrupt__ result key."""
 
     reason: str = ""
 
 
-class EscalationData(_Strict):
+class EscalationData(FrozenModel):
     """A framework's own terminal escalation (CrewAI guardrail-retry exhaustion)."""
 
     mechanism: str
@@ -299,24 +296,24 @@ class EscalationData(_Strict):
     )
 
 
-class ReplanData(_Strict):
+class ReplanData(FrozenModel):
     """Magentic-One stall re-plan from the trace logger, with the ledger's reason."""
 
     reason: str = ""
     log_line: str = ""
 
 
-class LedgerData(_Strict):
+class LedgerData(FrozenModel):
     """A Magentic-One progress-ledger record as logged by the framework."""
 
     ledger: dict[str, Any] = Field(default_factory=dict)
 
 
-class StopReasonData(_Strict):
+class StopReasonData(FrozenModel):
     """TaskResult.stop_reason, verbatim in the event text."""
 
 
-class CapData(_Strict):
+class CapData(FrozenModel):
     """A pipeline component reached a limit of its configuration and was made to finish
     (SPEC.md S8.12, I33). Not a detection act: a record of how the component ended."""
 
@@ -336,7 +333,7 @@ class CapData(_Strict):
     round: int = Field(0, description="The worker pass (0 first, then revise passes).")
 
 
-class SurfaceCheckData(_Strict):
+class SurfaceCheckData(FrozenModel):
     """Two readings of one framework surface side by side (SPEC.md I35): the reading the
     mapping adjudicates and an independent one from a public interface."""
 
@@ -348,7 +345,7 @@ class SurfaceCheckData(_Strict):
     agree: bool = Field(description="Whether the two readings give the same count.")
 
 
-class InjectionData(_Strict):
+class InjectionData(FrozenModel):
     """The operator planted its fault here."""
 
     operator: OperatorId
@@ -358,7 +355,7 @@ class InjectionData(_Strict):
     injected: str = ""
 
 
-class ProbeData(_Strict):
+class ProbeData(FrozenModel):
     """The operator's landing probe: did the fault reach the pipeline's data path?"""
 
     operator: OperatorId
@@ -369,7 +366,7 @@ class ProbeData(_Strict):
     evidence: str = ""
 
 
-class ArtifactData(_Strict):
+class ArtifactData(FrozenModel):
     """The final task output as emitted (the FLAGS head line already stripped off)."""
 
     name: str = Field(description="Artifact name from the task contract, e.g. 'output.json'.")
@@ -379,7 +376,7 @@ class ArtifactData(_Strict):
     )
 
 
-class RunErrorData(_Strict):
+class RunErrorData(FrozenModel):
     """Infrastructure failure (crash, timeout, gateway error)."""
 
     error_type: str
@@ -387,7 +384,7 @@ class RunErrorData(_Strict):
     attempt: int = 1
 
 
-class RunEndData(_Strict):
+class RunEndData(FrozenModel):
     """How the run ended."""
 
     status: Literal["completed", "task_failed", "error", "timeout", "deadline"]
@@ -400,7 +397,7 @@ class RunEndData(_Strict):
 # --------------------------------------------------------------------------- events
 
 
-class _EventBase(_Strict):
+class _EventBase(FrozenModel):
     seq: int = Field(ge=0, description="Monotonic, gap-free position in the run.")
     t: float = Field(0.0, description="Wall clock (informational, never adjudicated).")
     component: str = Field(description="Who produced it: worker, reviewer, gateway, world...")

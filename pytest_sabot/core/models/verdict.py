@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
+from pytest_sabot.core.models.base import FrozenModel
 from pytest_sabot.core.models.mapping import ActKind
 from pytest_sabot.core.models.rules import HeadlineReading
 from pytest_sabot.core.models.trace import Config, Framework, OperatorId, TaskId
@@ -28,11 +29,7 @@ noticed the fault is unknown; such a cell is never MISSED."""
 SoftTier = Literal["noticed", "not_noticed", "unjudged"]
 
 
-class _Out(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class ActRecord(_Out):
+class ActRecord(FrozenModel):
     """One occurrence of a mapped act (or an anchored FLAGS line) in the trace."""
 
     act: ActKind = Field(description="reject, retry_with_reason, escalate, block or flag.")
@@ -68,7 +65,7 @@ class ActRecord(_Out):
     )
 
 
-class FlagRecord(_Out):
+class FlagRecord(FrozenModel):
     """The first FLAGS line of one persisted event text."""
 
     seq: int = Field(description="Seq of the event the line was read from.")
@@ -85,7 +82,7 @@ class FlagRecord(_Out):
     counted: bool = Field(description="Counted as a hard-tier flag act under the rules.")
 
 
-class Exclusion(_Out):
+class Exclusion(FrozenModel):
     """The one exclusion code a run is recorded under, with its reason."""
 
     code: ExclusionCode = Field(description="The highest-precedence code the run met.")
@@ -95,7 +92,7 @@ class Exclusion(_Out):
     )
 
 
-class CellVerdict(_Out):
+class CellVerdict(FrozenModel):
     """The adjudication of one fault run."""
 
     kind: Literal["fault"] = Field("fault", description="Discriminator: a fault run.")
@@ -180,7 +177,7 @@ class CellVerdict(_Out):
         return self.excluded is None
 
 
-class BaselineVerdict(_Out):
+class BaselineVerdict(FrozenModel):
     """The adjudication of one no-fault baseline run."""
 
     kind: Literal["baseline"] = Field("baseline", description="Discriminator: a baseline.")

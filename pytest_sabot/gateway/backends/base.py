@@ -108,6 +108,14 @@ def replays(backend: object) -> bool:
     return bool(getattr(backend, "replays", False))
 
 
+def whole_completion_request(request: dict[str, Any], model: str) -> dict[str, Any]:
+    """The body a backend sends a server of its own: the request for ``model``, asking for a
+    whole completion (the gateway streams the answer to its caller itself)."""
+    body = {k: v for k, v in request.items() if k not in ("stream", "stream_options")}
+    body["model"] = model
+    return body
+
+
 def usage_of(response: dict[str, Any]) -> Usage:
     """Read OpenAI usage (with its detail objects) from a ChatCompletion dict."""
     raw = response.get("usage")

@@ -24,10 +24,9 @@ from pytest_sabot.gateway.backends.base import (
     BackendReply,
     CallContext,
     usage_of,
+    whole_completion_request,
 )
 from pytest_sabot.gateway.protocol import error_body
-
-_DROPPED_FIELDS = ("stream", "stream_options")
 
 
 def local_backend(host: BackendHost) -> LocalServer:
@@ -55,8 +54,7 @@ class LocalServer:
 
     def complete(self, request: dict[str, Any], call: CallContext) -> BackendReply:
         spec = ModelSpec("local", call.name)
-        body = {k: v for k, v in request.items() if k not in _DROPPED_FIELDS}
-        body["model"] = spec.local_model
+        body = whole_completion_request(request, spec.local_model)
         url = spec.local_url.rstrip("/") + "/chat/completions"
         with self._lock:
             self.requests_sent += 1

@@ -40,14 +40,13 @@ from pytest_sabot.gateway.backends.base import (
     BackendReply,
     CallContext,
     usage_of,
+    whole_completion_request,
 )
 from pytest_sabot.gateway.budget import Budget, BudgetExhausted, Payer
 from pytest_sabot.gateway.limiter import AdaptiveLimit, SlotTimeout
 from pytest_sabot.gateway.prices import PriceTable
 from pytest_sabot.gateway.protocol import error_body
 from pytest_sabot.gateway.secrets import Scrubber
-
-_DROPPED_FIELDS = ("stream", "stream_options")
 
 
 @dataclass(frozen=True)
@@ -239,8 +238,7 @@ class OpenAIUpstream:
 
     def complete(self, request: dict[str, Any], call: CallContext) -> BackendReply:
         key = self._key()
-        body = {k: v for k, v in request.items() if k not in _DROPPED_FIELDS}
-        body["model"] = call.name
+        body = whole_completion_request(request, call.name)
         ceiling = self._ceiling(body, call.name)
         headers = {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
         deadline = time.monotonic() + self.deadline_s

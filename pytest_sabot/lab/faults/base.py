@@ -15,8 +15,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from pytest_sabot.core.models.base import FrozenModel
 from pytest_sabot.lab.evidence import Streams
 from pytest_sabot.lab.faults.call import EntryState, FaultCall, Intercept
 from pytest_sabot.lab.vocabulary import FaultKind, LabOperatorId, ToolName
@@ -24,11 +25,9 @@ from pytest_sabot.lab.vocabulary import FaultKind, LabOperatorId, ToolName
 CoverageStatus = Literal["planned", "matched", "activated", "suppressed"]
 
 
-class FaultEntryBase(BaseModel):
+class FaultEntryBase(FrozenModel):
     """Where one fault may fire: the ``call``-th request to ``tool`` and the ``times - 1``
     requests to it that follow."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     if TYPE_CHECKING:  # every fault's entry declares its kind as a Literal field
         fault: str
@@ -48,29 +47,23 @@ class FaultEntryBase(BaseModel):
         return self.call <= call_number < self.call + self.times
 
 
-class Activation(BaseModel):
+class Activation(FrozenModel):
     """One request the fault acted on."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     request_id: str = Field(description="The request it intercepted.")
     note: str = Field(description="What the fault did.")
     detail: dict[str, Any] = Field(default_factory=dict, description="Fault-specific facts.")
 
 
-class Suppression(BaseModel):
+class Suppression(FrozenModel):
     """One matched request the fault could not act on."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     request_id: str = Field(description="The matched request.")
     reason: str = Field(description="Why the fault did not act.")
 
 
-class FaultCoverage(BaseModel):
+class FaultCoverage(FrozenModel):
     """What became of one schedule entry in a run."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     id: str = Field(description="The schedule entry's id.")
     fault: FaultKind = Field(description="The fault kind.")
@@ -98,10 +91,8 @@ def coverage_status(matched: Sequence[str], activations: Sequence[Activation],
     return "matched" if matched else "planned"
 
 
-class Probe(BaseModel):
+class Probe(FrozenModel):
     """A landing probe's reading: did each activation show in the evidence?"""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     landed: bool = Field(description="True when every activation shows in the streams.")
     evidence: str = Field(description="What the probe found (or what was missing).")

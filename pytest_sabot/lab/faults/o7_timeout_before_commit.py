@@ -13,8 +13,10 @@ from pydantic import Field
 from pytest_sabot.lab.evidence import Streams
 from pytest_sabot.lab.faults.base import FaultBehaviour, FaultEntryBase
 from pytest_sabot.lab.faults.call import EntryState, FaultCall, Intercept
-from pytest_sabot.lab.observation import TIMEOUT_MESSAGE, generic_timeout
+from pytest_sabot.lab.faults.timeout import shows_generic_timeout, timed_out, timeout_not_shown
 from pytest_sabot.lab.vocabulary import WRITE_TOOLS
+
+__all__ = ["FAULT", "TimeoutBeforeCommitFault", "intercept", "landed", "shows_generic_timeout"]
 
 
 class TimeoutBeforeCommitFault(FaultEntryBase):
@@ -24,18 +26,7 @@ class TimeoutBeforeCommitFault(FaultEntryBase):
 
 
 def intercept(call: FaultCall, entry: TimeoutBeforeCommitFault, state: EntryState) -> Intercept:
-    return Intercept(
-        observation=generic_timeout(call.tool),
-        elapsed_ms=call.timeout_ms,
-        activated=True,
-        note="request dropped before delivery; generic timeout shown",
-    )
-
-
-def shows_generic_timeout(streams: Streams, request_id: str) -> bool:
-    shown = streams.observation_of(request_id)
-    error = shown.observation.error if shown is not None else None
-    return error is not None and error.code == "timeout" and error.message == TIMEOUT_MESSAGE
+    return timed_out(call, "request dropped before delivery; generic timeout shown")
 
 
 def landed(streams: Streams, rid: str) -> str | None:
@@ -44,9 +35,7 @@ def landed(streams: Streams, rid: str) -> str | None:
         return "a delivery reached the world"
     if streams.effects_of(rid):
         return "an effect was committed"
-    if not shows_generic_timeout(streams, rid):
-        return "the agent was not shown the generic timeout"
-    return None
+    return timeout_not_shown(streams, rid)
 
 
 FAULT = FaultBehaviour(entry=TimeoutBeforeCommitFault, targets=WRITE_TOOLS,

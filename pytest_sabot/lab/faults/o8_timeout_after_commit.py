@@ -15,8 +15,7 @@ from pydantic import Field
 from pytest_sabot.lab.evidence import Streams
 from pytest_sabot.lab.faults.base import FaultBehaviour, FaultEntryBase
 from pytest_sabot.lab.faults.call import EntryState, FaultCall, Intercept
-from pytest_sabot.lab.faults.o7_timeout_before_commit import shows_generic_timeout
-from pytest_sabot.lab.observation import generic_timeout
+from pytest_sabot.lab.faults.timeout import timed_out, timeout_not_shown
 from pytest_sabot.lab.vocabulary import WRITE_TOOLS
 
 
@@ -32,11 +31,8 @@ def intercept(call: FaultCall, entry: TimeoutAfterCommitFault, state: EntryState
         why = ("the server answered from its idempotency store"
                if delivered.replayed_operation else "the delivery committed nothing")
         return Intercept(delivered.response, call.latency_ms, activated=False, note=why)
-    return Intercept(
-        observation=generic_timeout(call.tool),
-        elapsed_ms=call.timeout_ms,
-        activated=True,
-        note=f"{delivered.delivery_id} committed; response lost, generic timeout shown",
+    return timed_out(
+        call, f"{delivered.delivery_id} committed; response lost, generic timeout shown"
     )
 
 
@@ -52,9 +48,7 @@ def landed(streams: Streams, rid: str) -> str | None:
     key = request.arguments.get("operation_key") if request is not None else None
     if key is not None and any(e.operation_key != key for e in effects):
         return "the operation record does not carry the request's key"
-    if not shows_generic_timeout(streams, rid):
-        return "the agent was not shown the generic timeout"
-    return None
+    return timeout_not_shown(streams, rid)
 
 
 FAULT = FaultBehaviour(entry=TimeoutAfterCommitFault, targets=WRITE_TOOLS,

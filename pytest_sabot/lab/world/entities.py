@@ -8,16 +8,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from pytest_sabot.core.models.base import FrozenModel
 from pytest_sabot.lab.vocabulary import ApprovalState, Priority, TicketStatus
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class Customer(_Frozen):
+class Customer(FrozenModel):
     """A customer of the helpdesk."""
 
     customer_id: str = Field(description="Stable id, e.g. 'C-104'.")
@@ -25,7 +22,7 @@ class Customer(_Frozen):
     email: str = Field(description="Address notifications go to (always a .invalid domain).")
 
 
-class Assignee(_Frozen):
+class Assignee(FrozenModel):
     """A support engineer a ticket can be assigned to."""
 
     assignee_id: str = Field(description="Stable id, e.g. 'A-7'.")
@@ -33,7 +30,7 @@ class Assignee(_Frozen):
     team: str = Field(description="Team the engineer belongs to.")
 
 
-class Ticket(_Frozen):
+class Ticket(FrozenModel):
     """A support ticket; every committed change raises ``version`` by one."""
 
     ticket_id: str = Field(description="Stable id, e.g. 'T-4821'.")
@@ -52,7 +49,7 @@ class Ticket(_Frozen):
     created_at_ms: int = Field(description="Virtual time of creation (negative: before the run).")
 
 
-class Notification(_Frozen):
+class Notification(FrozenModel):
     """A message placed in the notification outbox (nothing is ever sent anywhere)."""
 
     notification_id: str = Field(description="Stable id, e.g. 'N-3001'.")
@@ -62,7 +59,7 @@ class Notification(_Frozen):
     sent_at_ms: int = Field(description="Virtual time the message entered the outbox.")
 
 
-class OperationRecord(_Frozen):
+class OperationRecord(FrozenModel):
     """The server's memory of one successful keyed write (the idempotency store)."""
 
     tool: str = Field(description="Write tool the key was used with.")
@@ -71,7 +68,7 @@ class OperationRecord(_Frozen):
     result: dict[str, Any] = Field(description="The result returned the first time.")
 
 
-class WorldState(_Frozen):
+class WorldState(FrozenModel):
     """Everything the helpdesk holds at one instant."""
 
     customers: dict[str, Customer] = Field(description="customer_id -> customer.")

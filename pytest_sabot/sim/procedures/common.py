@@ -73,6 +73,29 @@ def draft(sections: Sequence[Section]) -> str:
     return clean_draft(body(sections, pf.DRAFT))
 
 
+def json_record(
+    sections: Sequence[Section], fields: Sequence[str]
+) -> tuple[dict[str, Any] | None, list[str]]:
+    """The draft as one JSON object, with a problem for each of ``fields`` it lacks and each
+    field it has beyond them (None and one problem when it is not one JSON object)."""
+    record = json_object(draft(sections))
+    if record is None:
+        return None, ["the artifact is not one JSON object"]
+    out = [f"missing field '{k}'" for k in fields if k not in record]
+    out += [f"unexpected field '{k}'" for k in record if k not in fields]
+    return record, out
+
+
+def non_numbers(record: dict[str, Any], keys: Sequence[str]) -> list[str]:
+    """A problem for each of ``keys`` the record has whose value is not a JSON number (a
+    boolean is not one)."""
+    return [
+        f"field '{k}' must be a number"
+        for k in keys
+        if k in record and (isinstance(record[k], bool) or not isinstance(record[k], int | float))
+    ]
+
+
 @dataclass(frozen=True)
 class ToolInfo:
     name: str

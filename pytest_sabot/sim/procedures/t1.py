@@ -97,19 +97,14 @@ def worker_step(
 
 
 def contract_problems(sections: Sequence[Section]) -> list[str]:
-    record = c.json_object(c.draft(sections))
+    record, out = c.json_record(sections, ORDER)
     if record is None:
-        return ["the artifact is not one JSON object"]
-    out = [f"missing field '{k}'" for k in ORDER if k not in record]
-    out += [f"unexpected field '{k}'" for k in record if k not in ORDER]
+        return out
     for key, form in _FIELD_FORMS.items():
         value = record.get(key)
         if key in record and not (isinstance(value, str) and re.fullmatch(form, value)):
             out.append(f"field '{key}' must be a string of the form {form}")
-    for key in _NUMBERS:
-        value = record.get(key)
-        if key in record and (isinstance(value, bool) or not isinstance(value, int | float)):
-            out.append(f"field '{key}' must be a number")
+    out += c.non_numbers(record, _NUMBERS)
     if "verdict" in record and record["verdict"] not in ("accept", "reject"):
         out.append("field 'verdict' must be 'accept' or 'reject'")
     return out

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from pytest_sabot.core.prompt_format import Section
+from pytest_sabot.core.python_imports import disallowed_imports
 from pytest_sabot.sim.procedures import common as c
 from pytest_sabot.sim.procedures.types import ExchangeLike, Finding, Step
 
@@ -122,14 +123,7 @@ def contract_problems(sections: Sequence[Section]) -> list[str]:
         out.append("the module defines no top-level function")
     allowed_m = _IMPORTS.search(contract)
     allowed = set(re.split(r",\s*|\s+and\s+", allowed_m.group(1))) if allowed_m else set()
-    for node in ast.walk(tree):
-        names: list[str] = []
-        if isinstance(node, ast.Import):
-            names = [a.name.split(".")[0] for a in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            names = [(node.module or "").split(".")[0]]
-        out += [f"import of {n!r} is not allowed" for n in names if n not in allowed]
-    return out
+    return out + disallowed_imports(tree, allowed)
 
 
 def _literals(code: str) -> list[float]:

@@ -103,19 +103,15 @@ def worker_step(
 
 
 def contract_problems(sections: Sequence[Section]) -> list[str]:
-    p = c.json_object(c.draft(sections))
+    p, out = c.json_record(sections, FIELDS)
     if p is None:
-        return ["the artifact is not one JSON object"]
-    out = [f"missing field '{k}'" for k in FIELDS if k not in p]
-    out += [f"unexpected field '{k}'" for k in p if k not in FIELDS]
+        return out
     for key in ("depot", "vehicle"):
         if key in p and not isinstance(p[key], str):
             out.append(f"field '{key}' must be a string")
     if isinstance(p.get("vehicle"), str) and not re.fullmatch(r"V\d+", p["vehicle"]):
         out.append("field 'vehicle' must be V followed by digits")
-    for key in ("fuel_range_km", "total_km"):
-        if key in p and (isinstance(p[key], bool) or not isinstance(p[key], int | float)):
-            out.append(f"field '{key}' must be a number")
+    out += c.non_numbers(p, ("fuel_range_km", "total_km"))
     stops = p.get("stops")
     if "stops" in p and not (
         isinstance(stops, list) and len(stops) >= 3 and all(isinstance(s, str) for s in stops)
