@@ -21,6 +21,10 @@ PACKAGE = "pytest_sabot.report.html"
 TEMPLATES = "templates"
 SERVE_JS = "serve.js"
 SERVE_CSS = "serve.css"
+# A form's POST carries this server's Origin only when the page's referrer policy lets it:
+# under no-referrer Chromium sends ``Origin: null``, which the guard refuses. same-origin
+# still sends nothing to any other site.
+REFERRER = "same-origin"
 
 
 @functools.cache
@@ -39,13 +43,15 @@ def assets() -> tuple[str, str, str]:
         f"script-src 'sha256-{digest}'; "
         "img-src data:; "
         "connect-src 'self'; "
-        "base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+        "base-uri 'none'; form-action 'self'"
     )
     return css, js, policy
 
 
 def policy() -> str:
-    return assets()[2]
+    """The policy every response carries as a header: the page's own, and no framing
+    (a browser honours ``frame-ancestors`` only in the header)."""
+    return assets()[2] + "; frame-ancestors 'none'"
 
 
 def render(template: str, **context: Any) -> str:
@@ -53,4 +59,5 @@ def render(template: str, **context: Any) -> str:
     from pytest_sabot.report.html._common import environment
 
     css, js, csp = assets()
-    return environment().get_template(template).render(css=css, js=js, csp=csp, **context)
+    return environment().get_template(template).render(css=css, js=js, csp=csp,
+                                                       referrer=REFERRER, **context)

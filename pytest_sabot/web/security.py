@@ -16,7 +16,8 @@ or a launch without passing it.
    an Origin (or Referer) of this server. Its body is capped at :data:`MAX_BODY` bytes.
 
 Every response gets the page's Content-Security-Policy (nothing loads from anywhere but
-this server), ``frame-ancestors 'none'``, ``nosniff``, ``no-referrer`` and ``no-store``.
+this server), ``frame-ancestors 'none'``, ``nosniff``, ``same-origin`` referrers (none
+to another site) and ``no-store``.
 """
 
 from __future__ import annotations
@@ -75,7 +76,7 @@ def security_headers(policy: str) -> list[tuple[bytes, bytes]]:
         (b"content-security-policy", policy.encode("ascii")),
         (b"x-frame-options", b"DENY"),
         (b"x-content-type-options", b"nosniff"),
-        (b"referrer-policy", b"no-referrer"),
+        (b"referrer-policy", b"same-origin"),
         (b"cache-control", b"no-store"),
         (b"cross-origin-opener-policy", b"same-origin"),
         (b"cross-origin-resource-policy", b"same-origin"),

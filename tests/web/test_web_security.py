@@ -141,7 +141,7 @@ def test_serve_every_response_keeps_the_page_local(server: Server, run_id: str) 
             assert "connect-src 'self'" in policy and "form-action 'self'" in policy
             assert headers["x-frame-options"] == "DENY"
             assert headers["x-content-type-options"] == "nosniff"
-            assert headers["referrer-policy"] == "no-referrer"
+            assert headers["referrer-policy"] == "same-origin"
         refused = httpx_get_anonymous(server, "/")
         assert "default-src 'none'" in refused.headers["content-security-policy"]
 

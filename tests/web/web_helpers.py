@@ -22,9 +22,9 @@ from pytest_sabot.history import index_output
 from pytest_sabot.web import ServeConfig, create_app
 
 # The documented small slice (docs/USAGE.md): one framework, one task, one seed, the
-# baseline and two operators: 6 cells, two rows.
+# baseline and two operators (O6 is missed under sim:realistic): 6 cells, two rows.
 SLICE = ["--sabot-wave=1", "--sabot-framework=langgraph", "--sabot-task=T1",
-         "--sabot-seed=11", "--sabot-operator=baseline,O1,O3"]
+         "--sabot-seed=11", "--sabot-operator=baseline,O3,O6"]
 RUNS = {
     "slice-realistic": [*SLICE, "--sabot-model=sim:realistic"],
     "slice-vigilant": [*SLICE, "--sabot-model=sim:vigilant"],
