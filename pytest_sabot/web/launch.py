@@ -44,6 +44,24 @@ MAX_LINES = 20_000
 SCENARIOS_DIR = "scenarios"
 
 
+# What a launched command's exit code says (the four codes every command shares,
+# pytest_sabot.core.exit_codes); a negative one is the signal that stopped it.
+EXIT_MEANING = {
+    0: "pass",
+    1: "a gate: a lab rule was violated, or a threshold the run was given was not met",
+    2: "a configuration, data or harness error (see the output)",
+    3: "inconclusive: the run did not record its whole selection or required coverage",
+}
+
+
+def exit_meaning(code: int | None) -> str:
+    if code is None:
+        return ""
+    if code < 0:
+        return f"stopped by signal {-code}"
+    return EXIT_MEANING.get(code, "an unexpected exit code")
+
+
 class LaunchRefused(Exception):
     """A launch the server will not start, and why (shown on the page, status 400/403)."""
 
@@ -261,6 +279,10 @@ class Launch:
     def command(self) -> str:
         """The exact command, as a shell would spell it (it is run as an argv list)."""
         return shlex.join(self.argv)
+
+    @property
+    def meaning(self) -> str:
+        return exit_meaning(self.exit_code)
 
     @property
     def done(self) -> bool:

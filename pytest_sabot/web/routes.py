@@ -424,7 +424,7 @@ async def launch_page(request: Request) -> Response:
 
 def end_event(launch: Launch) -> dict[str, Any]:
     return {"status": launch.status, "exit_code": launch.exit_code, "run_id": launch.run_id,
-            "note": launch.note}
+            "note": "; ".join(x for x in (launch.meaning, launch.note) if x)}
 
 
 async def launch_events(request: Request) -> Response:

@@ -116,8 +116,8 @@ def why_text(cell: Any) -> str:
                 if act else "an act the mapping counts")
         return f"{where}{probe}. Detected at the hard tier: {what}."
     after = [w for w in cell.words if w.after_injection]
-    said = (f"{len(after)} of the own checks' words after it are shown below"
-            if after else "no own check said anything after it")
+    said = ("what the own checks said after it is quoted below" if after
+            else "no own check said anything after it")
     acts = ("the own checks' mapped acts came before the injection or are not counted"
             if cell.acts else "nothing the pipeline's own checks did is an act the mapping "
             "counts (a reject, a retry with a reason, an escalation, a block, an anchored "
