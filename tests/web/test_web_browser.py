@@ -115,7 +115,8 @@ def test_serve_runs_list_is_the_history_newest_first(
     page = tab.open("/")
     shot(page, tmp_path, "runs")
     expected = [r.run_id for r in _runs(served)]
-    shown = [row.get_attribute("data-run") for row in page.locator("#runs-table tr[data-run]").all()]
+    rows = page.locator("#runs-table tr[data-run]").all()
+    shown = [row.get_attribute("data-run") for row in rows]
     assert shown == expected and len(shown) == 3
     page.select_option('select[data-filter="kind"]', "lab")
     page.click("#run-filters button[type=submit]")
@@ -146,8 +147,10 @@ def test_serve_wave_page_numbers_equal_results_json(
         valid = page.locator(f'#scoreboard-table td[data-row="{name}"][data-metric="valid"]')
         assert valid.inner_text().strip() == f"{row['valid']} / {row['runs']}"
     # Start here: the same rows, lowest published Sabot Score first.
-    lowest = [r.get_attribute("data-row") for r in page.locator("#rows-lowest-first tr[data-row]").all()]
-    assert lowest == [r["row"] for r in sorted(rows, key=lambda r: (r["sabot_score"]["value"], r["row"]))]
+    lowest = [r.get_attribute("data-row")
+              for r in page.locator("#rows-lowest-first tr[data-row]").all()]
+    by_score = sorted(rows, key=lambda r: (r["sabot_score"]["value"], r["row"]))
+    assert lowest == [r["row"] for r in by_score]
     median = page.locator("#median")
     assert float(median.get_attribute("data-median")) == results["scoreboard"]["median_sabot_score"]
     assert page.locator("details.cell").count() == len(results["cells"])
@@ -166,7 +169,8 @@ def test_serve_cell_timeline_marks_injection_acts_and_why(
     link.click()
     page.wait_for_url(re.compile(r"/cells\?"))
     shot(page, tmp_path, "cells")
-    listed = [r.get_attribute("data-cell") for r in page.locator("#cells-table tr[data-cell]").all()]
+    listed = [r.get_attribute("data-cell")
+              for r in page.locator("#cells-table tr[data-cell]").all()]
     missed = sorted(c["cell_id"] for c in results["cells"] if c.get("detection") == "MISSED"
                     and c.get("excluded") is None and c["row"] == row)
     assert listed == missed and len(listed) == count >= 1
