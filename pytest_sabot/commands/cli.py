@@ -19,6 +19,8 @@
     sabot lab mcp|replay|demo|...         the rest of the fault lab; each run joins the history
     sabot mcp CELL_ID --out DIR           serve one cell (or a lab scenario) over MCP stdio
     sabot merge DIR... --out OUT          combine the shards of a wave into one scored directory
+    sabot serve [ROOT] [--read-only]      the local inspector on 127.0.0.1: runs, cells, lab
+                                          evidence, comparisons, launches (docs/SERVE.md)
 
 Running a wave is pytest's job: ``pytest --sabot-wave=N``. Exit codes, the same four for
 every command (:mod:`pytest_sabot.core.exit_codes`):
@@ -54,6 +56,7 @@ from pydantic import ValidationError
 from pytest_sabot.commands.history import add_parsers as add_history_parsers
 from pytest_sabot.commands.history import history_args
 from pytest_sabot.commands.mcp import add_parser as add_mcp_parser
+from pytest_sabot.commands.serve import add_parser as add_serve_parser
 from pytest_sabot.core.errors import SabotDataError
 from pytest_sabot.core.exit_codes import EXIT_ERROR
 from pytest_sabot.core.records import OutputInUse
@@ -126,6 +129,7 @@ def _parser() -> argparse.ArgumentParser:
     add_mcp_parser(sub)
     add_history_parsers(sub)
     _add_evidence(sub)
+    add_serve_parser(sub)
     return parser
 
 
@@ -260,6 +264,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "inspect": _command("inspect", "cmd_inspect"),
             "export": _command("export", "cmd_export"),
             "merge": _command("merge", "cmd_merge"),
+            "serve": _command("serve", "cmd_serve"),
         }[args.command]
         return handler(args)
     except (SabotDataError, KeyError, OSError, OutputInUse) as exc:

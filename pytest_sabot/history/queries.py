@@ -194,6 +194,20 @@ def list_runs(
         return runs(db, limit)
 
 
+def frameworks_by_run(
+    history_path: Path, *, timeout: float = DEFAULT_TIMEOUT_S
+) -> dict[str, list[str]]:
+    """The frameworks each run's cells ran on (sorted), by run id; a lab run has none."""
+    found: dict[str, list[str]] = {}
+    with open_history(Path(history_path), timeout=timeout) as db:
+        for r in db.all(
+            "SELECT DISTINCT run_id, framework FROM cells WHERE framework IS NOT NULL "
+            "ORDER BY run_id, framework"
+        ):
+            found.setdefault(str(r["run_id"]), []).append(str(r["framework"]))
+    return found
+
+
 def find_run(db: History, ref: str) -> str:
     """The run id ``ref`` names: an exact id, else the one run whose id starts with it."""
     ref = ref.strip()
@@ -421,6 +435,7 @@ __all__ = [
     "ScoreRowInfo",
     "detail",
     "find_run",
+    "frameworks_by_run",
     "list_runs",
     "load_compare_input",
     "load_lab_run",

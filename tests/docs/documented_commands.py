@@ -78,6 +78,8 @@ INSTALL = "installs packages into the environment (.ci/run installs the project 
 LIVE = "needs a paid provider's key; tests/live/ runs it against a loopback provider"
 LOCAL = ("needs a local model server; tests/own_pipelines/ runs the spec against loopback fakes "
          "shaped like Ollama, llama.cpp's server and vLLM")
+SERVE = ("a web server that runs until it is stopped; tests/web/ starts the same app on a "
+         "loopback port and drives it over HTTP and in Chromium")
 OWN = ("runs the reader's own package; tests/trusted/ runs the same options with a callable "
        "of their own")
 
@@ -137,6 +139,7 @@ TABLE: dict[str, dict[str, Run | Shown]] = {
             0, "", f"sabot inspect reports/wave-1/cells/{CELL}", "<cell id> filled"),
         "sabot export RUN --format junit": Run(
             0, r"^<\?xml", "sabot export reports/wave-1 --format junit", "RUN filled"),
+        "sabot serve": Shown(SERVE),
         "pytest --sabot-wave=1 --sabot-agent mypkg.agent:run --trust-local-agent": Shown(OWN),
         "pytest --sabot-wave=1 --sabot-agent mypkg.agent:run --trust-local-agent "
         "--sabot-sandbox": Shown(
@@ -342,6 +345,9 @@ TABLE: dict[str, dict[str, Run | Shown]] = {
         "python bench/adaptive_rate.py": Shown(BENCH),
         "python bench/adaptive_rate.py --budget-usd 0.02": Shown(BENCH),
         "python bench/startup_reuse.py --before /path/to/an/older/checkout": Shown(BENCH),
+    },
+    "docs/SERVE.md": {
+        "sabot serve": Shown(SERVE),
     },
     "docs/TRUSTED_AGENTS.md": {
         "python -m pytest_sabot.lab run lost-create-response --agent mypkg.agent:run "

@@ -195,15 +195,70 @@ def write_lab_html(run_json_path: Path | str, path: Path | str | None = None) ->
     return out
 
 
+# --------------------------------------------------------------------------- other renderers
+# The views the pages above render, for another renderer of the same templates (the local
+# inspector, ``sabot serve``): the numbers are the same ones, shaped the same way.
+
+
+def results_page_view(
+    results_dir: Path | str, *, layout: Layout = "auto", pages_dir: str = ""
+) -> Any:
+    """The view report.html renders for a results directory (a ``ResultsView``); in the
+    pages layout each cell's drill-down links to ``pages_dir/<cell page>``."""
+    from pytest_sabot.report.html._results import build
+
+    results_dir = Path(results_dir)
+    results, status, words = _load(results_dir)
+    chosen = _choose(layout, len(results.get("cells") or []))
+    return build(results_dir, results, status_line=status, layout=chosen,
+                 pages_dir=pages_dir, words=words)
+
+
+def cell_page_view(results_dir: Path | str, cell_id: str) -> tuple[Any, dict[str, Any]] | None:
+    """One cell's drill-down (a ``CellView``) and what its page shows above it (the run's
+    banners and label), reading that cell's folder alone; None for a cell the run does not
+    have."""
+    from pytest_sabot.report.html._cells import cell_view
+    from pytest_sabot.report.html._results import banners
+
+    results_dir = Path(results_dir)
+    results, status, _ = _load(results_dir)
+    for verdict in results.get("cells") or []:
+        if isinstance(verdict, dict) and verdict.get("cell_id") == cell_id:
+            return cell_view(results_dir, verdict), {
+                "results": results, "banners": banners(results, status),
+            }
+    return None
+
+
+def compare_page_view(a: Any, b: Any, *, a_path: str, b_path: str) -> Any:
+    """The view compare.html renders for two loaded results (``sabot compare``'s numbers)."""
+    from pytest_sabot.report.html._compare import build
+    from pytest_sabot.results.compare import compare
+
+    return build(compare(a, b, a_path=a_path, b_path=b_path), a, b)
+
+
+def lab_page_view(record: Any) -> Any:
+    """The view the lab run's page renders for a run record."""
+    from pytest_sabot.report.html._lab import build
+
+    return build(record)
+
+
 __all__ = [
     "COMPARE_FILE",
     "INLINE_LIMIT",
     "REPORT_FILE",
     "Layout",
+    "cell_page_view",
+    "compare_page_view",
+    "lab_page_view",
     "render_compare_html",
     "render_lab_html",
     "render_lab_record",
     "render_results_html",
+    "results_page_view",
     "write_compare_html",
     "write_lab_html",
     "write_results_html",

@@ -1,0 +1,102 @@
+"""``sabot serve [ROOT] [--port N] [--host H] [--read-only] [--allow-live]
+[--trust-local-agent]``: the local inspector over an output root and its history
+(docs/SERVE.md).
+
+It listens on 127.0.0.1 unless ``--host`` names another address (with a warning: anyone
+who can reach it and has the token can start processes), and prints one URL carrying a
+fresh access token. Ctrl-C stops it, and any run it launched.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pytest_sabot.core.exit_codes import EXIT_ERROR, EXIT_PASS
+
+if TYPE_CHECKING:
+    from pytest_sabot.web import ServeConfig
+
+DEFAULT_PORT = 8765
+HOST_WARNING = (
+    "warning: --host {host}: the inspector is reachable beyond this machine. Anyone who "
+    "can reach it and holds the token can read every run and, unless --read-only, start "
+    "processes as you. Prefer 127.0.0.1 and an SSH tunnel."
+)
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "serve", help="the local inspector: browse runs, compare two, open cells and lab "
+        "evidence, launch keyless runs (http://127.0.0.1, token in the printed URL)")
+    p.add_argument("root", nargs="?", type=Path, default=Path("reports"),
+                   help="the output root to show (default: reports/); launched runs are "
+                   "written under it")
+    p.add_argument("--port", type=int, default=DEFAULT_PORT,
+                   help=f"port to listen on (default {DEFAULT_PORT}; 0: any free port)")
+    p.add_argument("--host", default="127.0.0.1",
+                   help="address to listen on (default 127.0.0.1; another one is warned "
+                   "about)")
+    p.add_argument("--history", help="the run history to read (default: $SABOT_HISTORY, "
+                   "else ROOT/history.sqlite)")
+    p.add_argument("--read-only", action="store_true",
+                   help="browse only: nothing can be launched")
+    p.add_argument("--allow-live", action="store_true",
+                   help="allow launching a wave slice on a live model (a key in the "
+                   "environment; it spends money)")
+    p.add_argument("--trust-local-agent", action="store_true",
+                   help="allow launching a lab scenario with your own package.module:"
+                   "callable agent (your code, in a supervised child process)")
+
+
+def config_of(args: argparse.Namespace) -> ServeConfig:
+    """The server's settings from its arguments (the port is bound later)."""
+    import os
+
+    from pytest_sabot.core.paths import standard_root
+    from pytest_sabot.history import HISTORY_ENV, HISTORY_FILE
+    from pytest_sabot.web import ServeConfig
+
+    root = Path(args.root).resolve()
+    history = Path(args.history or os.environ.get(HISTORY_ENV) or root / HISTORY_FILE)
+    return ServeConfig(
+        root=root, history=history.resolve(), standard=standard_root(
+            getattr(args, "sabot_root", None)),
+        project=Path.cwd().resolve(), host=args.host, port=args.port,
+        read_only=args.read_only, allow_live=args.allow_live,
+        trust_local_agent=args.trust_local_agent,
+    )
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    import socket
+
+    import uvicorn
+
+    from pytest_sabot.web import create_app
+    from pytest_sabot.web.config import is_loopback
+
+    if not Path(args.root).is_dir():
+        print(f"sabot serve: {args.root}: no such directory (run a wave first: pytest "
+              "--sabot-wave=1 -n auto, which writes reports/)", file=sys.stderr)
+        return EXIT_ERROR
+    if not is_loopback(args.host):
+        print(HOST_WARNING.format(host=args.host), file=sys.stderr)
+    family = socket.AF_INET6 if ":" in args.host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((args.host, args.port))
+    except OSError as exc:
+        print(f"sabot serve: cannot listen on {args.host}:{args.port}: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    args.port = sock.getsockname()[1]
+    config = config_of(args)
+    print(f"Sabot inspector on {config.root}: open\n\n    {config.url()}\n", flush=True)
+    print("(the token in the URL is this server's; Ctrl-C stops it)", flush=True)
+    server = uvicorn.Server(uvicorn.Config(create_app(config), log_level="warning",
+                                           lifespan="on"))
+    server.run(sockets=[sock])
+    return EXIT_PASS

@@ -1,0 +1,36 @@
+"""The inspector's Starlette application: the routes behind the guard, and the launched
+runs stopped when the server stops."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+
+from pytest_sabot.web.config import ServeConfig
+from pytest_sabot.web.launch import Launches
+from pytest_sabot.web.pages import policy
+from pytest_sabot.web.routes import ROUTES, State
+from pytest_sabot.web.security import Guard
+
+
+def create_app(config: ServeConfig) -> Starlette:
+    """The ASGI app of one ``sabot serve``: every request passes :class:`Guard` first."""
+    launches = Launches(config)
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        try:
+            yield
+        finally:
+            await launches.close()
+
+    app = Starlette(
+        routes=ROUTES,
+        middleware=[Middleware(Guard, config=config, policy=policy())],
+        lifespan=lifespan,
+    )
+    app.state.sabot = State(config=config, launches=launches)
+    return app
