@@ -72,6 +72,8 @@ NEWEST = ('"$(sabot history list --json | python -c \'import json, sys; '
           'print(json.load(sys.stdin)[0][\"run_id\"])\')"')
 MCP = ("an MCP stdio server that waits for its client; tests/commands/test_mcp_cell.py and "
        "tests/mcp/ drive it with the MCP SDK's own client")
+MCP_READ = ("reads the directory an MCP client's sessions left; "
+            "tests/commands/test_mcp_cell.py::test_I154_* runs it on one")
 BENCH = "a benchmark of minutes; bench/ reports its numbers from one run"
 SUITE = "the test suite itself, of which this test is part (.ci/run runs it)"
 INSTALL = "installs packages into the environment (.ci/run installs the project this way)"
@@ -194,6 +196,9 @@ TABLE: dict[str, dict[str, Run | Shown]] = {
         "sabot mcp baseline-T1-s11 --out runs/mine": Shown(MCP),
         "sabot mcp O3-T1-s11 --out runs/mine": Shown(MCP),
         "sabot mcp lost-create-response --out runs/lab": Shown(MCP),
+        "sabot rescore runs/mine": Shown(MCP_READ),
+        "sabot inspect runs/mine/cells/mcp_client-default-O3-T1-s11": Shown(MCP_READ),
+        "sabot export runs/mine --format junit --out mine.xml": Shown(MCP_READ),
         "pip install 'pytest-sabot[langgraph]'": Shown(INSTALL),
         "pip install 'pytest-sabot[crewai]'": Shown(INSTALL),
         "pip install 'pytest-sabot[autogen]'": Shown(INSTALL),
