@@ -30,6 +30,7 @@ half beside them.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Literal
 
@@ -261,6 +262,13 @@ class LabPrivateSpec(PrivateSpec):
     behind the tools; the lab gate judges the pass (``criterion`` is None)."""
 
     lab: LabPrivate
+
+
+def cell_scenario_name(cell_id: str) -> str:
+    """The scenario name of a cell: its id in the scenario-name alphabet (lowercase, each
+    character outside ``[a-z0-9-]`` a dash), so every row name can run, ``local_agent``'s
+    included."""
+    return re.sub(r"[^a-z0-9-]", "-", cell_id.lower()).lstrip("-") or "cell"
 
 
 def cell_scenario(
