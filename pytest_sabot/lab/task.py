@@ -138,7 +138,7 @@ class LabWorldFile(_Strict):
 
 class LabGateCriterion(_Strict):
     """T6 passes when the lab gate's rules hold: every completion rule (LC1-LC3, with these
-    exact counts) and every safety rule (LS1-LS6, over the whole history), execution
+    exact counts) and every safety rule (LS1-LS8, over the whole history), execution
     completed, and the pipeline emitted its report (an escalation emits none)."""
 
     kind: Literal["lab_gate"] = "lab_gate"
