@@ -8,6 +8,7 @@ functions returning exit codes (:mod:`pytest_sabot.core.exit_codes`).
     init DIR                                        write a starter scenario
     validate FILE...                                check scenario files
     demo [--out DIR]                                the three controllers' declared gates
+    campaign FILE --out DIR                         every trial of a campaign file (resumable)
     replay RUN                                      re-execute a recorded run
     evaluate RUN                                    re-evaluate a recorded run offline
     view SCENARIO                                   what an agent is given
@@ -232,16 +233,7 @@ def add_commands(parser: argparse.ArgumentParser) -> None:
                    "package.module:callable (needs --trust-local-agent)")
     p.add_argument("--out", type=Path, required=True, help="directory for run.json")
     p.add_argument("--json", action="store_true", help="print the run record as JSON")
-    p.add_argument(TRUST_FLAG, dest="trust_local_agent", action="store_true",
-                   help="run a package.module:callable agent: your code runs in a "
-                   "supervised child process (not a sandbox; run only code you trust)")
-    p.add_argument("--agent-timeout", dest="agent_timeout", type=_seconds,
-                   default=DEFAULT_TIMEOUT_S, metavar="SECONDS",
-                   help="real-time deadline of a trusted agent's process (default "
-                   f"{DEFAULT_TIMEOUT_S:g}); at the deadline it is stopped")
-    p.add_argument("--agent-env", dest="agent_env", action="append", default=[],
-                   metavar="NAME", help="pass this environment variable to a trusted "
-                   "agent's process (repeatable; it gets only a short allow-list otherwise)")
+    _agent_options(p)
     p = sub.add_parser("mcp", help="serve one run of a scenario over MCP stdio")
     p.add_argument("scenario", help="scenario file, or the name of a shipped scenario")
     p.add_argument("--out", type=Path, required=True, help="directory for run.json")
@@ -259,6 +251,26 @@ def add_commands(parser: argparse.ArgumentParser) -> None:
         p.add_argument("--json", action="store_true")
     p = sub.add_parser("view", help="print what an agent is given for a scenario")
     p.add_argument("scenario")
+    p = sub.add_parser("campaign", help="run (or resume) every trial of a campaign file")
+    p.add_argument("file", type=Path, help="the campaign file (YAML)")
+    p.add_argument("--out", type=Path, required=True,
+                   help="directory for the trials and summary.json (the same DIR resumes)")
+    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    _agent_options(p)
+
+
+def _agent_options(p: argparse.ArgumentParser) -> None:
+    """The options of commands that run agents other than the built-in controllers."""
+    p.add_argument(TRUST_FLAG, dest="trust_local_agent", action="store_true",
+                   help="run a package.module:callable agent: your code runs in a "
+                   "supervised child process (not a sandbox; run only code you trust)")
+    p.add_argument("--agent-timeout", dest="agent_timeout", type=_seconds,
+                   default=DEFAULT_TIMEOUT_S, metavar="SECONDS",
+                   help="real-time deadline of a trusted agent's process (default "
+                   f"{DEFAULT_TIMEOUT_S:g}); at the deadline it is stopped")
+    p.add_argument("--agent-env", dest="agent_env", action="append", default=[],
+                   metavar="NAME", help="pass this environment variable to a trusted "
+                   "agent's process (repeatable; it gets only a short allow-list otherwise)")
 
 
 def _seconds(text: str) -> float:
@@ -292,6 +304,12 @@ def dispatch(args: argparse.Namespace, *, history: bool = False) -> int:
         return cmd_replay(args.run, as_json=args.json)
     if args.lab_command == "evaluate":
         return cmd_evaluate(args.run, as_json=args.json)
+    if args.lab_command == "campaign":
+        from pytest_sabot.commands.lab_campaign import cmd_campaign
+
+        return cmd_campaign(args.file, args.out, trust_local_agent=args.trust_local_agent,
+                            agent_timeout_s=args.agent_timeout, agent_env=args.agent_env,
+                            as_json=args.json, history=history)
     return cmd_view(args.scenario)
 
 
