@@ -23,6 +23,7 @@ campaign is incomplete, else 0.
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -75,6 +76,27 @@ def check_agents(loaded: LoadedCampaign, *, trust_local_agent: bool,
             problem = live_problem(spec)
             if problem is not None:
                 raise SabotDataError(loaded.path, f"agents.{i}", problem, spec)
+
+
+def preflight_trusted(loaded: LoadedCampaign, timeout_s: float,
+                      agent_env: Sequence[str]) -> None:
+    """Import each trusted agent once in a child of its own (its log in a scratch folder),
+    so a target that does not load is bad input before any trial runs."""
+    import tempfile
+
+    for i, spec in enumerate(loaded.file.agents):
+        if agent_kind(spec) != "trusted":
+            continue
+        with tempfile.TemporaryDirectory(prefix="sabot-campaign-") as scratch:
+            try:
+                with TrustedLabAgent(spec, log_dir=Path(scratch), timeout_s=timeout_s,
+                                     pass_env=tuple(agent_env)):
+                    pass
+            except SabotDataError as exc:
+                why = re.sub(r" \(traceback in [^)]*\)", "", exc.expected)
+                raise SabotDataError(loaded.path, f"agents.{i}", f"{why}; it is imported "
+                                     "from the working directory and PYTHONPATH", spec) \
+                    from None
 
 
 @contextmanager
@@ -261,6 +283,8 @@ def cmd_campaign(file: Path, out: Path, *, trust_local_agent: bool = False,
 
         check_agents(loaded, trust_local_agent=trust_local_agent,
                      live_problem=lambda spec: live_problem(spec, live))
+        if trust_local_agent:
+            preflight_trusted(loaded, agent_timeout_s, agent_env)
         runners = {"builtin": builtin_runner(),
                    "trusted": trusted_runner(agent_timeout_s, agent_env),
                    "live": live_runner(live)}
@@ -295,6 +319,7 @@ __all__ = [
     "cmd_campaign",
     "finished",
     "pin_plan",
+    "preflight_trusted",
     "run_campaign",
     "trial_result",
     "trusted_runner",

@@ -17,10 +17,10 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Iterable, Sequence
-from typing import Literal
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from pytest_sabot.core.exit_codes import EXIT_ERROR, EXIT_GATE, EXIT_INCONCLUSIVE, EXIT_PASS
 from pytest_sabot.lab.vocabulary import ExecutionStatus, GateOutcome
@@ -34,6 +34,10 @@ LIVE_PREFIX = "openai:"
 BUILTIN_PREFIX = "builtin:"
 
 AgentKindName = Literal["builtin", "trusted", "live"]
+_NAME = r"[A-Za-z_]\w*"
+AGENT_PATTERN = (rf"^(builtin:[a-z][a-z0-9_-]*|openai:\S+|{_NAME}(\.{_NAME})*:{_NAME}"
+                 rf"(\.{_NAME})*)$")
+AgentSpec = Annotated[str, StringConstraints(pattern=AGENT_PATTERN)]
 
 
 class _Strict(BaseModel):
@@ -63,7 +67,7 @@ class CampaignFile(_Strict):
         description="Scenario files (relative to the campaign file, or to the working "
         "directory) or names of shipped scenarios.",
     )
-    agents: list[str] = Field(
+    agents: list[AgentSpec] = Field(
         min_length=1,
         description="Agents, each summarized on its own: 'builtin:naive' (a scripted "
         "controller), 'package.module:callable' (a trusted local agent, needs "
@@ -77,26 +81,16 @@ class CampaignFile(_Strict):
         1, ge=1, le=1000, description="Trials per scenario, agent and seed."
     )
 
-    @field_validator("agents")
-    @classmethod
-    def _agents_are_known_forms(cls, agents: list[str]) -> list[str]:
-        for i, spec in enumerate(agents):
-            if agent_kind(spec) is None:
-                raise ValueError(
-                    f"agents.{i}: expected 'builtin:NAME', 'package.module:callable' or "
-                    f"'openai:MODEL', got {spec!r}")
-        return agents
 
-    @field_validator("scenarios", "agents", "seeds")
-    @classmethod
-    def _no_repeats(cls, values: list[str] | list[int]) -> list[str] | list[int]:
-        seen: set[object] = set()
+def problems(campaign: CampaignFile) -> Iterator[tuple[str, str, object]]:
+    """What the schema cannot say, each as (dotted field, expected, got): an entry listed
+    twice."""
+    for name in ("scenarios", "agents", "seeds"):
+        values: list[object] = list(getattr(campaign, name))
         for i, value in enumerate(values):
-            if value in seen:
-                raise ValueError(f"item {i}: {value!r} is listed twice (use repetitions to "
-                                 "run a trial again)")
-            seen.add(value)
-        return values
+            if value in values[:i]:
+                yield (f"{name}.{i}", "an entry not listed before (repetitions runs a trial "
+                       "again)", value)
 
 
 def slug(text: str) -> str:
@@ -257,6 +251,7 @@ __all__ = [
     "campaign_exit",
     "plan",
     "plan_digest",
+    "problems",
     "rate",
     "slug",
     "summarize",

@@ -12,7 +12,14 @@ from pathlib import Path
 
 from pytest_sabot.core.errors import SabotDataError
 from pytest_sabot.core.loading import read_yaml, validate
-from pytest_sabot.lab.campaign import CampaignFile, Trial, agent_kind, plan, plan_digest
+from pytest_sabot.lab.campaign import (
+    CampaignFile,
+    Trial,
+    agent_kind,
+    plan,
+    plan_digest,
+    problems,
+)
 from pytest_sabot.lab.controllers import CONTROLLERS
 from pytest_sabot.lab.scenario import Scenario
 from pytest_sabot.lab.scenario_load import load_scenario, resolve_scenario, scenario_digest
@@ -42,6 +49,8 @@ def load_campaign(path: str | Path) -> LoadedCampaign:
     """Read and check one campaign file and every scenario it names."""
     path = Path(path)
     file = validate(path, CampaignFile, read_yaml(path))
+    for field, expected, got in problems(file):
+        raise SabotDataError(path, field, expected, got)
     for i, spec in enumerate(file.agents):
         if agent_kind(spec) == "builtin" and spec not in CONTROLLERS:
             raise SabotDataError(path, f"agents.{i}", f"a built-in controller (one of "

@@ -119,6 +119,9 @@ TABLE: dict[str, dict[str, Run | Shown]] = {
             0, PYTEST_FIRST, f"pytest --sabot-wave=hung-tool -n auto {HUNG_SMALL}",
             "one held cell of the hung-tool matrix and its baseline", once=()),
         "sabot lab run lost-create-response --agent builtin:naive --out runs/naive": Run(1, ""),
+        "PYTHONPATH=examples/lab-adapter:$PYTHONPATH sabot lab campaign "
+        "campaigns/offline.yaml --out runs/campaign --trust-local-agent": Run(
+            1, r"^campaign offline: 18 of 18 trials recorded \(complete\)"),
         "sabot compare reports/wave-1 reports/wave-2": Run(
             0, r"^Sabot paired comparison \(hard tier, B - A"),
         "sabot history": Run(0, r"^Sabot run history: "),
@@ -229,6 +232,9 @@ TABLE: dict[str, dict[str, Run | Shown]] = {
         "python -m pytest_sabot.lab run lost-create-response --agent mypkg.agent:run "
         "--trust-local-agent --out runs/mine": Shown(OWN),
         "python -m pytest_sabot.lab mcp lost-create-response --out runs/mcp": Shown(MCP),
+        "PYTHONPATH=examples/lab-adapter:$PYTHONPATH sabot lab campaign "
+        "campaigns/offline.yaml --out runs/campaign --trust-local-agent": Run(
+            1, r"^campaign offline: 18 of 18 trials recorded \(complete\)"),
         "pytest --sabot-wave=lab -n auto": Run(
             0, PYTEST_FIRST, f"pytest --sabot-wave=lab -n auto {LAB_SMALL}",
             "a small slice of the lab matrix", once=()),
@@ -332,6 +338,9 @@ TABLE: dict[str, dict[str, Run | Shown]] = {
         "python bench/startup_reuse.py --before /path/to/an/older/checkout": Shown(BENCH),
     },
     "docs/TRUSTED_AGENTS.md": {
+        "PYTHONPATH=examples/lab-adapter:$PYTHONPATH python -m pytest_sabot.lab run "
+        "lost-create-response --agent customer_lookup:run --trust-local-agent --out "
+        "runs/lookup": Run(1, r"^run lost-create-response--customer_lookup-run--s"),
         "python -m pytest_sabot.lab run lost-create-response --agent mypkg.agent:run "
         "--trust-local-agent --out runs/mine": Shown(OWN),
         "python -m pytest_sabot.lab replay runs/mine": Shown(OWN),
