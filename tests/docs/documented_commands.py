@@ -232,6 +232,9 @@ TABLE: dict[str, dict[str, Run | Shown]] = {
         "python -m pytest_sabot.lab run lost-create-response --agent mypkg.agent:run "
         "--trust-local-agent --out runs/mine": Shown(OWN),
         "python -m pytest_sabot.lab mcp lost-create-response --out runs/mcp": Shown(MCP),
+        "sabot lab run lost-create-response --agent openai:gpt-5.6-luna --live --out runs/live":
+            Shown("needs a paid key; tests/lab/test_lab_live_agent.py drives the same command "
+                  "against a loopback provider"),
         "PYTHONPATH=examples/lab-adapter:$PYTHONPATH sabot lab campaign "
         "campaigns/offline.yaml --out runs/campaign --trust-local-agent": Run(
             1, r"^campaign offline: 18 of 18 trials recorded \(complete\)"),
