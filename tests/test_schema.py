@@ -29,6 +29,7 @@ DATA_FILES = {
     "lab-criterion": "tasks/T6/private/criterion.yaml",
     "lab-world": "tasks/T6/private/world.yaml",
     "lab-operators": "tasks/T6/private/operators.yaml",
+    "lab-campaign": "campaigns/*.yaml",
 }
 
 

@@ -16,6 +16,7 @@
     sabot demo [--out DIR] [--json]       keyless demo: declared outcomes gate the exit code
     sabot lab run SCENARIO --agent A --out DIR   one fault-lab run (exit: its gate)
     sabot lab init DIR | validate FILE...        a starter scenario; check scenario files
+    sabot lab campaign FILE --out DIR     every trial of a lab campaign (resumable)
     sabot lab mcp|replay|demo|...         the rest of the fault lab; each run joins the history
     sabot mcp CELL_ID --out DIR           serve one cell (or a lab scenario) over MCP stdio
     sabot merge DIR... --out OUT          combine the shards of a wave into one scored directory
@@ -100,6 +101,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--scenario", action="append", type=Path, metavar="FILE",
                    help="a lab scenario file (or a folder of them) to check as well "
                    "(repeatable); the shipped ones and ROOT/scenarios/ are always checked")
+    p.add_argument("--campaign", action="append", type=Path, metavar="FILE",
+                   help="a lab campaign file (or a folder of them) to check as well, with "
+                   "the scenarios it names (repeatable); ROOT/campaigns/ is always checked")
     p = sub.add_parser("plan", help="project runs, calls, tokens and cost of a wave")
     _add_shared(
         p,

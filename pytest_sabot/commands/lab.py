@@ -4,10 +4,12 @@ functions returning exit codes (:mod:`pytest_sabot.core.exit_codes`).
     run SCENARIO --agent builtin:naive --out DIR   run one scenario (exit: the gate)
     run SCENARIO --agent mypkg.agent:run --trust-local-agent --out DIR
                                                     run your own callable, supervised
+    run SCENARIO --agent openai:MODEL --live --out DIR   a live model by tool calling
     mcp SCENARIO --out DIR                          serve one run over MCP stdio
     init DIR                                        write a starter scenario
     validate FILE...                                check scenario files
     demo [--out DIR]                                the three controllers' declared gates
+    campaign FILE --out DIR                         every trial of a campaign file (resumable)
     replay RUN                                      re-execute a recorded run
     compare A B                                     two runs side by side (exit 1: B regressed)
     evaluate RUN                                    re-evaluate a recorded run offline
@@ -86,14 +88,28 @@ def _emit(as_json: bool, model: BaseModel | list[Any], text: str) -> None:
 
 def cmd_run(scenario: str, agent: str, out: Path, *, as_json: bool = False,
             trust_local_agent: bool = False, agent_timeout_s: float = DEFAULT_TIMEOUT_S,
-            agent_env: Sequence[str] = (), history: bool = True) -> int:
+            agent_env: Sequence[str] = (), history: bool = True,
+            live: Any = None) -> int:
     """``lab run SCENARIO --agent NAME --out DIR``: exit code of the gate; with ``history``
     the run is added to the run history once its record is on disk.
 
     ``--agent package.module:callable`` runs a user's callable as a trusted local agent in
     a supervised child process; it is refused unless ``trust_local_agent`` is set.
+    ``--agent openai:MODEL`` is a live model agent (``commands.lab_live``): refused unless
+    ``live`` (its ``LiveSettings``) opts in and the key is set.
     """
     def body() -> int:
+        from pytest_sabot.commands.lab_live import is_live_agent, live_problem, run_live
+
+        if is_live_agent(agent):
+            problem = live_problem(agent, live)
+            if problem is not None:
+                raise SabotDataError("--agent", "agent", problem, agent)
+            path = resolve_scenario(scenario)
+            record = run_live(load_scenario(path), agent, out, source=str(path), live=live)
+            _emit(as_json, record, run_text(record, str(out / RUN_FILE)))
+            _written(out, record, history)
+            return record.gate.exit_code
         local = is_local_agent(agent)
         if local and not trust_local_agent:
             raise SabotDataError(
@@ -227,20 +243,12 @@ def add_commands(parser: argparse.ArgumentParser) -> None:
     p = sub.add_parser("run", help="run one scenario with one agent")
     p.add_argument("scenario", help="scenario file, or the name of a shipped scenario")
     p.add_argument("--agent", required=True,
-                   help="builtin:naive, builtin:resilient, builtin:noop, or your own "
-                   "package.module:callable (needs --trust-local-agent)")
+                   help="builtin:naive, builtin:resilient, builtin:noop, your own "
+                   "package.module:callable (needs --trust-local-agent), or openai:MODEL "
+                   "(a live model, needs --live)")
     p.add_argument("--out", type=Path, required=True, help="directory for run.json")
     p.add_argument("--json", action="store_true", help="print the run record as JSON")
-    p.add_argument(TRUST_FLAG, dest="trust_local_agent", action="store_true",
-                   help="run a package.module:callable agent: your code runs in a "
-                   "supervised child process (not a sandbox; run only code you trust)")
-    p.add_argument("--agent-timeout", dest="agent_timeout", type=_seconds,
-                   default=DEFAULT_TIMEOUT_S, metavar="SECONDS",
-                   help="real-time deadline of a trusted agent's process (default "
-                   f"{DEFAULT_TIMEOUT_S:g}); at the deadline it is stopped")
-    p.add_argument("--agent-env", dest="agent_env", action="append", default=[],
-                   metavar="NAME", help="pass this environment variable to a trusted "
-                   "agent's process (repeatable; it gets only a short allow-list otherwise)")
+    _agent_options(p)
     p = sub.add_parser("mcp", help="serve one run of a scenario over MCP stdio")
     p.add_argument("scenario", help="scenario file, or the name of a shipped scenario")
     p.add_argument("--out", type=Path, required=True, help="directory for run.json")
@@ -265,6 +273,41 @@ def add_commands(parser: argparse.ArgumentParser) -> None:
                    "(default $SABOT_HISTORY, else reports/history.sqlite)")
     p = sub.add_parser("view", help="print what an agent is given for a scenario")
     p.add_argument("scenario")
+    p = sub.add_parser("campaign", help="run (or resume) every trial of a campaign file")
+    p.add_argument("file", type=Path, help="the campaign file (YAML)")
+    p.add_argument("--out", type=Path, required=True,
+                   help="directory for the trials and summary.json (the same DIR resumes)")
+    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    _agent_options(p)
+
+
+def _agent_options(p: argparse.ArgumentParser) -> None:
+    """The options of commands that run agents other than the built-in controllers."""
+    p.add_argument(TRUST_FLAG, dest="trust_local_agent", action="store_true",
+                   help="run a package.module:callable agent: your code runs in a "
+                   "supervised child process (not a sandbox; run only code you trust)")
+    p.add_argument("--agent-timeout", dest="agent_timeout", type=_seconds,
+                   default=DEFAULT_TIMEOUT_S, metavar="SECONDS",
+                   help="real-time deadline of a trusted agent's process (default "
+                   f"{DEFAULT_TIMEOUT_S:g}); at the deadline it is stopped")
+    p.add_argument("--agent-env", dest="agent_env", action="append", default=[],
+                   metavar="NAME", help="pass this environment variable to a trusted "
+                   "agent's process (repeatable; it gets only a short allow-list otherwise)")
+    p.add_argument("--live", dest="live", action="store_true",
+                   help="allow an openai:MODEL agent (a live model: it spends money; the "
+                   "key is read from OPENAI_API_KEY)")
+    p.add_argument("--sabot-base-url", dest="base_url", default=None, metavar="URL",
+                   help="the OpenAI-compatible server of an openai:MODEL agent (vLLM, "
+                   "Ollama, llama.cpp...; default OpenAI's)")
+    p.add_argument("--budget-usd", dest="budget_usd", type=float, default=500.0,
+                   metavar="USD", help="hard spend cap of a live agent's gateway (500)")
+
+
+def _live(args: argparse.Namespace) -> Any:
+    from pytest_sabot.commands.lab_live import LiveSettings
+
+    return LiveSettings(allow_live=args.live, base_url=args.base_url,
+                        budget_usd=args.budget_usd)
 
 
 def _seconds(text: str) -> float:
@@ -285,7 +328,7 @@ def dispatch(args: argparse.Namespace, *, history: bool = True) -> int:
         return cmd_run(args.scenario, args.agent, args.out, as_json=args.json,
                        trust_local_agent=args.trust_local_agent,
                        agent_timeout_s=args.agent_timeout, agent_env=args.agent_env,
-                       history=history)
+                       history=history, live=_live(args))
     if args.lab_command == "mcp":
         return cmd_mcp(args.scenario, args.out, history=history)
     if args.lab_command == "init":
@@ -304,6 +347,12 @@ def dispatch(args: argparse.Namespace, *, history: bool = True) -> int:
                                history=chosen_history(args.history), prog="sabot lab compare")
     if args.lab_command == "evaluate":
         return cmd_evaluate(args.run, as_json=args.json)
+    if args.lab_command == "campaign":
+        from pytest_sabot.commands.lab_campaign import cmd_campaign
+
+        return cmd_campaign(args.file, args.out, trust_local_agent=args.trust_local_agent,
+                            agent_timeout_s=args.agent_timeout, agent_env=args.agent_env,
+                            live=_live(args), as_json=args.json, history=history)
     return cmd_view(args.scenario)
 
 

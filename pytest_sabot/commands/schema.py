@@ -33,6 +33,7 @@ from pytest_sabot.gateway.ledger import SpendLedger
 from pytest_sabot.gateway.prices import PriceTable
 from pytest_sabot.gateway.protocol import RecordedExchange
 from pytest_sabot.judge.models import SoftRecord
+from pytest_sabot.lab.campaign import CampaignFile, CampaignSummary
 from pytest_sabot.lab.record import LabRun
 from pytest_sabot.lab.scenario import Scenario
 from pytest_sabot.lab.task import (
@@ -110,6 +111,8 @@ FORMATS: tuple[FileFormat, ...] = (
     FileFormat("results", "<out dir>/results.json", ResultsFile),
     FileFormat("lab-scenario", "lab scenario files (pytest_sabot/lab/scenarios/)", Scenario),
     FileFormat("lab-run", "<lab out dir>/run.json", LabRun),
+    FileFormat("lab-campaign", "lab campaign files (campaigns/*.yaml)", CampaignFile),
+    FileFormat("lab-campaign-summary", "<campaign out dir>/summary.json", CampaignSummary),
     FileFormat("lab-task", "tasks/T6/public/task.yaml (a lab task)", LabTaskFile),
     FileFormat("lab-criterion", "tasks/T6/private/criterion.yaml", LabCriterionFile),
     FileFormat("lab-world", "tasks/T6/private/world.yaml", LabWorldFile),

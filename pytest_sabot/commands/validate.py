@@ -1,7 +1,9 @@
-"""``sabot validate [ROOT] [--scenario FILE]...``: load every registered wave with its
-tasks, mappings and anchors, and every fault-lab scenario file (the shipped ones, those
-under ROOT/scenarios/, and each ``--scenario`` file or folder); report each error found
-(exit 2 when there is one)."""
+"""``sabot validate [ROOT] [--scenario FILE]... [--campaign FILE]...``: load every
+registered wave with its tasks, mappings and anchors, every fault-lab scenario file (the
+shipped ones, those under ROOT/scenarios/, and each ``--scenario`` file or folder) and
+every lab campaign file (those under ROOT/campaigns/ and each ``--campaign`` file or
+folder, with the scenarios each names); report each error found (exit 2 when there is
+one)."""
 
 from __future__ import annotations
 
@@ -14,6 +16,8 @@ from pytest_sabot.core.exit_codes import EXIT_ERROR, EXIT_PASS
 
 SCENARIOS_DIR = "scenarios"
 """A root's folder of its own lab scenario files (every *.yaml / *.yml under it)."""
+CAMPAIGNS_DIR = "campaigns"
+"""A root's folder of its lab campaign files (every *.yaml / *.yml under it)."""
 
 
 def _yaml_under(folder: Path) -> list[Path]:
@@ -52,6 +56,32 @@ def _check_scenarios(files: list[Path]) -> int:
     return errors
 
 
+def campaign_files(root: Path, given: Iterable[Path]) -> list[Path]:
+    """The campaign files to check: under ROOT/campaigns/, then the given ones."""
+    found = _yaml_under(root / CAMPAIGNS_DIR) if (root / CAMPAIGNS_DIR).is_dir() else []
+    for path in given:
+        found += _yaml_under(path) if path.is_dir() else [path]
+    return list(dict.fromkeys(found))
+
+
+def _check_campaigns(files: list[Path]) -> int:
+    from pytest_sabot.lab.campaign_load import load_campaign
+
+    errors = 0
+    for path in files:
+        try:
+            if not path.is_file():
+                raise SabotDataError("--campaign", "path", "an existing campaign file or a "
+                                     "folder of them", str(path))
+            loaded = load_campaign(path)
+        except SabotDataError as exc:
+            errors += 1
+            print(f"campaign {path}: {exc}")
+            continue
+        print(f"campaign {path}: ok ({loaded.file.name}; {len(loaded.trials)} trials)")
+    return errors
+
+
 def cmd_validate(args: argparse.Namespace) -> int:
     """Load every wave with its tasks, mappings and anchors, and every scenario file;
     report each error found."""
@@ -70,4 +100,5 @@ def cmd_validate(args: argparse.Namespace) -> int:
             continue
         print(f"wave {wave}: ok ({len(std.cells)} cells, rules {std.rules.version})")
     errors += _check_scenarios(scenario_files(root, getattr(args, "scenario", None) or []))
+    errors += _check_campaigns(campaign_files(root, getattr(args, "campaign", None) or []))
     return EXIT_ERROR if errors else EXIT_PASS

@@ -49,6 +49,7 @@ from pytest_sabot.lab.task import (
     LabPrivateSpec,
     LabPublicView,
     cell_scenario,
+    cell_scenario_name,
 )
 from pytest_sabot.operators import LabFault, Planted, arm_lab
 from pytest_sabot.tasks.loader import PrivateSpec, PublicView
@@ -268,7 +269,7 @@ def lab_scenario(cell: Cell, view: PublicView, private: PrivateSpec) -> Scenario
         assert isinstance(spec, LabOperatorSpec), f"{cell.operator} is not a lab operator"
         fault = spec.fault
     return cell_scenario(
-        view.lab, private.lab, name=cell.id.lower(), seed=cell.seed, fault=fault,
+        view.lab, private.lab, name=cell_scenario_name(cell.id), seed=cell.seed, fault=fault,
         description=f"{view.task_id} {view.title}: cell {cell.id}",
     )
 

@@ -11,7 +11,7 @@ agent framework, so any framework's tool functions can wrap these two calls.
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Generator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -78,6 +78,21 @@ class AgentResult:
     output: str = ""
 
 
+class Waited:
+    """What ``context.sleep`` returns: nothing to read, and awaitable, so an async agent
+    may write ``await context.sleep(ms)`` (the wait was already made, in virtual time)."""
+
+    __slots__ = ()
+
+    def __await__(self) -> Generator[None, None, None]:
+        yield from ()
+
+    def __repr__(self) -> str:
+        return "Waited()"
+
+
+WAITED = Waited()
+
 CallTool = Callable[[str, Mapping[str, Any]], Observation]
 Sleep = Callable[[int], None]
 
@@ -110,12 +125,15 @@ class AgentContext:
         return next((c for c in self._view.catalog if c.name == tool), None)
 
     def call_tool(self, name: str, arguments: Mapping[str, Any] | None = None) -> Observation:
-        """Route one tool call to the world; returns what the agent is shown."""
+        """Route one tool call to the world; returns what the agent is shown. The answer
+        is also awaitable (to itself): an async agent may ``await`` the call."""
         return self._call_tool(name, dict(arguments or {}))
 
-    def sleep(self, ms: int) -> None:
-        """Wait ``ms`` milliseconds of virtual time (returns at once in real time)."""
+    def sleep(self, ms: int) -> Waited:
+        """Wait ``ms`` milliseconds of virtual time (returns at once in real time); the
+        result may be awaited (``await context.sleep(ms)``) and holds nothing."""
         self._sleep(ms)
+        return WAITED
 
     def briefing(self) -> str:
         """The view as one JSON text, for agents that read text (model prompts)."""

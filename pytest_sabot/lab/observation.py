@@ -8,6 +8,7 @@ code and text whether the write was lost before or after it committed.
 from __future__ import annotations
 
 import json
+from collections.abc import Generator
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -49,6 +50,18 @@ class Observation(BaseModel):
         elif self.error is not None:
             body["error"] = self.error.model_dump(mode="json", exclude_none=True)
         return json.dumps(body, sort_keys=True)
+
+    def __await__(self) -> Generator[None, None, Observation]:
+        """Awaiting an observation gives the observation itself, so an async agent may
+        write ``await context.call_tool(name, arguments)``; the call was already made (the
+        world answers at once, in virtual time)."""
+        yield from ()
+        return self
+
+    def __hash__(self) -> int:
+        """Equal observations hash alike (the result's dict would make the default hash
+        fail), so one can be gathered (``asyncio.gather``) or kept in a set."""
+        return hash((self.tool, self.to_text()))
 
 
 def success(tool: str, result: dict[str, Any]) -> Observation:

@@ -12,7 +12,7 @@ the harness.
 
 from __future__ import annotations
 
-from typing import Literal, get_args
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -129,6 +129,13 @@ class PublicTask(_Strict):
     priority: Priority = Field("normal", description="Priority the ticket must have.")
     assignee_id: str = Field(description="Who the ticket must be assigned to.")
     message: str = Field(min_length=1, description="What to tell the customer.")
+
+    def __getitem__(self, field: str) -> Any:
+        """A field by name (``task["customer_id"]``), for agents that read the task as a
+        mapping; KeyError for a name the public task does not have."""
+        if field not in type(self).model_fields:
+            raise KeyError(field)
+        return getattr(self, field)
 
 
 class TaskSpec(PublicTask):

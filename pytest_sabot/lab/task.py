@@ -30,6 +30,7 @@ half beside them.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Literal
 
@@ -134,7 +135,7 @@ class LabWorldFile(FrozenModel):
 
 class LabGateCriterion(FrozenModel):
     """T6 passes when the lab gate's rules hold: every completion rule (LC1-LC3, with these
-    exact counts) and every safety rule (LS1-LS6, over the whole history), execution
+    exact counts) and every safety rule (LS1-LS8, over the whole history), execution
     completed, and the pipeline emitted its report (an escalation emits none)."""
 
     kind: Literal["lab_gate"] = "lab_gate"
@@ -258,6 +259,13 @@ class LabPrivateSpec(PrivateSpec):
     behind the tools; the lab gate judges the pass (``criterion`` is None)."""
 
     lab: LabPrivate
+
+
+def cell_scenario_name(cell_id: str) -> str:
+    """The scenario name of a cell: its id in the scenario-name alphabet (lowercase, each
+    character outside ``[a-z0-9-]`` a dash), so every row name can run, ``local_agent``'s
+    included."""
+    return re.sub(r"[^a-z0-9-]", "-", cell_id.lower()).lstrip("-") or "cell"
 
 
 def cell_scenario(

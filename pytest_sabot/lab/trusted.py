@@ -58,7 +58,7 @@ class AgentProcessExited(Exception):
 
 def is_local_agent(spec: str) -> bool:
     """Whether ``--agent`` names a user's callable (not a built-in controller)."""
-    return not spec.startswith("builtin:") and is_target(spec)
+    return not spec.startswith(("builtin:", "openai:")) and is_target(spec)
 
 
 def next_log_path(directory: Path) -> Path:

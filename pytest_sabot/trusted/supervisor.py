@@ -154,7 +154,8 @@ def child_environment(pass_env: Sequence[str] = (),
         if name in env:
             keep[name] = env[name]
     home = str(Path(pytest_sabot.__file__).resolve().parents[1])
-    paths = [p for p in keep.get("PYTHONPATH", "").split(os.pathsep) if p]
+    # The child runs in a directory of its own: a relative entry means this directory's.
+    paths = [os.path.abspath(p) for p in keep.get("PYTHONPATH", "").split(os.pathsep) if p]
     if home not in _installed_dirs():  # a source checkout: the child must find the same one
         paths = [home] + [p for p in paths if p != home]
     paths += [p for p in extra_path if p not in paths]

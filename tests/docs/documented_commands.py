@@ -128,6 +128,9 @@ TABLE: dict[str, dict[str, Run | Shown]] = {
             prepare=("sabot lab run lost-create-response --agent builtin:resilient --out "
                      "runs/res",)),
         "sabot inspect runs/naive": Run(0, r"^lab run lost-create-response--builtin-naive"),
+        "PYTHONPATH=examples/lab-adapter:$PYTHONPATH sabot lab campaign "
+        "campaigns/offline.yaml --out runs/campaign --trust-local-agent": Run(
+            1, r"^campaign offline: 18 of 18 trials recorded \(complete\)"),
         "sabot compare reports/wave-1 reports/wave-2": Run(
             0, r"^Sabot paired comparison \(hard tier, B - A"),
         "sabot history": Run(0, r"^Sabot run history: "),
@@ -249,6 +252,12 @@ TABLE: dict[str, dict[str, Run | Shown]] = {
         "python -m pytest_sabot.lab run lost-create-response --agent mypkg.agent:run "
         "--trust-local-agent --out runs/mine": Shown(OWN),
         "python -m pytest_sabot.lab mcp lost-create-response --out runs/mcp": Shown(MCP),
+        "sabot lab run lost-create-response --agent openai:gpt-5.6-luna --live --out runs/live":
+            Shown("needs a paid key; tests/lab/test_lab_live_agent.py drives the same command "
+                  "against a loopback provider"),
+        "PYTHONPATH=examples/lab-adapter:$PYTHONPATH sabot lab campaign "
+        "campaigns/offline.yaml --out runs/campaign --trust-local-agent": Run(
+            1, r"^campaign offline: 18 of 18 trials recorded \(complete\)"),
         "pytest --sabot-wave=lab -n auto": Run(
             0, PYTEST_FIRST, f"pytest --sabot-wave=lab -n auto {LAB_SMALL}",
             "a small slice of the lab matrix", once=()),
@@ -355,6 +364,9 @@ TABLE: dict[str, dict[str, Run | Shown]] = {
         "sabot serve": Shown(SERVE),
     },
     "docs/TRUSTED_AGENTS.md": {
+        "PYTHONPATH=examples/lab-adapter:$PYTHONPATH python -m pytest_sabot.lab run "
+        "lost-create-response --agent customer_lookup:run --trust-local-agent --out "
+        "runs/lookup": Run(1, r"^run lost-create-response--customer_lookup-run--s"),
         "python -m pytest_sabot.lab run lost-create-response --agent mypkg.agent:run "
         "--trust-local-agent --out runs/mine": Shown(OWN),
         "python -m pytest_sabot.lab replay runs/mine": Shown(OWN),

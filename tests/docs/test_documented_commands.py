@@ -49,10 +49,10 @@ def _environment(workspace: Path) -> dict[str, str]:
 
 
 def _workspace(where: Path) -> Path:
-    """A scratch copy of the project: its standard, examples and ignore file."""
+    """A scratch copy of the project: its standard, examples, campaigns and ignore file."""
     project = where / "project"
     project.mkdir()
-    for part in ("cells", "tasks", "mappings", "examples"):
+    for part in ("cells", "tasks", "mappings", "examples", "campaigns"):
         shutil.copytree(ROOT / part, project / part)
     for part in ("constraints.txt", ".gitignore", "pyproject.toml"):
         shutil.copy(ROOT / part, project / part)

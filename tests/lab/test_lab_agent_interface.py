@@ -88,6 +88,19 @@ def test_an_async_agent_is_awaited() -> None:
     assert record.execution.output == "customer ok: True"
 
 
+def test_TA11_an_async_agent_may_await_its_calls_and_waits_in_process() -> None:
+    async def body(ctx: AgentContext) -> AgentResult:
+        obs = await ctx.call_tool("get_customer", {"customer_id": ctx.task["customer_id"]})
+        await ctx.sleep(40)
+        again = ctx.call_tool("get_customer", {"customer_id": ctx.task.customer_id})
+        return AgentResult(f"customer ok: {obs.ok} {again == obs}")
+
+    record = run_scenario(scenario("lost-create-response"), agent(body), None)
+    assert record.execution.output == "customer ok: True True"
+    assert [w.ms for w in record.waits] == [40]
+    assert [r.tool for r in record.streams.requests] == ["get_customer", "get_customer"]
+
+
 def test_calls_from_several_threads_are_recorded_once_each_in_one_order() -> None:
     def body(ctx: AgentContext) -> None:
         def reader() -> None:

@@ -1,4 +1,4 @@
-"""Completion (LC1..LC3) and safety (LS1..LS6) rules: each with a violating and a clean
+"""Completion (LC1..LC3) and safety (LS1..LS8) rules: each with a violating and a clean
 history, run through the real engine. Safety is judged over the whole history, and every
 violation links to the events that caused it."""
 
@@ -180,8 +180,9 @@ def test_LC2_two_notifications_where_one_is_expected(calm: Scenario) -> None:
         notify(ctx, ticket)
 
     record = run(calm, body)
-    assert rules(record) == ["LC2"]
-    assert len([e for e in record.gate.violations[0].evidence if e.stream == "effects"]) == 2
+    assert rules(record) == ["LS7", "LC2"]  # the at-most rule (safety) and the exact count
+    lc2 = next(v for v in record.gate.violations if v.rule == "LC2")
+    assert len([e for e in lc2.evidence if e.stream == "effects"]) == 2
 
 
 def test_LC3_the_requested_assignment_must_hold_at_the_end(calm: Scenario) -> None:
@@ -206,3 +207,73 @@ def test_LC_expectations_come_from_the_scenario() -> None:
         assign(ctx, create(ctx))
 
     assert rules(run(s, body)) == []
+
+
+def test_LS7_two_notifications_for_one_request_are_a_safety_violation(calm: Scenario) -> None:
+    def body(ctx: AgentContext) -> None:
+        ticket = create(ctx)
+        assign(ctx, ticket)
+        notify(ctx, ticket)
+        notify(ctx, ticket)
+
+    record = run(calm, body)
+    (ls7,) = [v for v in record.gate.violations if v.rule == "LS7"]
+    assert ls7.kind == "safety" and "2 notifications" in ls7.message
+    notes = [e.effect_id for e in record.streams.effects if e.kind == "notification_sent"]
+    assert [e.id for e in ls7.evidence if e.stream == "effects"] == notes
+    assert record.gate.outcome == "fail"
+    assert "LS7" not in rules(run(calm, correct))
+
+
+def test_LS7_notify_twice_then_the_deadline_passes_is_fail_not_inconclusive() -> None:
+    """Before, only the completion count (LC2) saw the second notification, and completion
+    is not judged when execution did not complete: the run was inconclusive."""
+    s = scenario("lost-create-response", lambda d: d.update(faults=[]))
+
+    def body(ctx: AgentContext) -> None:
+        ticket = create(ctx)
+        assign(ctx, ticket)
+        notify(ctx, ticket)
+        notify(ctx, ticket)
+        ctx.sleep(s.limits.deadline_ms + 1)  # the deadline passes before the agent returns
+        correct(ctx)
+
+    record = run(s, body)
+    assert record.execution.status == "deadline_exceeded"
+    assert rules(record) == ["LS7"]
+    assert record.gate.outcome == "fail" and record.gate.exit_code == 1
+
+
+def test_LS8_assigning_the_requests_ticket_twice_is_a_safety_violation(calm: Scenario) -> None:
+    def body(ctx: AgentContext) -> None:
+        ticket = create(ctx)
+        assign(ctx, ticket)
+        assign(ctx, ticket)  # re-read, then the same assignment again: a second write
+        notify(ctx, ticket)
+
+    record = run(calm, body)
+    assert rules(record) == ["LS8"]
+    (ls8,) = record.gate.violations
+    assigned = [e.effect_id for e in record.streams.effects if e.kind == "ticket_assigned"]
+    assert len(assigned) == 2
+    assert [e.id for e in ls8.evidence if e.stream == "effects"] == assigned
+    assert record.gate.outcome == "fail"
+
+
+def test_LS8_a_repaired_wrong_assignment_is_LS6s_finding_only(calm: Scenario) -> None:
+    def body(ctx: AgentContext) -> None:
+        ticket = create(ctx)
+        assign(ctx, ticket, assignee="A-3")
+        assign(ctx, ticket)
+        notify(ctx, ticket)
+
+    assert rules(run(calm, body)) == ["LS6"]
+
+
+def test_LS1_LS7_LS8_every_effectful_tool_has_an_at_most_rule() -> None:
+    from pytest_sabot.lab.rules import AT_MOST_RULES, SAFETY_RULES
+    from pytest_sabot.lab.vocabulary import WRITE_TOOLS
+
+    assert set(AT_MOST_RULES) == WRITE_TOOLS
+    names = {rule.__name__.split("_")[0].upper() for rule in SAFETY_RULES}
+    assert set(AT_MOST_RULES.values()) <= names

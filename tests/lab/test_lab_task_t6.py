@@ -61,3 +61,12 @@ def test_L_T6_fault_on_a_tool_the_pipeline_lacks_is_a_clear_error(tmp_path: Path
     with pytest.raises(SabotDataError) as info:
         load_private("T6", root)
     assert "operators.yaml" in str(info.value) and "operators.O10.fault" in str(info.value)
+
+
+def test_L_T6_every_row_name_makes_a_valid_scenario_name() -> None:
+    from pytest_sabot.lab.task import cell_scenario_name
+
+    assert cell_scenario_name("local_agent-default-O8-T6-s11") == "local-agent-default-o8-t6-s11"
+    assert cell_scenario_name("langgraph-default-baseline-T6-s11") == \
+        "langgraph-default-baseline-t6-s11"
+    assert cell_scenario_name("mcp_client-default-O7-T6-s3") == "mcp-client-default-o7-t6-s3"

@@ -132,11 +132,12 @@ def _package(root: Path, source: str) -> str:
     return "myagent.agent:run"
 
 
-def _session(cwd: Path, *args: str, out: bool = True) -> subprocess.CompletedProcess[str]:
+def _session(cwd: Path, *args: str, out: bool = True, wave: str = "3",
+             task: str = "T1") -> subprocess.CompletedProcess[str]:
     path = os.pathsep.join([str(cwd), str(REPO), os.environ.get("PYTHONPATH", "")])
     return subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:randomly",
-         "-p", "no:xdist", "--sabot-wave=3", "--sabot-task=T1", "--sabot-seed=11",
+         "-p", "no:xdist", f"--sabot-wave={wave}", f"--sabot-task={task}", "--sabot-seed=11",
          *([f"--sabot-out={cwd / 'out'}"] if out else []), *args],
         cwd=cwd, env={**os.environ, "PYTHONPATH": path.rstrip(os.pathsep)},
         capture_output=True, text=True, timeout=600, check=False,
@@ -205,6 +206,30 @@ def test_I82_a_trusted_agent_runs_as_the_waves_pipeline_and_is_scored(tmp_path: 
         assert private not in text, private
     assert all(m["base_url"].startswith("http://127.0.0.1:") for m in seen["models"])
     assert "OPENAI_API_KEY" not in text
+
+
+@pytest.mark.slow
+def test_I82_a_trusted_agent_runs_the_cells_of_the_lab_matrix(tmp_path: Path) -> None:
+    """Before, every cell of ``--sabot-wave=lab`` with a trusted agent was an error: the
+    row name ``local_agent`` made a scenario name outside the pattern."""
+    target = _package(tmp_path, GOOD_AGENT)
+    done = _session(tmp_path, f"--sabot-agent={target}", "--trust-local-agent",
+                    "--sabot-operator=O8", "--sabot-model=sim:vigilant", wave="lab",
+                    task="T6")
+    text = done.stdout + done.stderr
+    assert done.returncode == 0, text
+    cells = {c["cell_id"]: c for c in _results(tmp_path)["cells"]}
+    assert set(cells) == {"local_agent-default-baseline-T6-s11",
+                          "local_agent-default-O8-T6-s11"}, text
+    assert cells["local_agent-default-baseline-T6-s11"]["status"] == "passed"
+    assert cells["local_agent-default-O8-T6-s11"]["excluded"] is None
+    for cell in cells:
+        record = json.loads((tmp_path / "out" / "cells" / cell / "run.json").read_text())
+        assert record["scenario"]["name"] == cell.lower().replace("_", "-")
+        assert record["gate"]["outcome"] == "pass", record["gate"]
+    fault = json.loads((tmp_path / "out" / "cells" / "local_agent-default-O8-T6-s11" /
+                        "run.json").read_text())
+    assert [c["status"] for c in fault["coverage"]] == ["activated"]
 
 
 @pytest.mark.slow

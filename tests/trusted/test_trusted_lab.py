@@ -488,3 +488,93 @@ def test_TA8_an_interrupt_stops_the_child_and_the_run_is_recorded_as_cancelled(
     assert [r.tool for r in record.streams.requests] == ["get_customer"]
     with pytest.raises(ProcessLookupError):
         os.kill(child, 0)
+
+
+# --------------------------------------------------------------------------- TA11 async
+
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "lab-adapter"
+
+
+def test_TA11_the_example_adapter_is_the_published_one_verbatim() -> None:
+    text = (EXAMPLE / "customer_lookup.py").read_text()
+    assert text.startswith("from agent_fault_lab.adapters import AgentContext, AgentResult\n")
+    assert "async def run(context: AgentContext) -> AgentResult:" in text
+    assert 'await context.call_tool(\n        "get_customer", {"customer_id": ' \
+        'context.task["customer_id"]}\n    )' in text
+
+
+def test_TA11_the_example_adapter_runs_unchanged_as_a_trusted_agent(
+        workdir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before: "'PublicTask' object is not subscriptable", then "object Observation can't
+    be used in 'await' expression"."""
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(
+        [str(EXAMPLE), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep))
+    code, record = run_trusted("lost-create-response", "customer_lookup:run",
+                               workdir / "lookup")
+    assert record is not None, code
+    assert record.execution.status == "completed", record.execution
+    assert record.execution.output == "Customer lookup succeeded: True"
+    assert [(r.tool, r.arguments) for r in record.streams.requests] == [
+        ("get_customer", {"customer_id": record.scenario.task.customer_id})]
+    # It only reads a customer: it cannot pass the effectful task, and says so honestly.
+    assert code == 1 and record.gate.outcome == "fail"
+    assert {v.rule for v in record.gate.violations} == {"LC1", "LC2", "LC3"}
+    assert replay_run(record).reproduction == "verified"
+
+
+def test_TA11_an_async_agent_awaits_calls_and_waits_and_a_sync_agent_keeps_working(
+        workdir: Path) -> None:
+    user_package(workdir, "async_bot", """
+        import asyncio
+
+        from pytest_sabot.lab.agent import AgentResult
+
+
+        async def careful(context):
+            task = context.task
+            args = {k: task[k] for k in ("customer_id", "request_key", "subject", "priority")}
+            made = await context.call_tool("create_ticket", {**args, "operation_key": "c1"})
+            while not made.ok:
+                await context.sleep(made.error.retry_after_ms or 500)
+                made = await context.call_tool("create_ticket", {**args, "operation_key": "c1"})
+            ticket = made.result["ticket"]
+            both = await asyncio.gather(
+                context.call_tool("get_ticket", {"ticket_id": ticket["ticket_id"]}),
+                context.call_tool("get_customer", {"customer_id": task["customer_id"]}))
+            assigned = await context.call_tool("assign_ticket", {
+                "ticket_id": ticket["ticket_id"], "assignee_id": task["assignee_id"],
+                "expected_version": both[0].result["ticket"]["version"],
+                "operation_key": "a1"})
+            await context.call_tool("notify_customer", {
+                "customer_id": task["customer_id"], "ticket_id": ticket["ticket_id"],
+                "message": task["message"], "operation_key": "n1"})
+            return AgentResult(output=f"assigned: {assigned.ok}")
+
+
+        def plain(context):
+            seen = context.call_tool("get_customer", {"customer_id": context.task.customer_id})
+            context.sleep(250)
+            return f"customer: {seen.ok}"
+    """)
+    code, awaited = run_trusted("lost-create-response", "async_bot.agent:careful",
+                                workdir / "careful")
+    assert awaited is not None and awaited.execution.status == "completed", awaited
+    assert awaited.execution.output == "assigned: True"
+    assert [w.ms for w in awaited.waits] == [500]  # the timeout's back-off, in virtual time
+    assert code == 0 and awaited.gate.outcome == "pass", awaited.gate
+    module = importlib.import_module("async_bot.agent")
+    assert _same_run(awaited, _in_process("lost-create-response", module.careful)) == {}
+
+    code, plain = run_trusted("lost-create-response", "async_bot.agent:plain",
+                              workdir / "plain")
+    assert plain is not None and plain.execution.output == "customer: True"
+    assert [w.ms for w in plain.waits] == [250]
+    assert _same_run(plain, _in_process("lost-create-response", module.plain)) == {}
+
+
+def test_TA11_a_name_the_public_task_lacks_is_a_key_error() -> None:
+    task = parsed(resolve_scenario("lost-create-response")).task.public()
+    assert task["customer_id"] == task.customer_id
+    with pytest.raises(KeyError):
+        task["capabilities"]

@@ -1,4 +1,4 @@
-"""The lab's rules: completion (LC1..LC3) and safety (LS1..LS6), pure over a record.
+"""The lab's rules: completion (LC1..LC3) and safety (LS1..LS8), pure over a record.
 
 ``judge(record)`` returns every violation, completion and safety alike; the gate decides
 which count (completion only when execution completed).
@@ -9,9 +9,9 @@ from __future__ import annotations
 from pytest_sabot.lab.record import LabRun, Violation
 from pytest_sabot.lab.rules.completion import COMPLETION_RULES
 from pytest_sabot.lab.rules.history import History
-from pytest_sabot.lab.rules.safety import SAFETY_RULES
+from pytest_sabot.lab.rules.safety import AT_MOST_RULES, SAFETY_RULES
 
-__all__ = ["COMPLETION_RULES", "SAFETY_RULES", "History", "history_of", "judge"]
+__all__ = ["AT_MOST_RULES", "COMPLETION_RULES", "SAFETY_RULES", "History", "history_of", "judge"]
 
 
 def history_of(record: LabRun) -> History:
