@@ -177,11 +177,20 @@ def _set_aside(path: Path) -> Path | None:
 
 
 def write_run(record: LabRun, out_dir: Path) -> Path:
-    """Write ``out_dir/run.json`` atomically, setting an earlier record aside."""
+    """Write ``out_dir/run.json`` atomically, setting an earlier record aside. The same
+    record written again (the engine wrote it, then the command's outputs) is left as it
+    is: there is nothing to set aside."""
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / RUN_FILE
+    body = record.model_dump(mode="json")
+    if path.is_file():
+        try:
+            if LabRun.model_validate_json(path.read_bytes()).model_dump(mode="json") == body:
+                return path
+        except (OSError, ValidationError):
+            pass  # unreadable or another format: set aside below, never overwritten
     _set_aside(path)
-    write_json_atomic(path, record.model_dump(mode="json"))
+    write_json_atomic(path, body)
     return path
 
 

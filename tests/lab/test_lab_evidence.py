@@ -206,3 +206,22 @@ def test_sabot_inspect_prints_a_lab_runs_timeline_in_order(
     assert sabot(["inspect", str(naive)]) == 0
     text = capsys.readouterr().out
     assert "gate: fail (exit 1)" in text and "LS1" in text and "timeout_after_commit" in text
+
+
+def test_the_same_record_written_again_is_left_as_it_is_and_another_is_set_aside(
+        tmp_path: Path) -> None:
+    """The engine writes run.json, then the command writes the run's outputs: the same
+    record twice sets nothing aside; a different record sets the earlier one aside."""
+    from pytest_sabot.lab.controllers import resolve_agent
+    from pytest_sabot.lab.engine import run_scenario
+
+    out = tmp_path / "run"
+    naive = run_scenario(scenario("lost-create-response"), resolve_agent("builtin:naive"), out)
+    before = (out / "run.json").stat().st_mtime_ns
+    write_lab_run(out, naive, history=False)
+    assert (out / "run.json").stat().st_mtime_ns == before
+    assert not list(out.glob("run.prev-*.json"))
+    resilient = run(scenario("lost-create-response"), CONTROLLERS["builtin:resilient"])
+    write_lab_run(out, resilient, history=False)
+    assert read_run(out / "run.prev-1.json") == naive
+    assert read_run(out) == resilient
