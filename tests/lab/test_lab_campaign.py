@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import sqlite3
 import subprocess
@@ -163,7 +164,11 @@ def test_L14_a_campaign_runs_records_in_the_history_and_prints_every_trial(
     groups = {(g["scenario"], g["agent"]): g for g in summary["groups"]}
     assert groups[("lost-create-response", "builtin:naive")]["counts"]["fail"] == 2
     assert groups[("lost-create-response", "builtin:resilient")]["counts"]["pass"] == 2
-    assert "lost-create-response x builtin:naive: n=2; pass 0, fail 2" in printed
+    # Each scenario's table: one row per agent with n, every outcome's count, the pass rate.
+    table = printed[printed.index("scenario lost-create-response"):]
+    assert re.search(r"builtin:naive\s+2\s+0\s+2\s+0\s+0\s+0\.0% \[0\.0%, 65\.8%\]", table), table
+    assert re.search(r"builtin:resilient\s+2\s+2\s+0\s+0\s+0\s+100\.0% \[34\.2%, 100\.0%\]",
+                     table), table
     with sqlite3.connect(out / "history.sqlite") as db:
         (runs,) = db.execute("select count(*) from runs").fetchone()
     assert runs == 8
