@@ -75,7 +75,9 @@ def test_consistent_usage_is_counted_per_model_and_kept_apart_from_the_unknown(
     assert [(c.provider, c.model, c.calls, c.input_tokens, c.output_tokens, c.cost_usd)
             for c in usage.counted] == [("loopback", "m-1", 4, 520, 120, pytest.approx(0.0014)),
                                         ("other", "m-2", 1, 50, 5, "unknown")]
-    assert [e.actions_before for e in usage.entries][0] == 1  # after the context read
+    # two context reads (this client's and the driver's), then every request and wait
+    acted = 2 + len(record.streams.requests) + len(record.waits)
+    assert [e.actions_before for e in usage.entries] == [1, acted, acted]
     assert all(e.context_read and e.counted and e.failed == [] for e in usage.entries)
     assert usage.declared_total == {"calls": 5, "input_tokens": 570, "output_tokens": 125}
     _unknown(record)
