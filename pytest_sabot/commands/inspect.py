@@ -231,15 +231,25 @@ def print_timeline(t: Timeline, width: int | None = None) -> None:
 
 def inspect_lab(record: LabRun, as_json: bool) -> int:
     """A lab run's timeline: requests, deliveries, effects, observations, waits, faults and
-    violations in order, then the gate."""
+    violations in order, then the gate; then the model usage the lab observed and, apart,
+    what an MCP client registered (with each registration's checks)."""
+    from pytest_sabot.report.html._lab_usage import usage_lines
     from pytest_sabot.report.lab import lab_timeline, print_lab_timeline
-    from pytest_sabot.report.terminal import console
+    from pytest_sabot.report.terminal import console, print_lines
 
     t = lab_timeline(record)
     if as_json:
-        print(t.model_dump_json(indent=2))
+        body = t.model_dump(mode="json")
+        body["usage"] = {
+            "observed": record.measurement.provider_usage.model_dump(mode="json"),
+            "client_registered": (record.client_usage.model_dump(mode="json")
+                                  if record.client_usage is not None else None),
+        }
+        print(json.dumps(body, indent=2))
     else:
-        print_lab_timeline(console(), t)
+        out = console()
+        print_lab_timeline(out, t)
+        print_lines(out, usage_lines(record))
     return EXIT_PASS
 
 

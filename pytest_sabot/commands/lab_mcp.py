@@ -10,8 +10,14 @@ Any MCP client can be the agent. The server (the official MCP Python SDK's low-l
   returns the ``Observation``: its stable JSON as text, the full observation as structured
   content, ``isError`` when it is a typed error;
 * ``sleep``: wait ``ms`` milliseconds of virtual time (to honour ``retry_after_ms``);
+* ``register_usage``: the client says what one or more of its own model calls used
+  (provider, model, calls, tokens, optional cost); each registration adds to the ones
+  before, is checked (``lab.client_usage``, MU1..MU7) and kept in the record's
+  ``client_usage``, apart from the usage the lab observed (none: 'unknown');
 * ``finish_run``: closes the run for good, writes ``run.json`` and returns the evaluation
-  (gate, violations, coverage). Every later call is refused and reaches nothing.
+  (gate, violations, coverage, the client usage and its checks); ``usage_total`` is the
+  client's own total, checked against its registrations. Every later call is refused and
+  reaches nothing.
 
 Arguments are not validated by the SDK: the boundary sees every request as it was made and
 records it (a malformed one answers ``invalid_arguments``). A client that goes away
@@ -42,8 +48,9 @@ from pytest_sabot import __version__
 from pytest_sabot.commands.lab_outputs import write_lab_run
 from pytest_sabot.lab.agent import AgentStopped, LimitReached
 from pytest_sabot.lab.catalog import ToolContract
+from pytest_sabot.lab.client_usage import register, settle
 from pytest_sabot.lab.engine import LabSession
-from pytest_sabot.lab.record import AgentInfo, LabRun
+from pytest_sabot.lab.record import AgentInfo, LabRun, UsageEntry
 from pytest_sabot.lab.scenario import Scenario
 from pytest_sabot.lab.vocabulary import RUN_FILE
 from pytest_sabot.trusted.harden import harden
@@ -53,11 +60,36 @@ CONTEXT_URI = "lab://run/context"
 CONTEXT_TOOL = "get_context"
 SLEEP_TOOL = "sleep"
 FINISH_TOOL = "finish_run"
+USAGE_TOOL = "register_usage"
+_COUNT = {"type": "integer", "minimum": 0}
+_USAGE_FIELDS: dict[str, Any] = {
+    "calls": {**_COUNT, "description": "Model calls this registration covers (>= 1)."},
+    "input_tokens": {**_COUNT, "description": "Their input (prompt) tokens."},
+    "output_tokens": {**_COUNT, "description": "Their output (completion) tokens."},
+    "cost_usd": {"type": "number", "minimum": 0, "description": "Their cost in US dollars, "
+                 "if known."},
+}
+USAGE_SCHEMA: dict[str, Any] = {
+    "type": "object", "required": ["provider", "model", "calls", "input_tokens",
+                                   "output_tokens"],
+    "properties": {"provider": {"type": "string", "description": "One provider."},
+                   "model": {"type": "string", "description": "One model."},
+                   **_USAGE_FIELDS},
+    "additionalProperties": False,
+}
+TOTAL_SCHEMA: dict[str, Any] = {
+    "type": "object", "required": ["calls", "input_tokens", "output_tokens"],
+    "properties": _USAGE_FIELDS, "additionalProperties": False,
+    "description": "Your own total of every register_usage call, if you keep one: checked "
+                   "against the registrations (a total that differs counts none of them).",
+}
 INSTRUCTIONS = (
     "One run of a simulated helpdesk. Read lab://run/context (or call get_context) for the "
     "task, your capabilities and each tool's contract (arguments, result, typed errors, "
-    "idempotency). Act only through the tools; wait with sleep(ms) (virtual time). Call "
-    "finish_run when you are done: it closes the run for good and returns the evaluation."
+    "idempotency). Act only through the tools; wait with sleep(ms) (virtual time). The lab "
+    "does not see your model calls: say what they used with register_usage (each call adds "
+    "to the ones before). Call finish_run when you are done: it closes the run for good and "
+    "returns the evaluation."
 )
 
 
@@ -83,12 +115,21 @@ class McpRun:
         self.history = history
         self.client = "client"
         self.record: LabRun | None = None
+        self.usage: list[UsageEntry] = []
+        self.actions = 0  # the client's tool calls (not register_usage) and context reads
+        self.context_read = False
         self._t0 = time.perf_counter()
 
     # ----------------------------------------------------------------- what is listed
 
     def context(self) -> dict[str, Any]:
         return self.session.view.model_dump(mode="json")
+
+    def read_context(self) -> dict[str, Any]:
+        """The context, as the client reads it (an action; registrations may follow)."""
+        self.actions += 1
+        self.context_read = True
+        return self.context()
 
     def tools(self) -> list[types.Tool]:
         listed = [
@@ -112,11 +153,24 @@ class McpRun:
                        inputSchema={"type": "object", "required": ["ms"],
                                     "properties": {"ms": {"type": "integer", "minimum": 0}},
                                     "additionalProperties": False}),
+            types.Tool(name=USAGE_TOOL, description="Say what one or more of your model "
+                       "calls used, for one provider and one model; each registration adds "
+                       "to the ones before (register each call, or several at once, never a "
+                       "running total). Checked for consistency and recorded apart from what "
+                       "the lab observed; an inconsistent one is kept and never counted.",
+                       inputSchema=USAGE_SCHEMA,
+                       annotations=types.ToolAnnotations(readOnlyHint=False,
+                                                         destructiveHint=False,
+                                                         idempotentHint=False,
+                                                         openWorldHint=False)),
             types.Tool(name=FINISH_TOOL, description="End the run for good: nothing reaches "
                        "the world afterwards. Returns the evaluation (gate, violations, fault "
-                       "coverage). 'output' is your own account (recorded, never judged).",
+                       "coverage, your registered usage and its checks). 'output' is your own "
+                       "account (recorded, never judged); 'usage_total' your own total of "
+                       "the usage you registered, if you keep one.",
                        inputSchema={"type": "object",
-                                    "properties": {"output": {"type": "string"}},
+                                    "properties": {"output": {"type": "string"},
+                                                   "usage_total": TOTAL_SCHEMA},
                                     "additionalProperties": False},
                        annotations=types.ToolAnnotations(destructiveHint=True)),
         ]
@@ -130,10 +184,14 @@ class McpRun:
                          "reaches the world", error=True)
         if name == FINISH_TOOL:
             output = arguments.get("output", "")
-            record = self.finish(output=output if isinstance(output, str) else str(output))
+            record = self.finish(output=output if isinstance(output, str) else str(output),
+                                 usage_total=arguments.get("usage_total"))
             return self._evaluation(record)
+        if name == USAGE_TOOL:
+            return self._register(arguments)
+        self.actions += 1
         if name == CONTEXT_TOOL:
-            view = self.context()
+            view = self.read_context()
             return _text(json.dumps(view, sort_keys=True), error=False, structured=view)
         try:
             if name == SLEEP_TOOL:
@@ -146,15 +204,29 @@ class McpRun:
         return _text(observation.to_text(), error=not observation.ok,
                      structured=observation.model_dump(mode="json"))
 
-    def finish(self, *, output: str = "", error: BaseException | None = None) -> LabRun:
+    def _register(self, arguments: dict[str, Any]) -> types.CallToolResult:
+        entry = register(self.usage, arguments, context_read=self.context_read,
+                         actions_before=self.actions, at_ms=self.session.boundary.now_ms)
+        self.usage.append(entry)
+        body = entry.model_dump(mode="json")
+        said = ("registered, consistent" if not entry.failed else "registered, inconsistent: "
+                + "; ".join(f"{f.rule} {f.message}" for f in entry.failed))
+        return _text(said, error=bool(entry.failed), structured=body)
+
+    def finish(self, *, output: str = "", error: BaseException | None = None,
+               usage_total: Any = None) -> LabRun:
         """Close the run (once), write its files (run.json, report.html, junit.xml), record
-        it in the history and return the record."""
+        it in the history and return the record. The client's registered usage goes in
+        ``client_usage``; what the lab observed (``measurement.provider_usage``) stays
+        'unknown'."""
         if self.record is None:
-            self.record = self.session.finish(
+            record = self.session.finish(
                 AgentInfo(name=f"mcp:{self.client}", kind="mcp", fixture=False),
                 output=output, error=error,
                 agent_ms=(time.perf_counter() - self._t0) * 1000,
             )
+            self.record = record.model_copy(
+                update={"client_usage": settle(self.usage, usage_total)})
             done = write_lab_run(self.out_dir, self.record, history=self.history)
             if done.history:
                 print(done.history, file=sys.stderr)  # stdout is the protocol's
@@ -167,6 +239,8 @@ class McpRun:
             "record": str(self.out_dir / RUN_FILE),
             "execution": record.execution.model_dump(mode="json"),
             "gate": gate.model_dump(mode="json"),
+            "client_usage": (record.client_usage.model_dump(mode="json")
+                             if record.client_usage else None),
         }
         return _text(json.dumps(body, sort_keys=True), error=False, structured=body)
 
@@ -197,7 +271,7 @@ def build_server(run: McpRun) -> Server[Any, Any]:
     async def read_resource(uri: AnyUrl) -> Iterable[ReadResourceContents]:
         if str(uri) != CONTEXT_URI:
             raise ValueError(f"no resource {uri}; the only one is {CONTEXT_URI}")
-        return [ReadResourceContents(content=json.dumps(run.context(), sort_keys=True),
+        return [ReadResourceContents(content=json.dumps(run.read_context(), sort_keys=True),
                                      mime_type="application/json")]
 
     return server

@@ -78,6 +78,67 @@ class ProviderUsage(FrozenModel):
     cost_usd: float | Unknown = Field("unknown", description="Cost in US dollars.")
 
 
+class UsageCheckFailure(FrozenModel):
+    """One consistency check a client's usage registration failed (docs/LAB.md, MU1..MU7)."""
+
+    rule: str = Field(description="Check id, e.g. 'MU4' (see docs/LAB.md).")
+    message: str = Field(description="What is inconsistent, in words.")
+
+
+class UsageEntry(FrozenModel):
+    """One ``register_usage`` call of an MCP client, kept as it was sent, with where in the
+    run it came and the checks it failed. Only a consistent entry is ever counted."""
+
+    number: int = Field(description="1 for the first registration of the run, and so on.")
+    arguments: dict[str, Any] = Field(description="The arguments exactly as the client sent "
+                                      "them (provider, model, calls, tokens, cost).")
+    actions_before: int = Field(
+        description="The client's actions before it: tool calls (requests, waits, context "
+        "reads; not register_usage) and resource reads of the context.")
+    context_read: bool = Field(description="Whether the client had read the context by then.")
+    at_ms: int = Field(description="The run's virtual time when it was registered.")
+    failed: list[UsageCheckFailure] = Field(
+        default_factory=list, description="The checks it failed; empty when consistent.")
+    counted: bool = Field(description="Whether it counts in 'counted' (consistent, and the "
+                          "client's declared total agrees with its entries).")
+
+
+class ModelUsage(FrozenModel):
+    """Usage of one provider and model, summed over the consistent entries that name it."""
+
+    provider: str = Field(description="The provider, as registered.")
+    model: str = Field(description="The model, as registered.")
+    calls: int = Field(description="Model calls.")
+    input_tokens: int = Field(description="Input (prompt) tokens.")
+    output_tokens: int = Field(description="Output (completion) tokens.")
+    cost_usd: float | Unknown = Field(
+        "unknown", description="Cost in US dollars; 'unknown' unless every entry gave one.")
+
+
+class ClientUsage(FrozenModel):
+    """Model usage an MCP client registered about itself: a claim, never an observation.
+
+    Kept apart from ``measurement.provider_usage`` (what the lab observed: 'unknown' for an
+    MCP run) and never merged with it. Entries that fail a check are kept and never counted.
+    """
+
+    source: Literal["mcp_client"] = Field(
+        "mcp_client", description="Registered by the MCP client through register_usage.")
+    status: Literal["none", "consistent", "partly_inconsistent", "inconsistent"] = Field(
+        description="'none' (nothing registered), 'consistent' (every entry counted), "
+        "'partly_inconsistent' (some entries counted), 'inconsistent' (none counted).")
+    entries: list[UsageEntry] = Field(default_factory=list,
+                                      description="Every registration, in order.")
+    declared_total: dict[str, Any] | None = Field(
+        None, description="The totals the client declared with finish_run, as sent, if any.")
+    total_failed: list[UsageCheckFailure] = Field(
+        default_factory=list, description="The totals check (MU7) when it failed: then no "
+        "entry is counted.")
+    counted: list[ModelUsage] = Field(
+        default_factory=list, description="Per provider and model, the consistent entries "
+        "summed; models are never summed together.")
+
+
 class Measurement(FrozenModel):
     """What the harness counted."""
 
@@ -163,6 +224,12 @@ class LabRun(FrozenModel):
         None,
         description="For a trusted local agent: the supervisor's account of its child "
         "process (how it ended, exit status, late requests refused, the log file).",
+    )
+    client_usage: ClientUsage | None = Field(
+        None,
+        description="For an MCP run: the model usage the client registered about itself, "
+        "with each entry's consistency checks. Apart from measurement.provider_usage (what "
+        "the lab observed), never merged with it. None for other agents.",
     )
 
 

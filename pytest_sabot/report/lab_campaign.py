@@ -4,9 +4,12 @@ every trial. No row pools two agents or two scenarios."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from rich.console import Console
 
 from pytest_sabot.lab.campaign import OUTCOMES, CampaignSummary, GroupSummary, Rate, TrialResult
+from pytest_sabot.lab.vocabulary import GateOutcome
 from pytest_sabot.report.terminal import Column, print_lines, print_table
 
 FIXTURE_NOTE = ("builtin:* agents are scripted controllers: acceptance fixtures, not "
@@ -35,6 +38,10 @@ def short_rate(rate: Rate) -> str:
     return f"{rate.rate:.1%} [{rate.low:.1%}, {rate.high:.1%}]"
 
 
+def _count(outcome: GateOutcome) -> Callable[[GroupSummary], str]:
+    return lambda g: str(g.counts[outcome])
+
+
 def group_columns() -> tuple[Column[GroupSummary], ...]:
     """One row per agent of a scenario: n, every outcome's count, the pass rate (and,
     where the width allows, the fail rate) with Wilson 95% intervals."""
@@ -42,8 +49,8 @@ def group_columns() -> tuple[Column[GroupSummary], ...]:
         Column("agent", lambda g: g.agent, 1),
         Column("n", lambda g: str(g.n) if g.n == g.planned else f"{g.n}/{g.planned}", 1,
                "right"),
-        *(Column(o if o != "inconclusive" else "inconcl.", lambda g, o=o: str(g.counts[o]),
-                 1, "right") for o in OUTCOMES),
+        *(Column(o if o != "inconclusive" else "inconcl.", _count(o), 1, "right")
+          for o in OUTCOMES),
         Column("pass [95% CI]", lambda g: short_rate(g.rates["pass"]), 1),
         Column("fail [95% CI]", lambda g: short_rate(g.rates["fail"]), 2),
     )

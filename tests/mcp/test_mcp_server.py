@@ -61,7 +61,7 @@ def test_MS1_a_client_reads_only_the_public_context_and_the_scenarios_tools(
     assert [str(r.uri) for r in resources.resources] == [CONTEXT_URI]
     names = [t.name for t in tools.tools]
     assert names == ["get_customer", "find_tickets", "create_ticket", "get_context", "sleep",
-                     "finish_run"]
+                     "register_usage", "finish_run"]
     catalog = {c.name: c.arguments for c in expected.catalog}
     assert {t.name: t.inputSchema for t in tools.tools if t.name in catalog} == catalog
     listed = json.dumps([t.model_dump(mode="json") for t in tools.tools]) + text_of(by_tool)
@@ -134,7 +134,7 @@ def test_MS3_finish_run_closes_the_run_for_good(tmp_path: Path) -> None:
     record = read_run(out)
     assert [r.tool for r in record.streams.requests] == ["get_customer"]
     assert record.execution.output == "first" and record.streams.effects == []
-    assert sorted(p.name for p in out.iterdir()) == ["run.json"]  # written once
+    assert sorted(p.name for p in out.iterdir()) == ["junit.xml", "report.html", "run.json"]
 
 
 @pytest.mark.slow

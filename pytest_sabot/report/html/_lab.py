@@ -24,6 +24,7 @@ from pytest_sabot.lab.evidence import (
 )
 from pytest_sabot.lab.observation import Observation
 from pytest_sabot.lab.record import LabRun
+from pytest_sabot.report.html._lab_usage import UsageView, build_usage
 from pytest_sabot.report.lab import FIXTURE_NOTE
 from pytest_sabot.report.lab_diagnostics import Diagnostic, diagnose
 
@@ -108,6 +109,7 @@ class LabView:
     counts: dict[str, int]
     changes: list[Change]
     diagnostics: list[Diagnostic]
+    usage: UsageView
 
 
 def _value(entity: dict[str, Any] | None, key: str) -> str:
@@ -231,4 +233,5 @@ def build(record: LabRun) -> LabView:
         counts=dict(counts),
         changes=changes(record),
         diagnostics=diagnose(record),
+        usage=build_usage(record),
     )
