@@ -4,9 +4,10 @@ record, a replay's comparison, and a lab matrix's gates beside the Sabot funnel
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 from rich.console import Console
 
+from pytest_sabot.core.models.base import FrozenModel
 from pytest_sabot.lab.compare import LabComparison, RequestAt
 from pytest_sabot.lab.record import LabRun
 from pytest_sabot.lab.replay import ReplayReport
@@ -130,10 +131,8 @@ def gate_markdown(gates: LabGates) -> list[str]:
 # --------------------------------------------------------------------------- inspect
 
 
-class LabEvent(BaseModel):
+class LabEvent(FrozenModel):
     """One line of a lab run's timeline (``sabot inspect RUN``)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     seq: int = Field(description="The event's seq (faults: their request's; violations: "
                      "their last cited event's, or after the last event for an absence).")
@@ -145,10 +144,8 @@ class LabEvent(BaseModel):
     what: str = Field(description="What it says, in words.")
 
 
-class LabTimeline(BaseModel):
+class LabTimeline(FrozenModel):
     """What ``sabot inspect RUN --json`` prints for a lab run."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     run_id: str
     agent: str
