@@ -202,18 +202,15 @@ def lab_timeline(record: LabRun) -> LabTimeline:
                                id=o.observation_id, what=f"shown for {o.request_id}: {said}"))
     requests = {r.request_id: r for r in s.requests}
     for entry in record.coverage:
-        for a in entry.activations:
-            at = requests.get(a.request_id)
+        # where the fault acted, then where it matched but could not act
+        marks = [(a.request_id, "", a.note) for a in entry.activations]
+        marks += [(x.request_id, " suppressed", x.reason) for x in entry.suppressions]
+        for request_id, suppressed, why in marks:
+            at = requests.get(request_id)
             if at is not None:
                 events.append(LabEvent(seq=at.seq, at_ms=at.at_ms, stream="fault", id=entry.id,
-                                       what=f"{entry.operator} {entry.fault} on "
-                                       f"{a.request_id}: {a.note}"))
-        for x in entry.suppressions:
-            at = requests.get(x.request_id)
-            if at is not None:
-                events.append(LabEvent(seq=at.seq, at_ms=at.at_ms, stream="fault", id=entry.id,
-                                       what=f"{entry.operator} {entry.fault} suppressed on "
-                                       f"{x.request_id}: {x.reason}"))
+                                       what=f"{entry.operator} {entry.fault}{suppressed} on "
+                                       f"{request_id}: {why}"))
     last = max((e.seq for e in events), default=0)
     for v in record.gate.violations:
         seq = max((r.seq for r in v.evidence), default=last + 1)
