@@ -28,11 +28,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 from rich.console import Console
 
 from pytest_sabot.commands.lab_demo import DemoRow as LabDemoRow
 from pytest_sabot.core.model_spec import parse_model
+from pytest_sabot.core.models.base import FrozenModel
 from pytest_sabot.core.models.cells import Cell
 from pytest_sabot.core.models.verdict import BaselineVerdict, CellVerdict
 from pytest_sabot.results import ResultsFile
@@ -130,10 +131,8 @@ DECLARED: tuple[Declaration, ...] = (
 )
 
 
-class DemoRow(BaseModel):
+class DemoRow(FrozenModel):
     """One declared outcome next to what the engine produced."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     cell_id: str = Field(description="The cell that ran.")
     persona: str = Field(description="Embedded-model persona that served it.")
@@ -144,10 +143,8 @@ class DemoRow(BaseModel):
     why: str = Field(description="Why the persona leads to this outcome.")
 
 
-class DemoReport(BaseModel):
+class DemoReport(FrozenModel):
     """The whole demo: every row, where its traces are, how long it took."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     label: str = Field(FIXTURE_NOTE, description="How these outcomes must be described.")
     wave: int = Field(description="Wave the cells belong to.")

@@ -19,10 +19,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 from rich.console import Console
 
 from pytest_sabot.commands.lab_outputs import write_lab_run
+from pytest_sabot.core.models.base import FrozenModel
 from pytest_sabot.lab.controllers import CONTROLLERS
 from pytest_sabot.lab.engine import execute
 from pytest_sabot.lab.record import LabRun
@@ -53,10 +54,8 @@ DECLARED: tuple[Declared, ...] = (
 )
 
 
-class DemoRow(BaseModel):
+class DemoRow(FrozenModel):
     """One controller's declared and produced outcome."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     agent: str = Field(description="The controller.")
     declared: GateOutcome = Field(description="The declared gate.")

@@ -20,10 +20,11 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from pytest_sabot.core.errors import SabotDataError
 from pytest_sabot.core.exit_codes import EXIT_INCONCLUSIVE, EXIT_PASS
+from pytest_sabot.core.models.base import StrictModel
 
 MERGE_FILE = "merge.json"
 MERGE_SCHEMA_VERSION = "1"
@@ -42,10 +43,8 @@ SAME = (
 )
 
 
-class MergedShard(BaseModel):
+class MergedShard(StrictModel):
     """One shard directory a merge read."""
-
-    model_config = ConfigDict(extra="forbid")
 
     dir: str = Field(description="The shard's output directory, as given.")
     shard: str = Field(description="K/N, from the shard's --sabot-shard.")
@@ -54,10 +53,8 @@ class MergedShard(BaseModel):
     cells: list[str] = Field(description="Cells whose records were copied from it.")
 
 
-class MergeRecord(BaseModel):
+class MergeRecord(StrictModel):
     """``<out>/merge.json``: where a merged directory's records came from."""
-
-    model_config = ConfigDict(extra="forbid")
 
     schema_version: str = Field(MERGE_SCHEMA_VERSION, description="Format version.")
     tool: str = Field(description="pytest-sabot version that merged.")

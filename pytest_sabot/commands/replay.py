@@ -40,10 +40,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from pytest_sabot.core.errors import SabotDataError
 from pytest_sabot.core.exit_codes import EXIT_ERROR, EXIT_GATE, EXIT_INCONCLUSIVE, EXIT_PASS
+from pytest_sabot.core.models.base import StrictModel
 from pytest_sabot.core.models.verdict import BaselineVerdict, CellVerdict
 from pytest_sabot.core.records import RunOutcome
 from pytest_sabot.core.trace_io import read_trace
@@ -67,11 +68,7 @@ NOT_REPRODUCIBLE_TEXT = (
 )
 
 
-class _Out(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class Difference(_Out):
+class Difference(StrictModel):
     """The first place the replay parted from the recording."""
 
     seq: int | None = Field(description="Trace position of the first differing event.")
@@ -83,7 +80,7 @@ class Difference(_Out):
     what: str = Field(description="What differs, in words.")
 
 
-class Gate(_Out):
+class Gate(StrictModel):
     """The original cell's gate: the task's pass criterion on its final artifact, and
     whether it ran at all."""
 
@@ -91,7 +88,7 @@ class Gate(_Out):
     reason: str
 
 
-class ReplayReport(_Out):
+class ReplayReport(StrictModel):
     """What ``sabot replay`` found (its ``--json`` output)."""
 
     cell_id: str

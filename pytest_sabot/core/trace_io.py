@@ -21,14 +21,16 @@ import os
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from pydantic import TypeAdapter, ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from pytest_sabot.core.errors import SabotDataError, from_validation_error
 from pytest_sabot.core.loading import TOO_DEEP
 from pytest_sabot.core.models.trace import Trace, TraceEvent
 from pytest_sabot.core.secrets import known_secrets, scrub_text, scrub_value
+
+ModelT = TypeVar("ModelT", bound=BaseModel)
 
 TRACE_FILE = "events.jsonl"
 PARTIAL_SUFFIX = ".partial"
@@ -179,6 +181,18 @@ def write_json_atomic(path: Path, payload: Any) -> None:
     """Write JSON via a temp file, fsync and os.replace, so a kill leaves the old file."""
     text = json.dumps(scrub_value(payload), indent=2, sort_keys=True) + "\n"
     write_text_atomic(path, text)
+
+
+def write_record_atomic(path: Path, record: BaseModel) -> None:
+    """:func:`write_json_atomic` of a record as its model dumps it to JSON."""
+    write_json_atomic(path, record.model_dump(mode="json"))
+
+
+def read_record_if_present(path: Path, model: type[ModelT]) -> ModelT | None:
+    """The record at ``path`` as ``model`` validates it, or None when there is no file."""
+    if not path.is_file():
+        return None
+    return model.model_validate_json(path.read_text(encoding="utf-8"))
 
 
 def write_text_atomic(path: Path, text: str) -> None:

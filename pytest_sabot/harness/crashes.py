@@ -32,7 +32,8 @@ from pytest_sabot.core.trace_io import (
     PARTIAL_SUFFIX,
     TRACE_FILE,
     parse_events,
-    write_json_atomic,
+    read_record_if_present,
+    write_record_atomic,
     write_text_atomic,
 )
 from pytest_sabot.harness.settings import RunSettings, provenance, run_start_data
@@ -46,15 +47,12 @@ _EVENT: TypeAdapter[Any] = TypeAdapter(TraceEvent)
 def note_crash(run_dir: Path, session: str, worker: str, message: str) -> None:
     """Mark a cell's unfinished files as a crashed first attempt, for its retry."""
     note = CrashNote(session=session, worker=worker, message=message, at=now_iso())
-    write_json_atomic(run_dir / CRASH_FILE, note.model_dump(mode="json"))
+    write_record_atomic(run_dir / CRASH_FILE, note)
 
 
 def read_crash_note(run_dir: Path) -> CrashNote | None:
     """The crash note in a cell's directory, or None."""
-    path = run_dir / CRASH_FILE
-    if not path.is_file():
-        return None
-    return CrashNote.model_validate_json(path.read_text(encoding="utf-8"))
+    return read_record_if_present(run_dir / CRASH_FILE, CrashNote)
 
 
 def _whole_event(line: str, seq: int) -> dict[str, Any] | None:
@@ -129,5 +127,5 @@ def record_crash(
         pass_reason="the worker process running the cell crashed",
         **provenance(cell, wave, settings),
     )
-    write_json_atomic(run_dir / OUTCOME_FILE, outcome.model_dump(mode="json"))
+    write_record_atomic(run_dir / OUTCOME_FILE, outcome)
     return outcome

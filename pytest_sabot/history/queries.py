@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 from pytest_sabot.core.errors import SabotDataError
+from pytest_sabot.core.models.base import FrozenModel
 from pytest_sabot.history.errors import HistoryError, RunNotFound
 from pytest_sabot.history.sources import (
     LabRun,
@@ -30,12 +32,10 @@ from pytest_sabot.history.sources import (
 from pytest_sabot.history.store import DEFAULT_TIMEOUT_S, History, open_history
 from pytest_sabot.results.outcomes import letter
 
-
-class _Out(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+RecordT = TypeVar("RecordT", bound=BaseModel)
 
 
-class RunSummary(_Out):
+class RunSummary(FrozenModel):
     """One run as ``sabot history`` lists it."""
 
     run_id: str = Field(description="Session run id (or derived id, see docs/HISTORY.md).")
@@ -62,7 +62,7 @@ class RunSummary(_Out):
     verdicts: bool = Field(description="The history holds its cells' verdicts.")
 
 
-class ScoreRowInfo(_Out):
+class ScoreRowInfo(FrozenModel):
     """One scoreboard row of a run."""
 
     row: str
@@ -91,7 +91,7 @@ class ScoreRowInfo(_Out):
     baselines_recorded: int
 
 
-class CellInfo(_Out):
+class CellInfo(FrozenModel):
     """One cell of a run."""
 
     cell_id: str
@@ -111,7 +111,7 @@ class CellInfo(_Out):
     gate_exit: int | None
 
 
-class RunDetail(_Out):
+class RunDetail(FrozenModel):
     """Everything the history holds of one run (``history show --json``)."""
 
     summary: RunSummary
@@ -307,7 +307,7 @@ def resolve_run(
     return out
 
 
-class LoadedRun(_Out):
+class LoadedRun(FrozenModel):
     """A run's results for a comparison, and where they were read."""
 
     run_id: str
@@ -316,15 +316,32 @@ class LoadedRun(_Out):
     note: str = Field("", description="Why the history's copy was read, if it was.")
 
 
-def _on_disk(path: str | None, digest: str | None) -> ResultsFile | None:
-    """The run's results.json when the file there is still exactly what was indexed."""
+def _on_disk(
+    path: str | None, digest: str | None, read: Callable[[Path], RecordT]
+) -> RecordT | None:
+    """The record at ``path`` (read with ``read``) when the file there is still exactly
+    what was indexed."""
     if not path or not digest or not Path(path).is_file():
         return None
     try:
-        results = read_results_file(Path(path))
+        record = read(Path(path))
     except SabotDataError:
         return None
-    return results if digest_of(results)[0] == digest else None
+    return record if digest_of(record)[0] == digest else None
+
+
+def _indexed_run(history_path: Path, ref: str, timeout: float) -> tuple[str, sqlite3.Row]:
+    """(the run id ``ref`` names, its row: kind, results file and digest, output directory
+    and the history's copy of the record)."""
+    with open_history(Path(history_path), timeout=timeout) as db:
+        run_id = find_run(db, ref)
+        row = db.one(
+            "SELECT r.kind, r.results_file, r.results_digest, r.out_dir, s.data "
+            "FROM runs r LEFT JOIN snapshots s ON s.run_id = r.run_id WHERE r.run_id = ?",
+            (run_id,),
+        )
+        assert row is not None
+    return run_id, row
 
 
 def load_run_results(
@@ -334,14 +351,7 @@ def load_run_results(
     exactly what was indexed, else the copy the history kept when it indexed it (a later
     session in the same directory replaced results.json). A lab run has a gate, not a
     Sabot Score, and is refused."""
-    with open_history(Path(history_path), timeout=timeout) as db:
-        run_id = find_run(db, ref)
-        row = db.one(
-            "SELECT r.kind, r.results_file, r.results_digest, r.out_dir, s.format, s.data "
-            "FROM runs r LEFT JOIN snapshots s ON s.run_id = r.run_id WHERE r.run_id = ?",
-            (run_id,),
-        )
-        assert row is not None
+    run_id, row = _indexed_run(history_path, ref, timeout)
     if row["kind"] == "lab":
         raise HistoryError(
             history_path,
@@ -349,7 +359,7 @@ def load_run_results(
             "Compare scored runs (pytest sessions, sabot demo); a lab run's gate is in "
             "`sabot history show`",
         )
-    found = _on_disk(row["results_file"], row["results_digest"])
+    found = _on_disk(row["results_file"], row["results_digest"], read_results_file)
     if found is not None:
         return LoadedRun(run_id=run_id, results=found, source=str(row["results_file"]))
     if row["data"] is None:
@@ -384,24 +394,12 @@ def run_kind(history_path: Path, ref: str, *, timeout: float = DEFAULT_TIMEOUT_S
 
 def load_lab_run(history_path: Path, ref: str, *, timeout: float = DEFAULT_TIMEOUT_S) -> LabRun:
     """A lab run's record: its run.json when unchanged, else the history's copy."""
-    with open_history(Path(history_path), timeout=timeout) as db:
-        run_id = find_run(db, ref)
-        row = db.one(
-            "SELECT r.kind, r.results_file, r.results_digest, s.data FROM runs r "
-            "LEFT JOIN snapshots s ON s.run_id = r.run_id WHERE r.run_id = ?",
-            (run_id,),
-        )
-        assert row is not None
+    run_id, row = _indexed_run(history_path, ref, timeout)
     if row["kind"] != "lab":
         raise HistoryError(history_path, f"run {run_id} is not a lab run")
-    path = row["results_file"]
-    if path and Path(path).is_file():
-        try:
-            record = read_lab_run(Path(path))
-            if digest_of(record)[0] == row["results_digest"]:
-                return record
-        except SabotDataError:
-            pass
+    found = _on_disk(row["results_file"], row["results_digest"], read_lab_run)
+    if found is not None:
+        return found
     if row["data"] is None:
         raise HistoryError(history_path, f"lab run {run_id} has no record on disk or here")
     return lab_run_from_snapshot(bytes(row["data"]))

@@ -26,9 +26,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 from pytest_sabot.core.errors import SabotDataError
+from pytest_sabot.core.models.base import StrictModel
 from pytest_sabot.core.records import now_iso
 from pytest_sabot.core.secrets import scrub_value
 from pytest_sabot.history.errors import HistoryError
@@ -74,11 +75,7 @@ RUN_COLUMNS = frozenset({
 })
 
 
-class _Out(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class Recorded(_Out):
+class Recorded(StrictModel):
     """What recording one session did."""
 
     history: str = Field(description="The history file written.")
@@ -90,14 +87,14 @@ class Recorded(_Out):
     detail: str = Field("", description="More words, e.g. where the indexed copy lives.")
 
 
-class IndexProblem(_Out):
+class IndexProblem(StrictModel):
     """A record that could not be indexed, and why."""
 
     file: str = Field(description="The record (or directory) concerned.")
     problem: str = Field(description="What is wrong with it, in words.")
 
 
-class IndexReport(_Out):
+class IndexReport(StrictModel):
     """What ``index_output`` did (what ``history index --json`` prints)."""
 
     history: str = Field(description="The history file written.")

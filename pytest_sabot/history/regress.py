@@ -31,9 +31,10 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from pytest_sabot.core.exit_codes import EXIT_GATE, EXIT_INCONCLUSIVE, EXIT_PASS
+from pytest_sabot.core.models.base import FrozenModel
 from pytest_sabot.results import ResultsFile
 from pytest_sabot.results.compare import DEFAULT_RESAMPLES, DEFAULT_SEED, Comparison, compare
 from pytest_sabot.scoring.aggregate import Rate
@@ -52,11 +53,7 @@ RowStatus = Literal["regression", "improvement", "no regression", "not tested"]
 Outcome = Literal["regression", "no regression", "inconclusive"]
 
 
-class _Out(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class RunRef(_Out):
+class RunRef(FrozenModel):
     """One side of the check, as its results describe it."""
 
     name: str = Field(description="How it was named: a run id or a path.")
@@ -71,7 +68,7 @@ class RunRef(_Out):
     complete: bool = Field(description="Its session recorded its whole selection.")
 
 
-class RowCheck(_Out):
+class RowCheck(FrozenModel):
     """One scoreboard row checked for a regression."""
 
     row: str
@@ -87,7 +84,7 @@ class RowCheck(_Out):
     why: str = Field(description="The reading, in words.")
 
 
-class RegressionReport(_Out):
+class RegressionReport(FrozenModel):
     """What ``regress A B`` decides (its ``--json`` output)."""
 
     outcome: Outcome

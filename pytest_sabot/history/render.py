@@ -244,12 +244,6 @@ def _spend_text(d: RunDetail) -> str:
     return text
 
 
-
-
-
-
-
-
 REGRESS_COLUMNS: tuple[Column[RowCheck], ...] = (
     Column("row", lambda r: r.row, 1),
     Column("A score", lambda r: rate_text(r.a), 3, "right"),

@@ -15,7 +15,11 @@ from typing import Any, Literal
 
 from pytest_sabot.core.model_spec import parse_judge
 from pytest_sabot.core.models.trace import Trace
-from pytest_sabot.core.trace_io import write_json_atomic
+from pytest_sabot.core.trace_io import (
+    read_record_if_present,
+    write_json_atomic,
+    write_record_atomic,
+)
 from pytest_sabot.judge import rubric, transcript
 from pytest_sabot.judge.backends import JudgeBackend, JudgeBackendError
 from pytest_sabot.judge.models import JudgeRequest, JudgeResult, SoftRecord
@@ -87,14 +91,11 @@ def judge_trace(
 
 
 def write_soft(run_dir: Path, record: SoftRecord) -> None:
-    write_json_atomic(run_dir / SOFT_FILE, record.model_dump(mode="json"))
+    write_record_atomic(run_dir / SOFT_FILE, record)
 
 
 def read_soft_record(run_dir: Path) -> SoftRecord | None:
-    path = run_dir / SOFT_FILE
-    if not path.is_file():
-        return None
-    return SoftRecord.model_validate_json(path.read_text(encoding="utf-8"))
+    return read_record_if_present(run_dir / SOFT_FILE, SoftRecord)
 
 
 SIM_JUDGE_LABEL = "fixture of the embedded judge (sim), not a measurement of any model"

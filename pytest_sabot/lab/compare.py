@@ -18,8 +18,9 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from pytest_sabot.core.models.base import FrozenModel
 from pytest_sabot.lab.record import LabRun
 from pytest_sabot.lab.vocabulary import GateOutcome
 
@@ -29,11 +30,7 @@ from pytest_sabot.lab.vocabulary import GateOutcome
 GATE_RANK: dict[str, int] = {"pass": 0, "inconclusive": 1, "fail": 2, "error": 2}
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class LabSide(_Strict):
+class LabSide(FrozenModel):
     """One run as the comparison shows it."""
 
     name: str = Field(description="How the input was named (path, or id and source).")
@@ -52,7 +49,7 @@ class LabSide(_Strict):
     messages: dict[str, str] = Field(description="Each broken rule's message.")
 
 
-class CoverageRow(_Strict):
+class CoverageRow(FrozenModel):
     id: str = Field(description="Schedule entry id.")
     fault: str = Field(description="Fault kind.")
     a: str | None = Field(description="Status in A ('activated, landed', ...), None if absent.")
@@ -60,26 +57,26 @@ class CoverageRow(_Strict):
     differs: bool = Field(description="Whether A and B differ.")
 
 
-class EffectCount(_Strict):
+class EffectCount(FrozenModel):
     kind: str = Field(description="Effect kind.")
     a: int = Field(description="How many A committed.")
     b: int = Field(description="How many B committed.")
 
 
-class RequestAt(_Strict):
+class RequestAt(FrozenModel):
     id: str = Field(description="Request id.")
     tool: str = Field(description="Tool.")
     arguments: dict[str, Any] = Field(description="Arguments as given.")
 
 
-class Divergence(_Strict):
+class Divergence(FrozenModel):
     position: int = Field(description="1-based position of the request in each run.")
     a: RequestAt | None = Field(description="A's request there (None: A had stopped).")
     b: RequestAt | None = Field(description="B's request there (None: B had stopped).")
     what: str = Field(description="What differs, in words.")
 
 
-class LabComparison(_Strict):
+class LabComparison(FrozenModel):
     """What ``sabot compare A B --json`` prints for two lab runs."""
 
     kind: Literal["lab"] = "lab"

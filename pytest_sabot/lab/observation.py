@@ -11,17 +11,16 @@ import json
 from collections.abc import Generator
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from pytest_sabot.core.models.base import FrozenModel
 from pytest_sabot.lab.vocabulary import ErrorCode
 
 TIMEOUT_MESSAGE = "the request timed out; its outcome is unknown"
 
 
-class ToolError(BaseModel):
+class ToolError(FrozenModel):
     """A typed error returned instead of a result."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     code: ErrorCode = Field(description="Machine-readable error class.")
     message: str = Field(description="Human-readable explanation, as shown to the agent.")
@@ -30,10 +29,8 @@ class ToolError(BaseModel):
     )
 
 
-class Observation(BaseModel):
+class Observation(FrozenModel):
     """One tool call's answer exactly as the agent receives it."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     tool: str = Field(description="The tool the agent called (as it spelled it).")
     ok: bool = Field(description="True when the call returned a result, False on an error.")

@@ -14,8 +14,9 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from pytest_sabot.core.models.base import FrozenModel
 from pytest_sabot.lab.agent import AgentContext, AgentResult, AgentStopped, LabAgent
 from pytest_sabot.lab.engine import execute
 from pytest_sabot.lab.record import LabRun
@@ -23,10 +24,8 @@ from pytest_sabot.lab.scenario_load import scenario_digest
 from pytest_sabot.lab.vocabulary import GateOutcome
 
 
-class Difference(BaseModel):
+class Difference(FrozenModel):
     """The first place a replay differs from its record."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     where: str = Field(description="'seq 7 (effects e2)', 'world_final', 'gate', ...")
     field: str = Field(description="Dotted path of the first differing value ('' = whole).")
@@ -34,10 +33,8 @@ class Difference(BaseModel):
     replayed: Any = Field(description="The value the replay produced.")
 
 
-class ReplayReport(BaseModel):
+class ReplayReport(FrozenModel):
     """The outcome of replaying one run record."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     format_version: Literal[1] = Field(1, description="Replay report version.")
     run_id: str = Field(description="The replayed run.")

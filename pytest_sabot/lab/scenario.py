@@ -14,8 +14,9 @@ from __future__ import annotations
 
 from typing import Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from pytest_sabot.core.models.base import FrozenModel
 from pytest_sabot.lab.faults import FaultEntry
 from pytest_sabot.lab.vocabulary import IdempotencySupport, Priority, ToolName
 
@@ -30,14 +31,10 @@ def _every_tool() -> list[ToolName]:
     return list(get_args(ToolName))
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
 # --------------------------------------------------------------------------- world
 
 
-class CustomerSpec(_Strict):
+class CustomerSpec(FrozenModel):
     """A customer the scenario needs by name (more are generated from the seed)."""
 
     customer_id: str = Field(pattern=r"^C-\d{1,6}$", description="Id such as 'C-104'.")
@@ -48,7 +45,7 @@ class CustomerSpec(_Strict):
     )
 
 
-class AssigneeSpec(_Strict):
+class AssigneeSpec(FrozenModel):
     """A support engineer tickets can be assigned to."""
 
     assignee_id: str = Field(pattern=r"^A-\d{1,6}$", description="Id such as 'A-7'.")
@@ -56,7 +53,7 @@ class AssigneeSpec(_Strict):
     team: str = Field(min_length=1, description="Team name.")
 
 
-class TicketRevision(_Strict):
+class TicketRevision(FrozenModel):
     """One committed change to an existing ticket before the run starts."""
 
     subject: str | None = Field(None, description="New subject, if it changed.")
@@ -64,7 +61,7 @@ class TicketRevision(_Strict):
     assignee_id: str | None = Field(None, description="New assignee, if it changed.")
 
 
-class ExistingTicket(_Strict):
+class ExistingTicket(FrozenModel):
     """A ticket that already exists when the run starts, with its committed history."""
 
     request_key: str = Field(min_length=1, description="Business request key.")
@@ -79,7 +76,7 @@ class ExistingTicket(_Strict):
     )
 
 
-class ApprovalRule(_Strict):
+class ApprovalRule(FrozenModel):
     """Which tickets need approval before assignment, and when the approver grants it."""
 
     priorities: list[Priority] = Field(
@@ -91,7 +88,7 @@ class ApprovalRule(_Strict):
     )
 
 
-class WorldSpec(_Strict):
+class WorldSpec(FrozenModel):
     """The simulated helpdesk: fixtures plus a seeded background."""
 
     seed: int = Field(description="Seed of everything generated (ids, background entities).")
@@ -119,7 +116,7 @@ class WorldSpec(_Strict):
 # --------------------------------------------------------------------------- task
 
 
-class PublicTask(_Strict):
+class PublicTask(FrozenModel):
     """The request the agent receives: the only scenario text an agent ever sees."""
 
     instructions: str = Field(min_length=1, description="The request in plain words.")
@@ -153,7 +150,7 @@ class TaskSpec(PublicTask):
 # --------------------------------------------------------------------------- contracts
 
 
-class WriteContract(_Strict):
+class WriteContract(FrozenModel):
     """The published contract choice of one write tool."""
 
     idempotency: IdempotencySupport = Field(
@@ -163,7 +160,7 @@ class WriteContract(_Strict):
     )
 
 
-class Contracts(_Strict):
+class Contracts(FrozenModel):
     """Idempotency contract of each write tool."""
 
     create_ticket: WriteContract = Field(default_factory=WriteContract, description="create.")
@@ -180,7 +177,7 @@ class Contracts(_Strict):
 # --------------------------------------------------------------------------- grading, limits
 
 
-class Expectations(_Strict):
+class Expectations(FrozenModel):
     """What the committed effects must add up to (private; never shown to the agent)."""
 
     tickets: int = Field(1, ge=0, description="Exact number of tickets for the request key.")
@@ -189,14 +186,14 @@ class Expectations(_Strict):
     )
 
 
-class Limits(_Strict):
+class Limits(FrozenModel):
     """When the run stops even if the agent does not."""
 
     deadline_ms: int = Field(600_000, ge=1, description="Virtual-time deadline.")
     max_tool_calls: int = Field(60, ge=1, description="Budget of routed tool calls.")
 
 
-class Scenario(_Strict):
+class Scenario(FrozenModel):
     """One lab scenario file."""
 
     format_version: Literal[1] = Field(

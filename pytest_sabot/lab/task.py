@@ -37,6 +37,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from pytest_sabot.core.models.base import FrozenModel
+from pytest_sabot.core.models.task import refuse_spec_problems
 from pytest_sabot.core.models.trace import OperatorId
 from pytest_sabot.core.operators import LabOperatorId, declaration, lab_operator_ids
 from pytest_sabot.lab.faults import FaultEntry
@@ -202,10 +203,7 @@ class LabOperatorsFile(FrozenModel):
 
     @model_validator(mode="after")
     def _each(self) -> LabOperatorsFile:
-        for op, spec in self.operators.items():
-            problem = lab_spec_problem(op, spec)
-            if problem is not None:
-                raise ValueError(problem)
+        refuse_spec_problems(self.operators, lab_spec_problem)
         return self
 
 
@@ -220,9 +218,7 @@ class LabAddedOperatorFile(FrozenModel):
 
     @model_validator(mode="after")
     def _valid(self) -> LabAddedOperatorFile:
-        problem = lab_spec_problem(self.operator, self.spec)
-        if problem is not None:
-            raise ValueError(problem)
+        refuse_spec_problems({self.operator: self.spec}, lab_spec_problem)
         return self
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from pytest_sabot.core.models.trace import OperatorId, ProbeData
 from pytest_sabot.core.operators import InjectionSpec
@@ -76,6 +76,15 @@ class Operator:
     def _probe_after(self, events: Sequence[Any], seq: int) -> ProbeData:
         raise NotImplementedError
 
+    def _probe_injected(
+        self, events: Sequence[Any], seq: int, kind: str, missing: str, verb: str
+    ) -> ProbeData:
+        """``_probe_shown`` for a fault whose injected text stands inside the event text."""
+        injected = self.spec.injected
+        return self._probe_shown(
+            events, seq, kind, lambda e: injected in e.text, missing, f"{verb} {injected!r}"
+        )
+
     def _probe_shown(
         self,
         events: Sequence[Any],
@@ -98,6 +107,25 @@ class Operator:
             evidence=f"{kind} seq {shown.seq} {shown_as}"
             + (f"; read by model call seq {read.seq}" if read is not None else ""),
         )
+
+
+@dataclass
+class ToolResultOperator(Operator):
+    """An operator at the tool-result seam: it acts on the first result of its target tool
+    when that tool has the ``role`` it wants (``data`` or ``check``)."""
+
+    role: ClassVar[str]
+
+    def on_tool_result(
+        self, tool: str, role: str, call_number: int, observation: str
+    ) -> str | None:
+        if self.fired or role != self.role or tool != self.spec.target:
+            return None
+        return self._alter(f"tool:{tool}#{call_number}", observation)
+
+    def _alter(self, target: str, observation: str) -> str | None:
+        """The faulted observation (setting ``planted``), or None to pass this one."""
+        raise NotImplementedError
 
 
 def later_model_call(events: Sequence[Any], seq: int, agent: str | None = None) -> Any | None:

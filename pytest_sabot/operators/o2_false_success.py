@@ -8,19 +8,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytest_sabot.core.models.trace import ProbeData
-from pytest_sabot.operators.base import Operator, Planted
+from pytest_sabot.operators.base import Planted, ToolResultOperator
 
 
 @dataclass
-class FalseSuccess(Operator):
-    def on_tool_result(
-        self, tool: str, role: str, call_number: int, observation: str
-    ) -> str | None:
-        if self.fired or role != "check" or tool != self.spec.target:
-            return None
-        self.planted = Planted(
-            "check_result", f"tool:{tool}#{call_number}", observation, self.spec.injected
-        )
+class FalseSuccess(ToolResultOperator):
+    role = "check"
+
+    def _alter(self, target: str, observation: str) -> str | None:
+        self.planted = Planted("check_result", target, observation, self.spec.injected)
         return self.spec.injected
 
     def _probe_after(self, events: Sequence[Any], seq: int) -> ProbeData:

@@ -29,11 +29,6 @@ class MessageAlteration(Operator):
         return channel == "orchestrator->emitter"
 
     def _probe_after(self, events: Sequence[Any], seq: int) -> ProbeData:
-        return self._probe_shown(
-            events,
-            seq,
-            "message",
-            lambda e: self.spec.injected in e.text,
-            "no delivered message carried the alteration",
-            f"delivered {self.spec.injected!r}",
+        return self._probe_injected(
+            events, seq, "message", "no delivered message carried the alteration", "delivered"
         )

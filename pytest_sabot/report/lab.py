@@ -4,9 +4,10 @@ record, a replay's comparison, and a lab matrix's gates beside the Sabot funnel
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 from rich.console import Console
 
+from pytest_sabot.core.models.base import FrozenModel
 from pytest_sabot.lab.compare import LabComparison, RequestAt
 from pytest_sabot.lab.record import LabRun
 from pytest_sabot.lab.replay import ReplayReport
@@ -130,10 +131,8 @@ def gate_markdown(gates: LabGates) -> list[str]:
 # --------------------------------------------------------------------------- inspect
 
 
-class LabEvent(BaseModel):
+class LabEvent(FrozenModel):
     """One line of a lab run's timeline (``sabot inspect RUN``)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     seq: int = Field(description="The event's seq (faults: their request's; violations: "
                      "their last cited event's, or after the last event for an absence).")
@@ -145,10 +144,8 @@ class LabEvent(BaseModel):
     what: str = Field(description="What it says, in words.")
 
 
-class LabTimeline(BaseModel):
+class LabTimeline(FrozenModel):
     """What ``sabot inspect RUN --json`` prints for a lab run."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     run_id: str
     agent: str
@@ -205,18 +202,15 @@ def lab_timeline(record: LabRun) -> LabTimeline:
                                id=o.observation_id, what=f"shown for {o.request_id}: {said}"))
     requests = {r.request_id: r for r in s.requests}
     for entry in record.coverage:
-        for a in entry.activations:
-            at = requests.get(a.request_id)
+        # where the fault acted, then where it matched but could not act
+        marks = [(a.request_id, "", a.note) for a in entry.activations]
+        marks += [(x.request_id, " suppressed", x.reason) for x in entry.suppressions]
+        for request_id, suppressed, why in marks:
+            at = requests.get(request_id)
             if at is not None:
                 events.append(LabEvent(seq=at.seq, at_ms=at.at_ms, stream="fault", id=entry.id,
-                                       what=f"{entry.operator} {entry.fault} on "
-                                       f"{a.request_id}: {a.note}"))
-        for x in entry.suppressions:
-            at = requests.get(x.request_id)
-            if at is not None:
-                events.append(LabEvent(seq=at.seq, at_ms=at.at_ms, stream="fault", id=entry.id,
-                                       what=f"{entry.operator} {entry.fault} suppressed on "
-                                       f"{x.request_id}: {x.reason}"))
+                                       what=f"{entry.operator} {entry.fault}{suppressed} on "
+                                       f"{request_id}: {why}"))
     last = max((e.seq for e in events), default=0)
     for v in record.gate.violations:
         seq = max((r.seq for r in v.evidence), default=last + 1)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 import random
 from collections import Counter
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 
 Z95 = 1.959963984540054  # two-sided 95% normal quantile
@@ -65,23 +65,12 @@ def paired_bootstrap(
     n = len(first)
     if n == 0:
         raise ValueError("a paired bootstrap needs at least one pair")
-    if resamples < 1 or not 0 < level < 1:
-        raise ValueError("resamples >= 1 and 0 < level < 1")
     diffs = [float(b) - float(a) for a, b in zip(first, second, strict=True)]
     rng = random.Random(seed)
-    stats = sorted(
-        sum(diffs[rng.randrange(n)] for _ in range(n)) / n for _ in range(resamples)
-    )
-    alpha = 1 - level
-    lo_idx = math.floor(alpha / 2 * resamples)
-    hi_idx = max(lo_idx, math.ceil((1 - alpha / 2) * resamples) - 1)
-    return Contrast(
-        difference=sum(diffs) / n,
-        low=stats[lo_idx],
-        high=stats[min(hi_idx, resamples - 1)],
-        n=n,
-        resamples=resamples,
-        seed=seed,
+    return _percentile_contrast(
+        sum(diffs) / n,
+        (sum(diffs[rng.randrange(n)] for _ in range(n)) / n for _ in range(resamples)),
+        n=n, resamples=resamples, seed=seed, level=level,
     )
 
 
@@ -98,24 +87,38 @@ def independent_bootstrap(
     bounds as :func:`paired_bootstrap`. ``n`` is the smaller sample size."""
     if not first or not second:
         raise ValueError("an independent bootstrap needs both samples non-empty")
-    if resamples < 1 or not 0 < level < 1:
-        raise ValueError("resamples >= 1 and 0 < level < 1")
     a = [float(x) for x in first]
     b = [float(x) for x in second]
     rng = random.Random(seed)
-    stats = sorted(
-        sum(b[rng.randrange(len(b))] for _ in b) / len(b)
-        - sum(a[rng.randrange(len(a))] for _ in a) / len(a)
-        for _ in range(resamples)
+    return _percentile_contrast(
+        sum(b) / len(b) - sum(a) / len(a),
+        (
+            sum(b[rng.randrange(len(b))] for _ in b) / len(b)
+            - sum(a[rng.randrange(len(a))] for _ in a) / len(a)
+            for _ in range(resamples)
+        ),
+        n=min(len(a), len(b)), resamples=resamples, seed=seed, level=level,
     )
+
+
+def _percentile_contrast(
+    difference: float, resampled: Iterable[float], *, n: int, resamples: int, seed: int,
+    level: float,
+) -> Contrast:
+    """The contrast with its percentile interval: the order statistics at
+    floor(alpha/2 * R) and ceil((1 - alpha/2) * R) - 1 of the ``resamples`` sorted
+    ``resampled`` differences (drawn only after the arguments are checked)."""
+    if resamples < 1 or not 0 < level < 1:
+        raise ValueError("resamples >= 1 and 0 < level < 1")
+    stats = sorted(resampled)
     alpha = 1 - level
     lo_idx = math.floor(alpha / 2 * resamples)
     hi_idx = max(lo_idx, math.ceil((1 - alpha / 2) * resamples) - 1)
     return Contrast(
-        difference=sum(b) / len(b) - sum(a) / len(a),
+        difference=difference,
         low=stats[lo_idx],
         high=stats[min(hi_idx, resamples - 1)],
-        n=min(len(a), len(b)),
+        n=n,
         resamples=resamples,
         seed=seed,
     )

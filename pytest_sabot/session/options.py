@@ -31,13 +31,18 @@ class OptionValueError(ValueError):
         super().__init__(f"{spec.flag} (from {source}): {message}")
 
 
+def _refused(text: str, what: str) -> argparse.ArgumentTypeError:
+    """The error for a value that is not ``what`` the option expects."""
+    return argparse.ArgumentTypeError(f"expected {what}, got {text!r}")
+
+
 def _number(text: str, what: str) -> float:
     try:
         value = float(str(text).strip())
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
+        raise _refused(text, what) from None
     if not math.isfinite(value):
-        raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}")
+        raise _refused(text, what)
     return value
 
 
@@ -52,7 +57,7 @@ def fraction(text: str) -> float:
             f"for {value:g}% write {value / 100:g}"
         )
     if not 0 <= value <= 1:
-        raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}")
+        raise _refused(text, what)
     return value
 
 
@@ -60,9 +65,7 @@ def seconds(text: str) -> float:
     """A duration in seconds, 0 or more."""
     value = _number(text, "a number of seconds such as 300 (0 turns the limit off)")
     if value < 0:
-        raise argparse.ArgumentTypeError(
-            f"expected a number of seconds, 0 or more, got {text!r}"
-        )
+        raise _refused(text, "a number of seconds, 0 or more")
     return value
 
 
@@ -78,9 +81,9 @@ def duration(text: str) -> float:
     try:
         value = float(raw) * scale
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
+        raise _refused(text, what) from None
     if not math.isfinite(value) or value < 0:
-        raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}")
+        raise _refused(text, what)
     return value
 
 
@@ -94,33 +97,26 @@ def concurrency(text: str) -> int:
     try:
         return positive_int(text)
     except argparse.ArgumentTypeError:
-        raise argparse.ArgumentTypeError(
-            f"expected 'auto' or a whole number, 1 or more, such as 8, got {text!r}"
-        ) from None
+        raise _refused(text, "'auto' or a whole number, 1 or more, such as 8") from None
 
 
 def usd(text: str) -> float:
     """An amount of US dollars, more than 0."""
     value = _number(text, "an amount of US dollars such as 25")
     if value <= 0:
-        raise argparse.ArgumentTypeError(
-            f"expected an amount of US dollars above 0 such as 25, got {text!r}"
-        )
+        raise _refused(text, "an amount of US dollars above 0 such as 25")
     return value
 
 
 def positive_int(text: str) -> int:
     """A whole number, 1 or more."""
+    what = "a whole number, 1 or more, such as 8"
     try:
         value = int(str(text).strip())
     except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected a whole number, 1 or more, such as 8, got {text!r}"
-        ) from None
+        raise _refused(text, what) from None
     if value < 1:
-        raise argparse.ArgumentTypeError(
-            f"expected a whole number, 1 or more, such as 8, got {text!r}"
-        )
+        raise _refused(text, what)
     return value
 
 
@@ -131,9 +127,9 @@ def shard(text: str) -> str:
     try:
         index, count = int(k), int(n)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
+        raise _refused(text, what) from None
     if not sep or count < 1 or not 1 <= index <= count:
-        raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}")
+        raise _refused(text, what)
     return f"{index}/{count}"
 
 

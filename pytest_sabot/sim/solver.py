@@ -2,7 +2,7 @@
 
 ``pytest_sabot.sim.procedures`` knows how to work each task (which tool to call next, what
 the final artifact is, what a careful reviewer finds, how a draft breaks the contract).
-This module calls it and converts its answers into the small records the roles use. For
+This module calls it and hands its answers to the roles in the records the roles use. For
 a task without a procedure (or a prompt naming no task) the functions answer None or
 empty, and the role replies with a plain, deterministic text instead.
 """
@@ -10,43 +10,18 @@ empty, and the role replies with a plain, deterministic text instead.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Any
 
 from pytest_sabot.core import prompt_format as pf
 from pytest_sabot.core.prompt_format import Section
 from pytest_sabot.sim import procedures
 from pytest_sabot.sim.findings import Finding
+from pytest_sabot.sim.procedures.types import FinalAnswer, Step
 from pytest_sabot.sim.request import ToolExchange
-
-
-@dataclass(frozen=True)
-class ToolStep:
-    """The worker wants to call a tool."""
-
-    tool: str
-    arguments: dict[str, Any]
-
-
-@dataclass(frozen=True)
-class FinalStep:
-    """The worker is done: this is its final reply (the draft artifact)."""
-
-    text: str
-
-
-Step = ToolStep | FinalStep
 
 
 def known(task: str) -> bool:
     """Whether a procedure exists for the task id."""
     return bool(task) and task in procedures.known_tasks()
-
-
-def _step(raw: procedures.Step) -> Step:
-    if isinstance(raw, procedures.ToolRequest):
-        return ToolStep(raw.tool, dict(raw.arguments))
-    return FinalStep(raw.text)
 
 
 def worker_step(
@@ -69,17 +44,16 @@ def worker_step(
     """
     if not known(task):
         return None
-    step = _step(procedures.worker_step(task, sections, history, weak=weak, recovery=recovery))
-    if available is None or isinstance(step, FinalStep) or step.tool in available:
+    step = procedures.worker_step(task, sections, history, weak=weak, recovery=recovery)
+    if available is None or isinstance(step, FinalAnswer) or step.tool in available:
         return step
     keep = available | {h.name for h in history}
     narrowed = [_only_tools(s, keep) if s.name == pf.TOOLS else s for s in sections]
-    step = _step(procedures.worker_step(task, narrowed, history, weak=weak, recovery=recovery))
-    if isinstance(step, FinalStep) or step.tool in available:
+    step = procedures.worker_step(task, narrowed, history, weak=weak, recovery=recovery)
+    if isinstance(step, FinalAnswer) or step.tool in available:
         return step
     bare = [s for s in sections if s.name != pf.TOOLS]
-    return _step(procedures.worker_step(task, bare, history, weak=weak,
-                                       recovery=recovery))
+    return procedures.worker_step(task, bare, history, weak=weak, recovery=recovery)
 
 
 _TOOL_LINE = re.compile(r"^- ([A-Za-z_][A-Za-z0-9_]*)\(")

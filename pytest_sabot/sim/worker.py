@@ -19,6 +19,7 @@ from pytest_sabot.sim import solver
 from pytest_sabot.sim.completion import Reply, ToolCallOut
 from pytest_sabot.sim.frames import is_react
 from pytest_sabot.sim.personas import Persona, lab_recovery
+from pytest_sabot.sim.procedures.types import ToolRequest
 from pytest_sabot.sim.request import ChatView, ToolExchange, ToolOffered
 from pytest_sabot.sim.sections import gather, task_id
 
@@ -110,7 +111,7 @@ def worker_reply(view: ChatView, persona: Persona, seed: int = 0, agent: str = "
                               recovery=lab_recovery(persona, seed))
     if step is None:
         raise ModelRefused("worker", agent, NO_TASK)
-    if isinstance(step, solver.ToolStep):
+    if isinstance(step, ToolRequest):
         if offered:
             name = match_tool(step.tool, offered)
             if name is not None:

@@ -269,11 +269,32 @@ class _Approved:
     delivered: str
 
 
-class _Load(Executor):
-    def __init__(self, ctx: RunContext) -> None:
-        super().__init__(id="load")
+class _Step(Executor):
+    """One executor of the default workflow, with the run's context."""
+
+    def __init__(self, ctx: RunContext, id: str) -> None:
+        super().__init__(id=id)
         self._ctx = ctx
 
+
+class _AgentStep(_Step):
+    """A step that asks one agent, in a fresh session, with a system and a user message."""
+
+    def __init__(self, ctx: RunContext, id: str, agent: Agent) -> None:
+        super().__init__(ctx, id)
+        self._agent = agent
+
+    async def _ask(self, system: str, user: str) -> AgentResponse:
+        return await self._agent.run(
+            [
+                Message(role="system", contents=[system]),
+                Message(role="user", contents=[user]),
+            ],
+            session=self._agent.create_session(),
+        )
+
+
+class _Load(_Step):
     @handler
     async def load(self, start: _Start, wctx: WorkflowContext[_WorkerPass]) -> None:
         # The task materials are read for the worker's first pass here (the harness's
@@ -282,43 +303,21 @@ class _Load(Executor):
         await wctx.send_message(_WorkerPass(0, prompt.system, prompt.user))
 
 
-class _Worker(Executor):
-    def __init__(self, ctx: RunContext, agent: Agent) -> None:
-        super().__init__(id=WORKER)
-        self._ctx = ctx
-        self._agent = agent
-
+class _Worker(_AgentStep):
     @handler
     async def work(self, task: _WorkerPass, wctx: WorkflowContext[_Draft]) -> None:
-        response = await self._agent.run(
-            [
-                Message(role="system", contents=[task.system]),
-                Message(role="user", contents=[task.user]),
-            ],
-            session=self._agent.create_session(),
-        )
+        response = await self._ask(task.system, task.user)
         stage = "worker" if task.round == 0 else "revise"
         draft = _record_worker_pass(self._ctx, response, stage, task.round)
         delivered = self._ctx.handoff(WORKER, REVIEWER, draft)
         await wctx.send_message(_Draft(task.round, delivered))
 
 
-class _Review(Executor):
-    def __init__(self, ctx: RunContext, agent: Agent) -> None:
-        super().__init__(id="review")
-        self._ctx = ctx
-        self._agent = agent
-
+class _Review(_AgentStep):
     @handler
     async def review(self, draft: _Draft, wctx: WorkflowContext[_Rejected | _Approved]) -> None:
         prompt = self._ctx.reviewer_prompt(draft.delivered, draft.round)
-        response = await self._agent.run(
-            [
-                Message(role="system", contents=[prompt.system]),
-                Message(role="user", contents=[prompt.user]),
-            ],
-            session=self._agent.create_session(),
-        )
+        response = await self._ask(prompt.system, prompt.user)
         self._ctx.sync_model_calls()
         text, _ = _reply(response)
         self._ctx.trace.emit("review", REVIEWER, text, round=draft.round)
@@ -329,11 +328,7 @@ class _Review(Executor):
             await wctx.send_message(_Approved(draft.delivered))
 
 
-class _Revise(Executor):
-    def __init__(self, ctx: RunContext) -> None:
-        super().__init__(id="revise")
-        self._ctx = ctx
-
+class _Revise(_Step):
     @handler
     async def revise(self, rejected: _Rejected, wctx: WorkflowContext[_WorkerPass]) -> None:
         reason = rejected.reason
@@ -344,11 +339,7 @@ class _Revise(Executor):
         await wctx.send_message(_WorkerPass(round_, prompt.system, prompt.user))
 
 
-class _Emit(Executor):
-    def __init__(self, ctx: RunContext) -> None:
-        super().__init__(id="emit")
-        self._ctx = ctx
-
+class _Emit(_Step):
     @handler
     async def emit(self, approved: _Approved, wctx: WorkflowContext[Never, str]) -> None:
         self._ctx.emit(approved.delivered)
@@ -357,11 +348,11 @@ class _Emit(Executor):
 
 def build_default_workflow(ctx: RunContext, worker: Agent, reviewer: Agent) -> Any:
     """The default config's workflow: load -> worker -> review -> revise | emit."""
-    load = _Load(ctx)
-    work = _Worker(ctx, worker)
-    review = _Review(ctx, reviewer)
-    revise = _Revise(ctx)
-    emit = _Emit(ctx)
+    load = _Load(ctx, "load")
+    work = _Worker(ctx, WORKER, worker)
+    review = _Review(ctx, "review", reviewer)
+    revise = _Revise(ctx, "revise")
+    emit = _Emit(ctx, "emit")
     return (
         WorkflowBuilder(start_executor=load, name="sabot-default")
         .add_edge(load, work)

@@ -20,13 +20,16 @@ the field and what was expected.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from collections.abc import Callable, Mapping
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import Field, model_validator
 
 from pytest_sabot.core.models.base import FrozenModel
 from pytest_sabot.core.models.trace import OperatorId, TaskId
 from pytest_sabot.core.operators import MessageSeam, declaration
+
+SpecT = TypeVar("SpecT")
 
 ToolRole = Literal["data", "check", "write"]
 
@@ -326,6 +329,17 @@ def spec_problem(operator: str, spec: OperatorSpec) -> str | None:
     return None
 
 
+def refuse_spec_problems(
+    specs: Mapping[str, SpecT], problem: Callable[[str, SpecT], str | None]
+) -> None:
+    """Raise ValueError with the first of ``specs`` that ``problem`` finds wrong (for the
+    operators files' validators, the standard's and the lab's alike)."""
+    for operator, spec in specs.items():
+        found = problem(operator, spec)
+        if found is not None:
+            raise ValueError(found)
+
+
 class OperatorsFile(FrozenModel):
     """tasks/Tn/private/operators.yaml: one spec per operator, written before any run. Every
     message operator has exactly one spec, here or in its own operators-<id>.yaml (checked
@@ -336,10 +350,7 @@ class OperatorsFile(FrozenModel):
 
     @model_validator(mode="after")
     def _each(self) -> OperatorsFile:
-        for op, spec in self.operators.items():
-            problem = spec_problem(op, spec)
-            if problem is not None:
-                raise ValueError(problem)
+        refuse_spec_problems(self.operators, spec_problem)
         return self
 
 
@@ -353,7 +364,5 @@ class AddedOperatorFile(FrozenModel):
 
     @model_validator(mode="after")
     def _valid(self) -> AddedOperatorFile:
-        problem = spec_problem(self.operator, self.spec)
-        if problem is not None:
-            raise ValueError(problem)
+        refuse_spec_problems({self.operator: self.spec}, spec_problem)
         return self

@@ -153,10 +153,9 @@ def review(sections: Sequence[Section]) -> list[Finding]:
             )
     if rng is not None and not c.same_number(p.get("fuel_range_km"), str(rng)):
         out.append(
-            Finding(
-                f"fuel_range_km: the draft has {c.fmt(p.get('fuel_range_km'))} km but {where} "
-                f"states the V7 fuel range is {number(rng)} km",
-                (f"{c.fmt(p.get('fuel_range_km'))} km", f"{number(rng)} km"),
+            _km_finding(
+                "fuel_range_km", p.get("fuel_range_km"),
+                f"{where} states the V7 fuel range is", rng,
                 "the fuel range in the plan is not the registry's",
             )
         )
@@ -178,14 +177,21 @@ def _leg_findings(
         known = table.get(frozenset((str(leg.get("from")), str(leg.get("to")))))
         if known is not None and not c.same_number(leg.get("km"), str(known)):
             out.append(
-                Finding(
-                    f"leg {leg.get('from')} to {leg.get('to')}: the draft has "
-                    f"{c.fmt(leg.get('km'))} km but {where} gives {number(known)} km",
-                    (f"{c.fmt(leg.get('km'))} km", f"{number(known)} km"),
+                _km_finding(
+                    f"leg {leg.get('from')} to {leg.get('to')}", leg.get("km"),
+                    f"{where} gives", known,
                     "a leg distance in the plan differs from the current route sheet",
                 )
             )
     return out
+
+
+def _km_finding(
+    subject: str, drafted: object, source: str, stated: float, paraphrase: str
+) -> Finding:
+    """The draft's distance ``drafted`` differs from the one ``source`` states."""
+    has, want = f"{c.fmt(drafted)} km", f"{number(stated)} km"
+    return Finding(f"{subject}: the draft has {has} but {source} {want}", (has, want), paraphrase)
 
 
 def _refuel_findings(sections: Sequence[Section], p: dict[str, Any], rng: float) -> list[Finding]:
