@@ -67,7 +67,8 @@ def run(ctx):
                 break
             messages.append(message.model_dump(exclude_none=True))
             for call in message.tool_calls:
-                seen = ctx.call_tool(call.function.name, json.loads(call.function.arguments or "{}"))
+                arguments = json.loads(call.function.arguments or "{}")
+                seen = ctx.call_tool(call.function.name, arguments)
                 messages.append({"role": "tool", "tool_call_id": call.id, "content": seen})
         else:
             message = client.chat.completions.create(
