@@ -308,7 +308,7 @@ def test_I81_an_agents_records_default_to_a_directory_of_their_own(tmp_path: Pat
     target = _package(tmp_path, CRASHER)
     _session(tmp_path, f"--sabot-agent={target}", "--trust-local-agent", "-k", "baseline",
              out=False)
-    results = json.loads((tmp_path / "reports" / "wave3-local-agent" / "results.json")
+    results = json.loads((tmp_path / "reports" / "wave3-myagent-agent-run" / "results.json")
                          .read_text())
     assert [c["cell_id"] for c in results["cells"]] == ["myagent_agent_run-default-baseline-T1-s11"]
     assert not (tmp_path / "reports" / "wave-3").exists()  # never among the wave's records
