@@ -126,13 +126,15 @@ class SessionRecord(StrictModel):
     agent: str | None = Field(
         None,
         description="--sabot-agent's module:callable when a trusted local agent's row "
-        "replaced the wave's rows (local_agent-default).",
+        "replaced the wave's rows (its name in 'outside_row').",
     )
     outside_row: str | None = Field(
         None,
         description="The framework of the one row of a pipeline outside the harness that "
-        "replaced the wave's rows: 'mcp_client' for a sabot mcp session (a --sabot-agent "
-        "session says so in 'agent').",
+        "replaced the wave's rows: 'mcp_client' for a sabot mcp session, the trusted "
+        "agent's row (--sabot-agent-row, by default built from the callable) for a "
+        "--sabot-agent session, whose callable is in 'agent'. A --sabot-agent session "
+        "recorded without it ran the row 'local_agent'.",
     )
     adapters: list[AdapterRecord] = Field(
         default_factory=list, description="Every framework adapter of the session's rows."

@@ -17,6 +17,7 @@ from pytest_sabot.core.models.anchors import Anchor, AnchorRegistry
 from pytest_sabot.core.models.cells import Cell, WaveSpec
 from pytest_sabot.core.models.defects import PublishedDefect
 from pytest_sabot.core.models.mapping import MappingRevision, load_mapping
+from pytest_sabot.core.models.outside import OutsideRow
 from pytest_sabot.core.models.rules import RuleSet, load_rule_book
 from pytest_sabot.core.paths import standard_root
 from pytest_sabot.matrix.cells import (
@@ -44,6 +45,9 @@ class Standard:
     anchors: AnchorRegistry | None
     defects: list[PublishedDefect] = field(default_factory=list)
     """Disclosed defects of the published instrument this wave reproduces (SPEC I86)."""
+    outside: OutsideRow | None = None
+    """The one row of a pipeline outside the harness that replaced the wave's rows (a
+    trusted local agent's, an MCP client's); None for a wave of framework adapters."""
     _private: dict[str, PrivateSpec] = field(default_factory=dict)
 
     def anchors_for(self, task: str, operator: str | None) -> list[Anchor] | None:

@@ -134,6 +134,12 @@ def partial_line(results: ResultsFile) -> str | None:
             f"only; its rates are not wave {results.wave}'s")
 
 
+def outside_line(results: ResultsFile) -> str | None:
+    """'row <name>: <module:callable> (trusted local agent)' for the row of a pipeline
+    outside the harness (every report says which callable ran it); None otherwise."""
+    return None if results.outside_row is None else results.outside_row.line
+
+
 def partial_tag(results: ResultsFile) -> str:
     """The words every table of a partial board carries (empty for a whole board)."""
     return f" [partial board: not wave {results.wave}'s rates]" if results.partial_reasons else ""
@@ -508,6 +514,8 @@ def markdown(results: ResultsFile) -> str:
     partial = partial_line(results)
     title = f"# Sabot results: wave {results.wave}" + (", a partial board" if partial else "")
     out = [title, "", f"> {results.label}", ""]
+    if (outside := outside_line(results)) is not None:
+        out += [f"> {outside}", ""]
     if partial is not None:
         out += [f"> **{partial}**", ""]
     for line in disclosure_lines(results):

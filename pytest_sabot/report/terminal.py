@@ -157,8 +157,10 @@ def print_summary(out: Console, results: ResultsFile) -> None:
 
     rows = results.scoreboard.rows
     partial = render.partial_line(results)
+    outside = render.outside_line(results)
     print_lines(out, [render.board_title(results) + render.partial_tag(results), results.label,
-                      *([partial] if partial else []), *render.disclosure_lines(results)])
+                      *([outside] if outside else []), *([partial] if partial else []),
+                      *render.disclosure_lines(results)])
     if results.off_pin:
         print_lines(out, ["OFF-PIN: " + "; ".join(f"{k} {v}" for k, v in results.off_pin.items())])
     where = "RESULTS.md has every column"

@@ -24,6 +24,7 @@ from pytest_sabot.core.model_spec import ModelSpec, downgrade_target, parse_judg
 from pytest_sabot.core.models.base import StrictModel
 from pytest_sabot.core.models.cells import Cell
 from pytest_sabot.core.models.defects import PublishedDefect
+from pytest_sabot.core.models.outside import OutsideRow
 from pytest_sabot.core.models.states import NotRunReason, SessionStatus
 from pytest_sabot.core.models.verdict import BaselineVerdict, CellVerdict
 from pytest_sabot.core.operators import served_model
@@ -282,6 +283,12 @@ class ResultsFile(StrictModel):
         description="Keyless only: calls the embedded model recognised and refused, per row "
         "and for the session (SPEC I151); None for a live or replayed session.",
     )
+    outside_row: OutsideRow | None = Field(
+        None,
+        description="The one row of a pipeline outside the harness that replaced the "
+        "wave's rows (a trusted local agent's, with the callable that ran; an MCP "
+        "client's); absent from the file for a wave of framework adapters.",
+    )
     lab_gates: LabGates | None = Field(
         None,
         description="A lab matrix only: the lab gate per row and fault beside the funnel "
@@ -466,6 +473,7 @@ def build_results(
             if spec.is_sim
             else None
         ),
+        outside_row=std.outside,
         lab_gates=(
             lab_gates(out_dir, scored.verdicts, std.wave.operators) if std.wave.lab else None
         ),
@@ -511,9 +519,10 @@ def _default_detail(cell_id: str, scored: Scored) -> str:
 
 def write_results(results: ResultsFile, out_dir: Path) -> Path:
     path = out_dir / RESULTS_FILE
-    # A wave that is not a lab matrix writes exactly the fields it always wrote.
-    skip = {"lab_gates"} if results.lab_gates is None else None
-    write_json_atomic(path, results.model_dump(mode="json", exclude=skip))
+    # A wave of framework adapters that is not a lab matrix writes exactly the fields it
+    # always wrote.
+    skip = {name for name in ("lab_gates", "outside_row") if getattr(results, name) is None}
+    write_json_atomic(path, results.model_dump(mode="json", exclude=skip or None))
     return path
 
 

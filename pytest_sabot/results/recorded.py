@@ -6,7 +6,8 @@ The session's manifest names every adapter it ran and keeps a copy of each mappi
 that lives outside the standard root. A framework that is not registered here is stood in
 for by that record (its mapping, its packages' pins: nothing of it can run); an installed
 adapter is always the one used. A session whose rows were a trusted local agent's
-(``--sabot-agent``) is loaded with that row in place of the wave's, as it ran.
+(``--sabot-agent``) is loaded with that row in place of the wave's, as it ran: under the
+name the manifest records (``outside_row``), scored by the mapping kept beside it.
 """
 
 from __future__ import annotations
@@ -69,15 +70,15 @@ def session_standard(
             if register_recorded(name, mapping, record.packages, run_id):
                 stood_in.append(name)
         std = load_standard(wave, base, rules=rules)
-        if own is not None and own.outside_row is not None:
+        if own is not None and own.agent is not None:
+            from pytest_sabot.trusted.sabot import NAME, agent_wave
+
+            std = agent_wave(std, own.outside_row or NAME, target=own.agent)
+        elif own is not None and own.outside_row is not None:
             from pytest_sabot.trusted.sabot import MCP_NAME, agent_wave
 
             std = agent_wave(std, MCP_NAME, "an MCP client") if own.outside_row == MCP_NAME \
-                else agent_wave(std)
-        elif own is not None and own.agent is not None:
-            from pytest_sabot.trusted.sabot import agent_wave
-
-            std = agent_wave(std)
+                else agent_wave(std, own.outside_row)
         yield std
     finally:
         for name in stood_in:

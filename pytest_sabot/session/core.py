@@ -180,7 +180,9 @@ class SabotSession:
             from pytest_sabot.trusted.sabot import agent_wave
 
             try:
-                self.std = agent_wave(self.std)
+                from pytest_sabot.trusted.sabot import configured_row
+
+                self.std = agent_wave(self.std, configured_row(), target=self.settings.agent)
             except SabotDataError as exc:
                 raise pytest.UsageError(f"pytest-sabot: {exc}") from None
         if self.settings.sandbox:
@@ -280,18 +282,56 @@ class SabotSession:
         """--sabot-adapter: local framework adapters, registered for this session only
         (every process of the session registers them, workers included); --sabot-agent:
         a trusted local agent's row, refused before anything runs without the trust flag."""
-        if self.settings.agent is not None:
-            from pytest_sabot.trusted.sabot import refusal, register
+        self._register_local_adapters()
+        if self.settings.agent is None:
+            self._no_agent_options()
+            return
+        from pytest_sabot.core.frameworks import framework_names
+        from pytest_sabot.trusted.agent_row import (
+            default_row,
+            env_refusal,
+            mapping_refusal,
+            row_refusal,
+        )
+        from pytest_sabot.trusted.sabot import refusal, register
+        from pytest_sabot.trusted.target import is_target
 
-            problem = refusal(self.settings.agent, self.settings.trust_local_agent)
-            if problem is not None:
-                raise pytest.UsageError(f"pytest-sabot: {problem}")
-            register(self.settings.agent, self.attempt_timeout)
-            # Every process of the session that could be the agent's parent (or show the
-            # session's arguments) hides its /proc details from it (trusted/harden.py).
-            from pytest_sabot.trusted.harden import harden
+        agent = self.settings.agent
+        row = self.settings.agent_row or (default_row(agent) if is_target(agent) else None)
+        mapping = Path(self.settings.agent_mapping) if self.settings.agent_mapping else None
+        problem = (
+            refusal(agent, self.settings.trust_local_agent)
+            or (row_refusal(row, framework_names()) if row else None)
+            or env_refusal(self.settings.agent_env, os.environ)
+            or (mapping_refusal(mapping, str(row)) if mapping else None)
+        )
+        if problem is not None:
+            raise pytest.UsageError(f"pytest-sabot: {problem}")
+        assert row is not None
+        register(agent, self.attempt_timeout, row=row,
+                 mapping=None if mapping is None else mapping.absolute(),
+                 pass_env=tuple(self.settings.agent_env))
+        # Every process of the session that could be the agent's parent (or show the
+        # session's arguments) hides its /proc details from it (trusted/harden.py).
+        from pytest_sabot.trusted.harden import harden
 
-            harden()
+        harden()
+
+    def _no_agent_options(self) -> None:
+        """--sabot-agent-row, -mapping and -env describe --sabot-agent's row: refused alone."""
+        given = [flag for flag, value in (
+            ("--sabot-agent-row", self.settings.agent_row),
+            ("--sabot-agent-mapping", self.settings.agent_mapping),
+            ("--sabot-agent-env", self.settings.agent_env),
+        ) if value]
+        if given:
+            raise pytest.UsageError(
+                f"pytest-sabot: {given[0]} describes the row of --sabot-agent; give one "
+                "(package.module:callable, with --trust-local-agent)"
+            )
+
+    def _register_local_adapters(self) -> None:
+        """--sabot-adapter's adapters (before the agent's row, whose name must differ)."""
         if not self.settings.adapters:
             return
         from pytest_sabot.core.frameworks import register_local

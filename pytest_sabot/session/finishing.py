@@ -381,6 +381,7 @@ def manifest(
         pulled_in_run=sorted({e["cell_id"] for e in pulled if e["detail"] == "run"}),
         matrix=std.wave.name or f"wave{std.wave.wave}",
         agent=state.settings.agent,
+        outside_row=std.outside.row if state.settings.agent and std.outside else None,
         adapters=manifest_mod.keep_adapters(
             state.out_dir, state.run_id, std.root, std.wave.frameworks
         ),

@@ -172,9 +172,36 @@ OPTIONS: tuple[OptionSpec, ...] = (
         "--sabot-agent",
         "sabot_agent",
         "Run your own callable as the pipeline of the wave's cells: package.module:callable, "
-        "run(context) in a supervised child process, one row 'local_agent-default' "
-        "(needs --trust-local-agent; docs/TRUSTED_AGENTS.md).",
+        "run(context) in a supervised child process, one row '<name>-default' (the name "
+        "from --sabot-agent-row, by default built from the callable: mypkg.agent:run -> "
+        "mypkg_agent_run); needs --trust-local-agent; docs/TRUSTED_AGENTS.md.",
         env="SABOT_AGENT",
+    ),
+    OptionSpec(
+        "--sabot-agent-row",
+        "sabot_agent_row",
+        "The name of --sabot-agent's row (lower-case letters, digits, underscores; not a "
+        "registered framework's): its cells are <name>-default-..., and every report "
+        "names it. Default: the callable's path, e.g. mypkg.agent:run -> mypkg_agent_run.",
+        env="SABOT_AGENT_ROW",
+    ),
+    OptionSpec(
+        "--sabot-agent-mapping",
+        "sabot_agent_mapping",
+        "The detection-act mapping of --sabot-agent's row (a YAML file shaped like "
+        "mappings/<framework>.yaml, its 'framework' the row's name): which of the agent's "
+        "reports are its own checks. Default: the shipped one (a review whose verdict line "
+        "rejects, a retry with its reason, an escalation). Kept beside the session's manifest.",
+        env="SABOT_AGENT_MAPPING",
+    ),
+    OptionSpec(
+        "--sabot-agent-env",
+        "sabot_agent_env",
+        "Environment variables given to --sabot-agent's child besides its allow-list "
+        "(repeatable, or a comma list). Their values are kept out of everything the "
+        "session writes, like --sabot-secret-env's. Never the provider key.",
+        kind="list",
+        env="SABOT_AGENT_ENV",
     ),
     OptionSpec(
         "--trust-local-agent",

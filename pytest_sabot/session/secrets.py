@@ -3,7 +3,10 @@ pytest's test reports, which become the terminal's failure text and the JUnit XM
 
 Every process of a session (the controller and each xdist worker, which inherit the
 environment) registers, before anything runs: the provider key (``OPENAI_API_KEY``) and the
-value of every ``--sabot-secret-env NAME``. The gateway registers its session secret when it
+value of every ``--sabot-secret-env NAME`` and of every ``--sabot-agent-env NAME`` (a
+variable handed to a trusted agent's child, whose log the harness keeps; a value shorter
+than six characters cannot be told from ordinary words and is not registered, SPEC I157).
+The gateway registers its session secret when it
 starts, a gateway client the secret of a gateway given by URL, the supervisor of a child the
 credential it hands the child (:func:`pytest_sabot.gateway.secrets.redact_in_logs`), each in
 the process that learns it (SPEC I106).
@@ -60,6 +63,10 @@ def register(settings: Settings) -> None:
                 "characters; replacing it everywhere would change ordinary words"
             )
         redact_in_logs(value)
+    for name in settings.agent_env:  # the names themselves are checked with the agent's row
+        value = os.environ.get(name, "")
+        if len(value.strip()) >= MIN_SECRET_LEN:
+            redact_in_logs(value)
     for name in PROVIDER_KEYS:
         value = os.environ.get(name)
         if value and len(value.strip()) >= MIN_SECRET_LEN:

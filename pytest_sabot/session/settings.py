@@ -22,6 +22,9 @@ class Settings:
     wave: str | None
     adapters: list[str]
     agent: str | None
+    agent_row: str | None
+    agent_mapping: str | None
+    agent_env: list[str]
     trust_local_agent: bool
     sandbox: bool
     model: ModelSpec
@@ -86,6 +89,9 @@ def read_settings(config: pytest.Config) -> Settings:
         wave=None if wave is None else str(wave),
         adapters=list(values["sabot_adapter"] or []),
         agent=values["sabot_agent"],
+        agent_row=values["sabot_agent_row"],
+        agent_mapping=values["sabot_agent_mapping"],
+        agent_env=list(values["sabot_agent_env"] or []),
         trust_local_agent=bool(values["trust_local_agent"]),
         sandbox=bool(values["sabot_sandbox"]),
         model=_model(str(values["sabot_model"]), wave is not None),
@@ -137,6 +143,8 @@ def add_options(parser: pytest.Parser) -> None:
     for o in OPTIONS:
         if o.kind == "bool":
             group.addoption(o.flag, action="store_true", dest=o.dest, default=None, help=o.help)
+        elif o.kind == "list":  # repeatable, each a comma list (``convert`` joins them)
+            group.addoption(o.flag, action="append", dest=o.dest, default=None, help=o.help)
         elif o.parse is not None:
             group.addoption(
                 o.flag, action="store", dest=o.dest, default=None, type=o.parse, help=o.help

@@ -1,7 +1,10 @@
 """A trusted local agent as the pipeline of a Sabot wave (the parent's side).
 
 ``pytest --sabot-wave=3 --sabot-agent mypkg.agent:run --trust-local-agent`` runs the wave's
-cells with one row, ``local_agent-default``: the user's callable is the pipeline. It is
+cells with one row, ``mypkg_agent_run-default`` (``--sabot-agent-row`` names it otherwise;
+``--sabot-agent-mapping`` gives the mapping that reads its own checks,
+``--sabot-agent-env`` the variables its child is given: trusted/agent_row.py): the user's
+callable is the pipeline. It is
 registered as a framework adapter like any other (:func:`register`), so the harness runs
 it, plants the fault, records the trace and scores it exactly as it does a shipped
 framework; the adapter's ``run(ctx)`` (:func:`run`) starts the callable in a supervised
@@ -30,6 +33,8 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import shutil
+import tempfile
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -43,9 +48,11 @@ from pytest_sabot.core.frameworks import (
 )
 from pytest_sabot.core.models.cells import WaveSpec, expand
 from pytest_sabot.core.models.mapping import load_mapping
+from pytest_sabot.core.models.outside import OutsideRow
 from pytest_sabot.core.models.trace import REPORTED_EVENT_KINDS
 from pytest_sabot.core.registry import importable
 from pytest_sabot.core.secrets import scrub_text
+from pytest_sabot.trusted.agent_row import render_shipped
 from pytest_sabot.trusted.channel import Refusal
 from pytest_sabot.trusted.protocol import ModelEndpoint, Start, ToolSpec
 from pytest_sabot.trusted.proxy import MODEL_REQUEST, carried
@@ -99,7 +106,11 @@ class AgentFailed(Exception):
 class _Configured:
     target: str
     deadline_s: float
+    row: str = NAME
+    mapping: Path = MAPPING
+    pass_env: tuple[str, ...] = ()
     sandbox: Sandbox | None = None
+    rendered: Path | None = None  # the folder of the shipped mapping written for the row
 
 
 _configured: _Configured | None = None
@@ -133,11 +144,14 @@ def deadline_for(attempt_timeout_s: float) -> float:
 
 
 def adapter() -> FrameworkAdapter:
-    """The declaration of the trusted agent's row: no packages of its own, its own mapping."""
+    """The declaration of the trusted agent's row: no packages of its own, its own mapping
+    (the row's name and mapping as this session configured them)."""
+    row, mapping = (NAME, MAPPING) if _configured is None else \
+        (_configured.row, _configured.mapping)
     return FrameworkAdapter(
-        name=NAME,
+        name=row,
         run="pytest_sabot.trusted.sabot:run",
-        mapping=str(MAPPING),
+        mapping=str(mapping.resolve()),
         cost_per_run={CONFIG: (6, 2500, 400)},
     )
 
@@ -154,12 +168,27 @@ def mcp_adapter() -> FrameworkAdapter:
     )
 
 
-def register(target: str, attempt_timeout_s: float) -> FrameworkAdapter:
-    """Register the row for this process (every process of the session calls this)."""
+def register(target: str, attempt_timeout_s: float, *, row: str = NAME,
+             mapping: Path | None = None, pass_env: tuple[str, ...] = ()) -> FrameworkAdapter:
+    """Register the row for this process (every process of the session calls this):
+    ``row`` its name (checked by the caller, trusted/agent_row.py), ``mapping`` the file
+    that scores it (None: the shipped one, written under the row's name), ``pass_env``
+    the variables its child is given."""
     global _configured
-    _configured = _Configured(target, deadline_for(attempt_timeout_s))
-    ADAPTERS.register(NAME, "pytest_sabot.trusted.sabot:adapter", origin=AGENT_OPTION)
+    rendered = None
+    if mapping is None and row != NAME:
+        rendered = Path(tempfile.mkdtemp(prefix="sabot-agent-row-"))
+        mapping = render_shipped(MAPPING, row, rendered)
+    _configured = _Configured(target, deadline_for(attempt_timeout_s), row=row,
+                              mapping=MAPPING if mapping is None else mapping,
+                              pass_env=pass_env, rendered=rendered)
+    ADAPTERS.register(row, "pytest_sabot.trusted.sabot:adapter", origin=AGENT_OPTION)
     return adapter()
+
+
+def configured_row() -> str:
+    """The trusted agent's row in this process (``local_agent`` when none is registered)."""
+    return NAME if _configured is None else _configured.row
 
 
 def use_sandbox(hidden: tuple[Path, ...], *, check: bool) -> str | None:
@@ -171,7 +200,8 @@ def use_sandbox(hidden: tuple[Path, ...], *, check: bool) -> str | None:
         return f"--sabot-sandbox sandboxes the child of {AGENT_OPTION}; give one"
     sandbox = Sandbox(hidden=hidden)
     if check:
-        problem = unavailable(sandbox, child_environment(extra_path=(os.getcwd(),)))
+        problem = unavailable(sandbox, child_environment(_configured.pass_env,
+                                                         extra_path=(os.getcwd(),)))
         if problem is not None:
             return f"--sabot-sandbox: {problem}; nothing was run"
     _configured = dataclasses.replace(_configured, sandbox=sandbox)
@@ -181,30 +211,38 @@ def use_sandbox(hidden: tuple[Path, ...], *, check: bool) -> str | None:
 def forget() -> None:
     """Undo :func:`register` (the session has ended)."""
     global _configured
+    row = configured_row()
+    if _configured is not None and _configured.rendered is not None:
+        shutil.rmtree(_configured.rendered, ignore_errors=True)
     _configured = None
-    if NAME in ADAPTERS.names() and ADAPTERS.entry(NAME).origin == AGENT_OPTION:
-        ADAPTERS.unregister(NAME)
+    if row in ADAPTERS.names() and ADAPTERS.entry(row).origin == AGENT_OPTION:
+        ADAPTERS.unregister(row)
 
 
-def agent_wave(std: Any, name: str = NAME, what: str = "a trusted local agent") -> Any:
+def agent_wave(std: Any, name: str = NAME, what: str = "a trusted local agent",
+               target: str | None = None) -> Any:
     """The loaded wave with its rows replaced by one row of a pipeline outside the harness
-    (the trusted agent's, or an MCP client's): the same tasks, operators, seeds, anchors
-    and rules, scored with that row's mapping. A candidate matrix of its own, never a row
-    of the standard's wave."""
+    (the trusted agent's, named ``name``, its callable ``target``; or an MCP client's):
+    the same tasks, operators, seeds, anchors and rules, scored with that row's mapping. A
+    candidate matrix of its own, never a row of the standard's wave."""
     spec: WaveSpec = std.wave
     seeds = list(dict.fromkeys(cell.seed for cell in std.cells))
     label = spec.name or f"wave{spec.wave}"
+    outside = OutsideRow(row=name, config=CONFIG, target=target,
+                         pipeline="MCP client" if name == MCP_NAME else "trusted local agent")
+    ran = f"{what} {target}" if target else what
     wave = WaveSpec.model_validate({
         **spec.model_dump(),
         "name": f"{label}-{name.replace('_', '-')}",
         "candidate": True,
-        "title": f"{spec.title}, run by {what} ({name}-{CONFIG})",
+        "title": f"{spec.title}, run by {ran} ({name}-{CONFIG})",
         "frameworks": [name],
         "configs": [CONFIG],
         "carve_outs": [],
     })
     mappings = {name: load_mapping(std.root, name, std.rules.version)}
-    return dataclasses.replace(std, wave=wave, cells=expand(wave, seeds), mappings=mappings)
+    return dataclasses.replace(std, wave=wave, cells=expand(wave, seeds), mappings=mappings,
+                               outside=outside)
 
 
 # --------------------------------------------------------------------------- one run
@@ -376,14 +414,14 @@ def _keep(report: ProcessReport, run_dir: Path, scrub: _Scrub) -> ProcessReport:
 def run(ctx: RunContext) -> None:
     """The trusted agent's pipeline: one supervised child process for this run."""
     if _configured is None:
-        raise RuntimeError(f"{NAME} runs only in a session given {AGENT_OPTION}")
+        raise RuntimeError(f"a trusted agent's row runs only in a session given {AGENT_OPTION}")
     target = _configured.target
     scrub = _Scrub(ctx)
     log = _free(ctx.run_dir, "agent", ".log")
     sandbox = _configured.sandbox
     supervisor = Supervisor(target, log_path=log, binding=BINDING,
                             timeout_s=_configured.deadline_s, grace_s=GRACE_S,
-                            sandbox=sandbox)
+                            pass_env=_configured.pass_env, sandbox=sandbox)
     report: ProcessReport | None = None
     try:
         try:

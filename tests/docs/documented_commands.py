@@ -376,6 +376,10 @@ TABLE: dict[str, dict[str, Run | Shown]] = {
             "agent in the sandbox"),
         "pytest --sabot-wave=3 --sabot-agent mypkg.agent:run --trust-local-agent "
         "--sabot-out reports/mine -n auto": Shown(OWN),
+        "pytest --sabot-wave=3 --sabot-agent mypkg.agent:run --trust-local-agent     "
+        "--sabot-agent-row my_pipeline --sabot-agent-mapping my_pipeline.yaml "
+        "--sabot-agent-env MY_SERVICE_TOKEN --sabot-out reports/mine": Shown(
+            OWN + "; tests/trusted/test_agent_row.py runs the three options together"),
     },
     "docs/USAGE.md": {
         "pytest --sabot-wave=3 -n auto": Run(0, PYTEST_FIRST, f"pytest --sabot-wave=3 -n auto "

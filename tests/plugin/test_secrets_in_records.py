@@ -226,7 +226,8 @@ def test_I106_a_trusted_agent_writing_its_endpoint_everywhere_leaves_no_secret_i
     names = {p.name for p in files}
     assert {"events.jsonl", "outcome.json", "results.json", "report.html",
             "agent-1.log", "agent-process-1.json"} <= names, names
-    log = (out / "cells" / "local_agent-default-baseline-T1-s11" / "agent-1.log").read_text()
+    cell = out / "cells" / "leakyagent_agent_run-default-baseline-T1-s11"
+    log = (cell / "agent-1.log").read_text()
     assert "the agent says: endpoint http://127.0.0.1:" in log and "[REDACTED]" in log
     assert _leaks(files, [*leaked, CANARY, TOKEN]) == {}
 

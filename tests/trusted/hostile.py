@@ -206,7 +206,7 @@ def probe(ctx):
         headers = {"X-Sabot-Secret": secret}
         try:
             got = http.post("/sabot/runs", headers=headers, json={
-                "label": "intruder~a1", "cell_id": "local_agent-default-O2-T1-s11",
+                "label": "intruder~a1", "cell_id": "hostile_bot_agent_run-default-O2-T1-s11",
                 "seed": 11, "model": "sim"})
             if got.status_code == 200:
                 key = got.json()["run_key"]

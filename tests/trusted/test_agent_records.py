@@ -40,7 +40,7 @@ def run(ctx):
     ctx.checks.review(review, round=0)
     return delivered
 '''
-CELLS = ["local_agent-default-O3-T1-s11", "local_agent-default-baseline-T1-s11"]
+CELLS = ["myagent_agent_run-default-O3-T1-s11", "myagent_agent_run-default-baseline-T1-s11"]
 
 
 def _env(*paths: Path) -> dict[str, str]:
@@ -66,9 +66,10 @@ def test_I107_a_trusted_agents_records_rescore_where_its_package_is_not_importab
     (manifest_file,) = (out / "sessions").glob("*.json")
     manifest = json.loads(manifest_file.read_text())
     assert manifest["agent"] == "myagent.agent:run"
-    assert manifest["matrix"] == "wave3-local-agent"
+    assert manifest["matrix"] == "wave3-myagent-agent-run"
+    assert manifest["outside_row"] == "myagent_agent_run"
     (row,) = manifest["adapters"]
-    assert row["framework"] == "local_agent" and row["origin"] == "--sabot-agent"
+    assert row["framework"] == "myagent_agent_run" and row["origin"] == "--sabot-agent"
     results = json.loads((out / "results.json").read_text())
     assert sorted(c["cell_id"] for c in results["cells"]) == CELLS
 
@@ -89,7 +90,7 @@ def test_I107_a_trusted_agents_records_rescore_where_its_package_is_not_importab
     assert "rescored 2 cells under v0.2.1: identical to results.json" in rescored.stdout
     reported = sabot("report", str(out))
     assert reported.returncode == 0, reported.stdout + reported.stderr
-    assert "local_agent-default" in reported.stdout
+    assert "myagent_agent_run-default" in reported.stdout
     inspected = sabot("inspect", str(out / "cells" / CELLS[1]), "--json")
     assert inspected.returncode == 0, inspected.stdout + inspected.stderr
     timeline = json.loads(inspected.stdout)

@@ -26,8 +26,8 @@ from hostile import (
 
 pytestmark = pytest.mark.slow
 
-FAULT = "local_agent-default-O5-T1-s11"
-BASELINE = "local_agent-default-baseline-T1-s11"
+FAULT = "hostile_bot_agent_run-default-O5-T1-s11"
+BASELINE = "hostile_bot_agent_run-default-baseline-T1-s11"
 
 
 def _needs_nobody() -> None:
@@ -63,7 +63,7 @@ def _check(where: Path, done: Any, root: bool, sandboxed: bool) -> None:
     reviews = [e for e in events if e["kind"] == "review"]
     # What the parent answered it (tool results, what a handoff delivered) names no cell.
     answered = [e["text"] for e in events if e["kind"] in ("tool_result", "message")]
-    assert not [t for t in answered if "local_agent-default" in t or str(out) in t]
+    assert not [t for t in answered if "hostile_bot_agent_run-default" in t or str(out) in t]
     if not probes["found"]["live_trace"]:
         # Nothing read: the agent worked, and its verdict is what its work earned.
         assert [e for e in events if e["kind"] == "model_call"], events

@@ -185,14 +185,14 @@ def test_I82_a_trusted_agent_runs_as_the_waves_pipeline_and_is_scored(tmp_path: 
                     "--sabot-operator=O3", "--sabot-model=sim:vigilant")
     assert done.returncode == 0, done.stdout + done.stderr
     results = _results(tmp_path)
-    assert [r["row"] for r in results["scoreboard"]["rows"]] == ["local_agent-default"]
+    assert [r["row"] for r in results["scoreboard"]["rows"]] == ["myagent_agent_run-default"]
     cells = {c["cell_id"]: c for c in results["cells"]}
-    assert cells["local_agent-default-baseline-T1-s11"]["status"] == "passed"
-    fault = cells["local_agent-default-O3-T1-s11"]
+    assert cells["myagent_agent_run-default-baseline-T1-s11"]["status"] == "passed"
+    fault = cells["myagent_agent_run-default-O3-T1-s11"]
     assert fault["excluded"] is None, fault
     assert fault["detection"] == "DETECTED_HARD", fault
     assert "reject-reviewer" in {a["row"] for a in fault["acts"]}
-    events = _events(tmp_path, "local_agent-default-O3-T1-s11")
+    events = _events(tmp_path, "myagent_agent_run-default-O3-T1-s11")
     kinds = [e["kind"] for e in events]
     assert {"model_call", "tool_call", "message", "review", "injection", "artifact"} <= set(kinds)
     # The agent's model calls went through the run's endpoint and precede its review.
@@ -219,15 +219,15 @@ def test_I82_a_trusted_agent_runs_the_cells_of_the_lab_matrix(tmp_path: Path) ->
     text = done.stdout + done.stderr
     assert done.returncode == 0, text
     cells = {c["cell_id"]: c for c in _results(tmp_path)["cells"]}
-    assert set(cells) == {"local_agent-default-baseline-T6-s11",
-                          "local_agent-default-O8-T6-s11"}, text
-    assert cells["local_agent-default-baseline-T6-s11"]["status"] == "passed"
-    assert cells["local_agent-default-O8-T6-s11"]["excluded"] is None
+    assert set(cells) == {"myagent_agent_run-default-baseline-T6-s11",
+                          "myagent_agent_run-default-O8-T6-s11"}, text
+    assert cells["myagent_agent_run-default-baseline-T6-s11"]["status"] == "passed"
+    assert cells["myagent_agent_run-default-O8-T6-s11"]["excluded"] is None
     for cell in cells:
         record = json.loads((tmp_path / "out" / "cells" / cell / "run.json").read_text())
         assert record["scenario"]["name"] == cell.lower().replace("_", "-")
         assert record["gate"]["outcome"] == "pass", record["gate"]
-    fault = json.loads((tmp_path / "out" / "cells" / "local_agent-default-O8-T6-s11" /
+    fault = json.loads((tmp_path / "out" / "cells" / "myagent_agent_run-default-O8-T6-s11" /
                         "run.json").read_text())
     assert [c["status"] for c in fault["coverage"]] == ["activated"]
 
@@ -241,15 +241,15 @@ def test_I82_an_agent_past_its_deadline_is_stopped_and_recorded_as_a_run_error(
     text = done.stdout + done.stderr
     assert "Traceback" not in done.stdout, text
     cell = {c["cell_id"]: c for c in _results(tmp_path)["cells"]}[
-        "local_agent-default-baseline-T1-s11"]
+        "myagent_agent_run-default-baseline-T1-s11"]
     assert cell["status"] == "RUN_ERROR", cell
-    events = _events(tmp_path, "local_agent-default-baseline-T1-s11")
+    events = _events(tmp_path, "myagent_agent_run-default-baseline-T1-s11")
     error = next(e for e in events if e["kind"] == "run_error")
     assert error["data"]["error_type"] == "TimeoutError"
     assert "real-time deadline of 3 s" in error["data"]["message"]
     assert events[-1]["data"]["status"] == "timeout"
     report = json.loads(
-        (tmp_path / "out" / "cells" / "local_agent-default-baseline-T1-s11" /
+        (tmp_path / "out" / "cells" / "myagent_agent_run-default-baseline-T1-s11" /
          "agent-process-1.json").read_text())
     assert report["ended"] == "stopped_at_deadline" and report["timeout_s"] == 3
 
@@ -260,9 +260,9 @@ def test_I82_an_agent_that_crashes_is_a_recorded_run_error(tmp_path: Path) -> No
     done = _session(tmp_path, f"--sabot-agent={target}", "--trust-local-agent",
                     "-k", "baseline")
     cell = {c["cell_id"]: c for c in _results(tmp_path)["cells"]}[
-        "local_agent-default-baseline-T1-s11"]
+        "myagent_agent_run-default-baseline-T1-s11"]
     assert cell["status"] == "RUN_ERROR", (cell, done.stdout)
-    events = _events(tmp_path, "local_agent-default-baseline-T1-s11")
+    events = _events(tmp_path, "myagent_agent_run-default-baseline-T1-s11")
     error = next(e for e in events if e["kind"] == "run_error")
     assert error["data"]["error_type"] == "AgentProcessExited"
     assert "exited with code 3" in error["data"]["message"]
@@ -280,7 +280,7 @@ def test_I82_the_gateway_secret_an_agent_prints_reaches_no_record(tmp_path: Path
     assert any(p.name == "agent-1.log" for p in files)
     for found in files:
         assert token not in found.read_text(errors="replace"), found
-    run_dir = tmp_path / "out" / "cells" / "local_agent-default-baseline-T1-s11"
+    run_dir = tmp_path / "out" / "cells" / "myagent_agent_run-default-baseline-T1-s11"
     assert "calling http://127.0.0.1:" in (run_dir / "agent-1.log").read_text()
     assert "[REDACTED]" in (run_dir / "agent-1.log").read_text()
 
@@ -290,14 +290,14 @@ def test_I82_an_effect_after_the_deadline_is_refused_and_kept_as_late(tmp_path: 
     target = _package(tmp_path, LATE_WRITER)
     _session(tmp_path, f"--sabot-agent={target}", "--trust-local-agent",
              "--sabot-timeout=6", "-k", "baseline")
-    run_dir = tmp_path / "out" / "cells" / "local_agent-default-baseline-T1-s11"
+    run_dir = tmp_path / "out" / "cells" / "myagent_agent_run-default-baseline-T1-s11"
     report = json.loads((run_dir / "agent-process-1.json").read_text())
     assert report["ended"] == "stopped_at_deadline"
     assert report["late_total"] == 1
     assert report["late"][0]["kind"] == "tool_call"
     assert report["late"][0]["arguments"] == {"path": "late.txt",
                                               "content": "after the deadline"}
-    events = _events(tmp_path, "local_agent-default-baseline-T1-s11")
+    events = _events(tmp_path, "myagent_agent_run-default-baseline-T1-s11")
     assert not [e for e in events if e["kind"] in ("tool_call", "effect")]
     assert not list(run_dir.rglob("late.txt"))
     assert "refused: Refusal" in (run_dir / "agent-1.log").read_text()
@@ -308,9 +308,9 @@ def test_I81_an_agents_records_default_to_a_directory_of_their_own(tmp_path: Pat
     target = _package(tmp_path, CRASHER)
     _session(tmp_path, f"--sabot-agent={target}", "--trust-local-agent", "-k", "baseline",
              out=False)
-    results = json.loads((tmp_path / "reports" / "wave3-local-agent" / "results.json")
+    results = json.loads((tmp_path / "reports" / "wave3-myagent-agent-run" / "results.json")
                          .read_text())
-    assert [c["cell_id"] for c in results["cells"]] == ["local_agent-default-baseline-T1-s11"]
+    assert [c["cell_id"] for c in results["cells"]] == ["myagent_agent_run-default-baseline-T1-s11"]
     assert not (tmp_path / "reports" / "wave-3").exists()  # never among the wave's records
 
 
@@ -336,5 +336,5 @@ def test_I117_an_agents_own_write_error_is_its_run_error_never_the_harnesss(
     assert "the output could not be written" not in text, text
     results = _results(tmp_path)
     assert results["selection"]["recorded"] == 2, text
-    cell = {c["cell_id"]: c for c in results["cells"]}["local_agent-default-baseline-T1-s11"]
+    cell = {c["cell_id"]: c for c in results["cells"]}["myagent_agent_run-default-baseline-T1-s11"]
     assert cell["status"] == "RUN_ERROR", cell

@@ -69,7 +69,8 @@ def _load(results_dir: Path) -> tuple[dict[str, Any], str | None, dict[str, Any]
                              "soft_tier_note": render.SOFT_TIER_NOTE}
     if isinstance(results, ResultsFile):
         words.update(partial=render.partial_line(results),
-                     disclosures=render.disclosure_lines(results))
+                     disclosures=render.disclosure_lines(results),
+                     outside=render.outside_line(results))
     return (results.model_dump(mode="json"), status if isinstance(status, str) else None,
             words)
 

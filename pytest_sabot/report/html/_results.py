@@ -25,7 +25,7 @@ from pytest_sabot.report.html._common import is_rate
 SHOWN_TOP = {
     "schema_version", "tool", "wave", "rules", "wave_rules", "model", "fixture", "label",
     "registration_hash", "versions", "off_pin", "selection", "scoreboard", "cells",
-    "structural_zeros", "judge", "spend", "disclosures", "model_calls",
+    "structural_zeros", "judge", "spend", "disclosures", "model_calls", "outside_row",
 }
 SHOWN_RATES = {
     "sabot_score", "soft_notice", "reaction", "recovery", "recovery_without_detection",
@@ -155,6 +155,8 @@ class ResultsView:
     layout: str
     pages_dir: str
     partial: str | None = None
+    outside: str | None = None
+    """'row <name>: <module:callable> (trusted local agent)' (report/render.py)."""
     disclosures: list[str] = field(default_factory=list)
     credits: str = ""
     reaction_note: str = ""
@@ -372,6 +374,7 @@ def build(
         layout=layout,
         pages_dir=pages_dir,
         partial=partial if isinstance(partial, str) else None,
+        outside=outside if isinstance(outside := words.get("outside"), str) else None,
         disclosures=[d for d in disclosures if isinstance(d, str)],
         credits=str(words.get("credits") or ""),
         reaction_note=str(words.get("reaction_note") or ""),
