@@ -49,6 +49,8 @@ def cmd_rescore(args: argparse.Namespace) -> int:
     if original.scoreboard.registered_rows is None:  # written before the field existed
         fresh = fresh.model_copy(update={
             "scoreboard": fresh.scoreboard.model_copy(update={"registered_rows": None})})
+    if original.outside_row is None:  # written before the field existed (SPEC I158)
+        fresh = fresh.model_copy(update={"outside_row": None})
     damaged = [n for n in fresh.selection.not_run if n.reason == "damaged record"]
     for n in damaged:
         print(f"damaged record: cell {n.cell_id}: {n.detail}", file=sys.stderr)

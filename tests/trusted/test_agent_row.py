@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -36,6 +37,7 @@ ROW = "my_pipeline"
 # where the harness keeps things: its log and its reviews' text.
 AGENT = '''
 import json
+import shutil
 import os
 from pathlib import Path
 
@@ -296,3 +298,13 @@ def test_I155_to_I158_a_named_row_with_its_own_mapping_and_env_runs_and_reads_ba
     for what in (rescored, reported, inspected, exported, page):
         assert "Traceback" not in what.stdout + what.stderr
         assert "validation error" not in what.stdout + what.stderr
+
+    # A results.json written before outside_row existed still rescores identical.
+    older = tmp_path / "older"
+    shutil.copytree(out, older)
+    body = json.loads((older / "results.json").read_text())
+    del body["outside_row"]
+    (older / "results.json").write_text(json.dumps(body, indent=2))
+    rescored_older = sabot("rescore", str(older))
+    assert rescored_older.returncode == 0, rescored_older.stdout + rescored_older.stderr
+    assert "identical to results.json" in rescored_older.stdout
