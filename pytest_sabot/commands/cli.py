@@ -101,6 +101,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--scenario", action="append", type=Path, metavar="FILE",
                    help="a lab scenario file (or a folder of them) to check as well "
                    "(repeatable); the shipped ones and ROOT/scenarios/ are always checked")
+    _add_shared(p, "sabot_adapter")
     p.add_argument("--campaign", action="append", type=Path, metavar="FILE",
                    help="a lab campaign file (or a folder of them) to check as well, with "
                    "the scenarios it names (repeatable); ROOT/campaigns/ is always checked")

@@ -83,6 +83,7 @@ def write_session(
         recorded=results.selection.recorded,
         not_run={n.cell_id: n.reason for n in results.selection.not_run},
         matrix=std.wave.name or f"wave{std.wave.wave}",
+        root=manifest_mod.recorded_root(std.root),
         outside_row=MCP_NAME,
         adapters=manifest_mod.keep_adapters(out, run_id, std.root, std.wave.frameworks),
     )

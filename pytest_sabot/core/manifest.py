@@ -123,6 +123,12 @@ class SessionRecord(StrictModel):
         default_factory=list, description="Pulled-in baselines this session ran."
     )
     matrix: str = Field("", description="Name of the matrix the session ran (its cells file).")
+    root: str | None = Field(
+        None,
+        description="The standard root the session loaded its matrix from (--sabot-root, "
+        "absolute), None for the shipped standard: rescore and inspect read it again when "
+        "no --sabot-root is given.",
+    )
     agent: str | None = Field(
         None,
         description="--sabot-agent's module:callable when a trusted local agent's row "
@@ -139,6 +145,15 @@ class SessionRecord(StrictModel):
     adapters: list[AdapterRecord] = Field(
         default_factory=list, description="Every framework adapter of the session's rows."
     )
+
+
+def recorded_root(root: Path) -> str | None:
+    """What a manifest records of the standard root a session loaded: its absolute path,
+    or None when it is the shipped standard (found again wherever the package is)."""
+    from pytest_sabot.core.paths import shipped_root
+
+    given = Path(root).resolve()
+    return None if given == shipped_root().resolve() else str(given)
 
 
 def manifest_path(out: Path, run_id: str) -> Path:

@@ -30,6 +30,11 @@ def standard_root(explicit: str | Path | None = None) -> Path:
                 root, "sabot_root", "a directory containing cells/, tasks/ and mappings/"
             )
         return root
+    return shipped_root()
+
+
+def shipped_root() -> Path:
+    """The standard that comes with the package (an installed copy or the checkout's)."""
     for candidate in (_PACKAGE_DIR / "_standard", _PACKAGE_DIR.parent):
         if _is_root(candidate):
             return candidate

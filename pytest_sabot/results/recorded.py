@@ -49,6 +49,19 @@ def _latest_adapters(manifests: list[SessionRecord]) -> dict[str, tuple[str, Ada
     return chosen
 
 
+def recorded_root_of(own: SessionRecord | None) -> str | None:
+    """The standard root a session recorded (--sabot-root, SPEC I107), when no root is
+    given: None for the shipped standard; a root that is no longer there is said."""
+    if own is None or own.root is None:
+        return None
+    if not Path(own.root).is_dir():
+        raise SabotDataError(
+            f"sessions/{own.run_id}.json", "root",
+            "the standard root the session ran with, still on this machine (or give "
+            "--sabot-root)", own.root)
+    return own.root
+
+
 @contextmanager
 def session_standard(
     out_dir: Path,
@@ -60,9 +73,9 @@ def session_standard(
 ) -> Iterator[Standard]:
     """The matrix of the session ``session`` recorded in ``out_dir``, loaded for as long as
     the block runs (the stand-ins of adapters not installed here are forgotten after)."""
-    base = standard_root(root)
     manifests, _damaged = session_manifests(out_dir)
     own = next((m for m in manifests if m.run_id == session), None)
+    base = standard_root(root if root is not None else recorded_root_of(own))
     stood_in: list[str] = []
     try:
         for name, (run_id, record) in _latest_adapters(manifests).items():

@@ -380,6 +380,7 @@ def manifest(
         pulled_in_reused=sorted({e["cell_id"] for e in pulled if e["detail"] == "reused"}),
         pulled_in_run=sorted({e["cell_id"] for e in pulled if e["detail"] == "run"}),
         matrix=std.wave.name or f"wave{std.wave.wave}",
+        root=manifest_mod.recorded_root(std.root),
         agent=state.settings.agent,
         outside_row=std.outside.row if state.settings.agent and std.outside else None,
         adapters=manifest_mod.keep_adapters(

@@ -59,19 +59,22 @@ def test_I107_a_local_adapters_records_rescore_report_and_inspect_where_it_is_no
     assert record["kept"] and record["mapping"].endswith("mygraph/mapping.yaml")
     kept = out / record["mapping"]
     assert kept.read_bytes() == (source / "sabot_adapter_mygraph" / "mapping.yaml").read_bytes()
+    restored = tmp_path / "kept-src"
+    shutil.copytree(source, restored)
     shutil.rmtree(source)  # the adapter is gone from this machine
 
     probe = subprocess.run([sys.executable, "-c", "import sabot_adapter_mygraph"],
                            env=_without_adapter(), capture_output=True, text=True, check=False)
     assert probe.returncode != 0
-    rescored = _sabot(tmp_path, "rescore", str(out), f"--sabot-root={root}")
+    assert manifest["root"] == str(root.resolve())  # rescore and inspect find it again
+    rescored = _sabot(tmp_path, "rescore", str(out))
     assert rescored.returncode == 0, rescored.stdout + rescored.stderr
     assert "rescored 2 cells under v0.2.1: identical to results.json" in rescored.stdout
     reported = _sabot(tmp_path, "report", str(out))
     assert reported.returncode == 0, reported.stdout + reported.stderr
     assert "mygraph-default" in reported.stdout
     inspected = _sabot(tmp_path, "inspect", str(out / "cells" / "mygraph-default-O3-T1-s11"),
-                       f"--sabot-root={root}", "--json")
+                       "--json")
     assert inspected.returncode == 0, inspected.stdout + inspected.stderr
     timeline = json.loads(inspected.stdout)
     assert timeline["verdict"] == "DETECTED_HARD", timeline
@@ -82,5 +85,21 @@ def test_I107_a_local_adapters_records_rescore_report_and_inspect_where_it_is_no
     assert validated.returncode == 2  # the matrix cannot run here: said, with its file
     assert "cells/mygraph.yaml: field 'frameworks.0'" in text
     assert "no adapter of 'mygraph' is installed here" in text, text
-    for what in (rescored, reported, inspected, validated):
+    # Where the adapter is importable again, validate takes it as pytest does.
+    with_adapter = subprocess.run(
+        [sys.executable, "-m", "pytest_sabot.commands.cli", "validate", str(root),
+         f"--sabot-adapter={TARGET}"], cwd=tmp_path, env=env_with(restored),
+        capture_output=True, text=True, timeout=300, check=False)
+    assert with_adapter.returncode == 0, with_adapter.stdout + with_adapter.stderr
+    assert "wave mygraph: ok" in with_adapter.stdout, with_adapter.stdout
+    exported = _sabot(tmp_path, "export", str(out), "--format", "junit")
+    assert exported.returncode == 0, exported.stdout + exported.stderr
+    assert "mygraph-default-O3-T1-s11" in exported.stdout
+    moved = tmp_path / "moved-root"
+    root.rename(moved)  # the root the session recorded is gone: said, with the field
+    lost = _sabot(tmp_path, "rescore", str(out))
+    assert lost.returncode == 2 and "field 'root'" in lost.stderr, lost.stdout + lost.stderr
+    again = _sabot(tmp_path, "rescore", str(out), f"--sabot-root={moved}")
+    assert again.returncode == 0, again.stdout + again.stderr
+    for what in (rescored, reported, inspected, validated, exported, lost):
         assert "Traceback" not in what.stdout + what.stderr
