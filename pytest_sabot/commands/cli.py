@@ -68,7 +68,9 @@ def _add_shared(parser: argparse.ArgumentParser, *dests: str) -> None:
     """Add plugin options to a subcommand, with the plugin's flags and help texts."""
     for dest in dests:
         spec = BY_DEST[dest]
-        if spec.parse is not None:
+        if spec.kind == "bool":
+            parser.add_argument(spec.flag, dest=dest, action="store_true", help=spec.help)
+        elif spec.parse is not None:
             parser.add_argument(
                 spec.flag, dest=dest, default=spec.default, type=spec.parse, help=spec.help
             )
@@ -155,7 +157,7 @@ def _add_evidence(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     p.add_argument("--json", action="store_true", help="print the replay report as JSON")
     p.add_argument("--timeout", type=seconds, default=300.0,
                    help="time limit of the replayed pipeline, in seconds (default 300)")
-    _add_shared(p, "sabot_root", "sabot_adapter")
+    _add_shared(p, "sabot_root", "sabot_adapter", "trust_local_agent")
     p = sub.add_parser("inspect", help="one cell's timeline (injection, acts, words, verdict), "
                        "or a lab run's (requests, deliveries, effects, observations, faults, "
                        "violations)")

@@ -35,10 +35,10 @@ import json
 import shutil
 import sys
 import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
@@ -66,6 +66,9 @@ NOT_REPRODUCIBLE_TEXT = (
     "run's configured model name and attempt number (a replay is served by its recording or "
     "the embedded model, spends nothing and runs once)"
 )
+
+if TYPE_CHECKING:
+    from pytest_sabot.matrix.standard import Standard
 
 
 class Difference(StrictModel):
@@ -267,14 +270,63 @@ def _score(std: Any, cell: Any, run_dir: Path, out_dir: Path) -> CellVerdict | B
 
 
 def replay_cell(
-    cell_dir: Path, *, root: Path | None = None, out: Path | None = None, timeout: float = 300.0
+    cell_dir: Path, *, root: Path | None = None, out: Path | None = None, timeout: float = 300.0,
+    trust_local_agent: bool = False,
 ) -> ReplayReport:
     """Replay one recorded cell and compare (see the module's text). Raises
-    SabotDataError on bad input, FileNotFoundError when the cell has no recording."""
+    SabotDataError on bad input, FileNotFoundError when the cell has no recording.
+
+    The matrix is the one the cell's session ran (its manifest: the standard root, the
+    adapters, a trusted agent's or an MCP client's row). A trusted agent's cell runs the
+    agent again only with ``trust_local_agent``; an MCP client's cell is not run here (its
+    client is the pipeline)."""
+    from pytest_sabot.results.recorded import session_standard
+
+    _cell, out_dir, _recording = _cell_paths(cell_dir)
+    original = _read_outcome(Path(cell_dir))
+    start = _events(Path(cell_dir))[0]["data"]
+    with ExitStack() as stack:
+        agent = _outside_pipeline(out_dir, original.session, cell_dir, timeout,
+                                  trust_local_agent)
+        if agent is not None:
+            stack.callback(agent)
+        std = stack.enter_context(session_standard(
+            out_dir, int(start["wave"]), session=original.session or None, root=root,
+            rules=str(start["rules"])))
+        return _replay_in(std, cell_dir, out=out, timeout=timeout)
+
+
+def _outside_pipeline(out_dir: Path, session: str, cell_dir: Path, timeout: float,
+                      trusted: bool) -> Callable[[], None] | None:
+    """Register the trusted agent a cell's session ran (its undo), refuse an MCP client's
+    cell, or do nothing (None) for a session of the wave's own rows."""
+    from pytest_sabot.results.recorded import session_manifests
+    from pytest_sabot.trusted.sabot import MCP_NAME, NAME, forget, register
+
+    own = next((m for m in session_manifests(out_dir)[0] if m.run_id == session), None)
+    if own is None:
+        return None
+    if own.outside_row == MCP_NAME:
+        raise SabotDataError(cell_dir, "cell_id", "a cell whose pipeline can run here: an "
+                             "MCP client's cell is run again by serving it to its client "
+                             "(sabot mcp CELL_ID)", own.outside_row)
+    if own.agent is None:
+        return None
+    if not trusted:
+        raise SabotDataError(cell_dir, "--trust-local-agent", "the trust flag: the cell's "
+                             f"pipeline is the trusted agent {own.agent}, which a replay runs "
+                             "again (importable from here, in a supervised child process)",
+                             "not given")
+    register(own.agent, timeout, row=own.outside_row or NAME)
+    return forget
+
+
+def _replay_in(std: Standard, cell_dir: Path, *, out: Path | None, timeout: float
+               ) -> ReplayReport:
+    """The replay of one cell of ``std`` (the session's matrix, loaded)."""
     from pytest_sabot.core.model_spec import parse_model
     from pytest_sabot.gateway import GatewaySettings, start_gateway
     from pytest_sabot.harness.run import RunSettings, run_cell
-    from pytest_sabot.matrix.standard import load_standard
     from pytest_sabot.results.outcomes import funnel_word, outcome_of
 
     cell_id, out_dir, recording = _cell_paths(cell_dir)
@@ -296,11 +348,17 @@ def replay_cell(
         if keyless
         else str(recording)
     )
-    std = load_standard(int(start["wave"]), root, rules=str(start["rules"]))
     cell = next((c for c in std.cells if c.id == cell_id), None)
     if cell is None:
         raise SabotDataError(cell_dir, "cell_id", f"a cell registered in wave {start['wave']} "
                              f"of {std.root}", cell_id)
+    from pytest_sabot.core.frameworks import ADAPTERS, RECORDED_ORIGIN
+
+    if ADAPTERS.entry(cell.framework).origin.startswith(RECORDED_ORIGIN):
+        # Its records read without the adapter (I107); running it again needs the adapter.
+        raise SabotDataError(cell_dir, "--sabot-adapter", "the adapter that runs the cell's "
+                             f"pipeline (no adapter of {cell.framework!r} is installed here; "
+                             "give --sabot-adapter module:factory)", "not given")
     notes: list[str] = []
     registration = std.registration_hash()
     if original.registration_hash and original.registration_hash != registration:
@@ -493,7 +551,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
         return EXIT_ERROR
     try:
         report = replay_cell(args.cell_dir, root=args.sabot_root, out=args.out,
-                             timeout=args.timeout)
+                             timeout=args.timeout,
+                             trust_local_agent=bool(getattr(args, "trust_local_agent", False)))
     except FileNotFoundError as exc:
         print(f"sabot replay: {exc} (inconclusive, exit 3)", file=sys.stderr)
         return EXIT_INCONCLUSIVE

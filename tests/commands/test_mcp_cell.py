@@ -231,5 +231,8 @@ def test_I154_an_mcp_session_leaves_a_results_file_and_a_row_read_from_its_recor
     junit = tmp_path / "cells.xml"
     exported = sabot("export", str(out), "--format", "junit", "--out", str(junit))
     assert exported.returncode == 0, exported.stdout + exported.stderr
+    replayed = sabot("replay", str(out / "cells" / "mcp_client-default-O3-T1-s11"))
+    assert replayed.returncode == 2, replayed.stdout + replayed.stderr
+    assert "sabot mcp CELL_ID" in replayed.stderr  # its client is the pipeline: said
     cases = [case for suite in junitparser.JUnitXml.fromfile(str(junit)) for case in suite]
     assert any("mcp_client-default-O3-T1-s11" in case.name for case in cases)

@@ -338,3 +338,31 @@ def test_I117_an_agents_own_write_error_is_its_run_error_never_the_harnesss(
     assert results["selection"]["recorded"] == 2, text
     cell = {c["cell_id"]: c for c in results["cells"]}["myagent_agent_run-default-baseline-T1-s11"]
     assert cell["status"] == "RUN_ERROR", cell
+
+
+@pytest.mark.slow
+def test_a_trusted_agents_cell_replays_with_the_trust_flag_and_is_refused_without_it(
+        tmp_path: Path) -> None:
+    """sabot replay loads the matrix the cell's session ran (the agent's row, from its
+    manifest) and runs the agent again only when trusted to; the replay is verified."""
+    target = _package(tmp_path, GOOD_AGENT)
+    done = _session(tmp_path, f"--sabot-agent={target}", "--trust-local-agent",
+                    "--sabot-operator=O3", "--sabot-model=sim:vigilant")
+    assert done.returncode == 0, done.stdout + done.stderr
+    cell = tmp_path / "out" / "cells" / "myagent_agent_run-default-O3-T1-s11"
+    path = os.pathsep.join([str(tmp_path), str(REPO), os.environ.get("PYTHONPATH", "")])
+    env = {**os.environ, "PYTHONPATH": path.rstrip(os.pathsep)}
+
+    def replay(*extra: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "pytest_sabot.commands.cli", "replay", str(cell),
+             "--json", *extra], cwd=tmp_path, env=env, capture_output=True, text=True,
+            timeout=600, check=False)
+
+    refused = replay()
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert "--trust-local-agent" in refused.stderr and target in refused.stderr
+    replayed = replay("--trust-local-agent")
+    assert replayed.returncode == 0, replayed.stdout + replayed.stderr
+    report = json.loads(replayed.stdout)
+    assert report["reproduction"] == "verified", report
