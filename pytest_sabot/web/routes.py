@@ -34,6 +34,7 @@ from starlette.responses import HTMLResponse, PlainTextResponse, RedirectRespons
 from starlette.routing import Route
 
 from pytest_sabot.core.errors import SabotDataError
+from pytest_sabot.core.exit_codes import EXIT_GATE, EXIT_PASS
 from pytest_sabot.history import HistoryError, RunNotFound
 from pytest_sabot.web import views
 from pytest_sabot.web.config import ServeConfig
@@ -259,20 +260,22 @@ async def run_file(request: Request) -> Response:
 
 def _export(state: State, run_id: str, fmt: str) -> tuple[str, str, str]:
     """(body, media type, file name) of a run's export."""
-    from pytest_sabot.history import load_lab_run, load_run_results, resolve_run
+    from pytest_sabot.history import load_run_results, resolve_run
 
     config = state.config
     summary = _summary(config, run_id)
     if summary.kind == "lab":
-        record = load_lab_run(config.history, summary.run_id)
-        if fmt == "json":
-            return record.model_dump_json(indent=2) + "\n", "application/json", "run.json"
-        if fmt == "html":
-            from pytest_sabot.report.html import render_lab_html
+        from pytest_sabot.commands.export import LAB_EXPORTS, lab_export_text
+        from pytest_sabot.commands.lab_refs import lab_run_of
 
-            run_dir = resolve_run(config.history, summary.run_id)
-            return render_lab_html(run_dir), "text/html", "report.html"
-        raise LaunchRefused("a lab run exports as html or json (JUnit is a scored run's)")
+        if fmt not in LAB_EXPORTS:
+            raise LaunchRefused(f"format {fmt!r}: html, json or junit")
+        found = lab_run_of(summary.run_id, config.history)
+        if found is None:
+            raise RunNotFound(config.history, f"run {summary.run_id} is not a lab run")
+        record, _source, folder = found
+        media, name = LAB_EXPORTS[fmt]
+        return lab_export_text(record, folder, fmt), media, name
     loaded = load_run_results(config.history, summary.run_id)
     if fmt == "json":
         return (loaded.results.model_dump_json(indent=2) + "\n", "application/json",
@@ -307,16 +310,18 @@ async def export(request: Request) -> Response:
 # --------------------------------------------------------------------------- compare
 
 
-def lab_comparison(a: Any, b: Any, a_id: str, b_id: str) -> dict[str, Any]:
-    """Two lab runs for the lab compare page: each record as it is, side by side.
+def lab_comparison(config: ServeConfig, a_id: str, b_id: str) -> Any:
+    """Two lab runs compared as ``sabot compare A B`` compares them: the same function
+    (:func:`pytest_sabot.commands.lab_compare.lab_comparison`, over the served history),
+    so the page shows the gate and how it moved, the violations added and removed, each
+    fault entry's coverage in both runs, the effects by kind and the first divergence."""
+    from pytest_sabot.commands.lab_compare import lab_comparison as compare_lab_runs
 
-    The one place the lab's own comparison is to be called from, when there is one
-    (gate, violations, first divergence); its view then replaces this dict."""
-    return {"a": a, "b": b, "a_id": a_id, "b_id": b_id}
+    return compare_lab_runs(a_id, b_id, config.history)
 
 
 def _compare_page(state: State, a_ref: str, b_ref: str) -> str:
-    from pytest_sabot.history import load_lab_run, load_run_results
+    from pytest_sabot.history import load_run_results
     from pytest_sabot.report.html import compare_page_view
 
     config = state.config
@@ -326,14 +331,17 @@ def _compare_page(state: State, a_ref: str, b_ref: str) -> str:
         raise LaunchRefused(f"{a_id} is {'a lab run' if a_sum.kind == 'lab' else 'a scored run'}"
                             f" and {b_id} is not: compare two scored runs or two lab runs")
     if a_sum.kind == "lab":
-        view = lab_comparison(load_lab_run(config.history, a_id),
-                              load_lab_run(config.history, b_id), a_id, b_id)
-        return render("serve_lab_compare.html.j2", serve=state.serve(), view=view,
+        view = lab_comparison(config, a_id, b_id)
+        return render("serve_lab_compare.html.j2", serve=state.serve(), c=view, a_id=a_id,
+                      b_id=b_id, exit_code=EXIT_GATE if view.regressed else EXIT_PASS,
                       title=f"Lab runs {a_id} and {b_id}")
     a, b = load_run_results(config.history, a_id), load_run_results(config.history, b_id)
     view = compare_page_view(a.results, b.results, a_path=a.source, b_path=b.source)
+    # a flipped cell links to its page in each run (a run whose results.json now holds
+    # another session has no cell pages of its own: its note says so)
+    cell_pages = {"A": f"/run/{a_id}/cell/", "B": f"/run/{b_id}/cell/"}
     return render("serve_compare.html.j2", serve=state.serve(), view=view, a_id=a_id,
-                  b_id=b_id, notes=[n for n in (a.note, b.note) if n],
+                  b_id=b_id, notes=[n for n in (a.note, b.note) if n], cell_pages=cell_pages,
                   title=f"Compare {a_id} and {b_id}")
 
 
