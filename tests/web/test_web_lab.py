@@ -144,3 +144,27 @@ def test_serve_lab_export_refuses_an_unknown_format(server: Server,
         got = client.get(f"/run/{ids['naive']}/export", params={"format": "pdf"})
     assert got.status_code == 400
     assert "html, json or junit" in got.text
+
+
+def test_serve_kept_pages_follow_the_history(tmp_path: Path) -> None:
+    """Pages kept rendered are keyed by what they were made from: a run recorded after a
+    page was shown appears on it at the next request (runs list, "Compare with")."""
+    root = tmp_path / "reports"
+    scenario = load_scenario(resolve_scenario("lost-create-response"))
+    run_scenario(scenario, resolve_agent("builtin:naive"), root / "first")
+    index_output(root, root / "history.sqlite")
+    (first,) = [r.run_id for r in list_runs(root / "history.sqlite")]
+    with Server(root, project=tmp_path) as server, server.client() as client:
+        before = client.get(f"/run/{first}").text
+        assert 'id="compare-with"' not in before  # no other lab run yet
+        assert client.get("/").text.count('data-kind="lab"') == 1
+        run_scenario(scenario, resolve_agent("builtin:resilient"), root / "second")
+        index_output(root, root / "history.sqlite")
+        second = next(r.run_id for r in list_runs(root / "history.sqlite")
+                      if r.run_id != first)
+        after = client.get(f"/run/{first}").text
+        assert f'<option value="{second}">' in after
+        assert _body(render_lab_record(read_run(root / "first" / "run.json"))) in after
+        runs = client.get("/").text
+        assert runs.count('data-kind="lab"') == 2
+        assert f'href="/run/{second}"' in runs
