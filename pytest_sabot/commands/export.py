@@ -178,30 +178,45 @@ def cmd_export(args: argparse.Namespace) -> int:
     return EXIT_PASS
 
 
+LAB_EXPORTS = {"html": ("text/html", "report.html"), "json": ("application/json", "run.json"),
+               "junit": ("application/xml", "junit.xml")}
+
+
+def lab_export_text(record: LabRun, folder: Path | None, fmt: str) -> str:
+    """One export of a lab run as text: ``html`` its offline page, ``junit`` its JUnit XML
+    (the gate as the testcase outcome), ``json`` its record (run.json byte for byte when
+    ``folder`` still holds it). What ``sabot export`` writes and ``sabot serve`` offers."""
+    from pytest_sabot.lab.vocabulary import RUN_FILE
+    from pytest_sabot.report.html import render_lab_record
+    from pytest_sabot.report.lab_junit import lab_junit_xml
+
+    if fmt == "html":
+        return render_lab_record(record)
+    if fmt == "junit":
+        return lab_junit_xml(record)
+    if fmt != "json":
+        raise SabotDataError(record.run_id, "--format", "html, json or junit", repr(fmt))
+    if folder is not None:
+        return (folder / RUN_FILE).read_text(encoding="utf-8")
+    return record.model_dump_json(indent=2) + "\n"
+
+
 def export_lab(ref: str, record: LabRun, source: str, folder: Path | None, *, fmt: str,
                out: Path | None) -> int:
-    """A lab run's export: ``json`` its record (run.json byte for byte when the file on disk
-    still holds it), ``junit`` its JUnit XML (the gate as the testcase outcome), ``html``
-    its offline page (default: report.html beside its run.json)."""
+    """A lab run's export (:func:`lab_export_text`): ``html`` to ``--out`` or report.html
+    beside its run.json, ``json`` and ``junit`` to ``--out`` or stdout."""
     from pytest_sabot.core.trace_io import write_text_atomic
-    from pytest_sabot.lab.vocabulary import RUN_FILE
-    from pytest_sabot.report.html import REPORT_FILE, render_lab_record
-    from pytest_sabot.report.lab_junit import lab_junit_xml
+    from pytest_sabot.report.html import REPORT_FILE
 
     if fmt == "html":
         target = out if out is not None else (folder / REPORT_FILE if folder else None)
         if target is None:
             raise SabotDataError(ref, "--out", "a file to write the page to (the run's "
                                  "directory no longer holds its run.json)", "not given")
-        write_text_atomic(target, render_lab_record(record))
+        write_text_atomic(target, lab_export_text(record, folder, fmt))
         print(f"report of lab run {ref}: {target}")
         return EXIT_PASS
-    if fmt == "junit":
-        text = lab_junit_xml(record)
-    elif folder is not None:
-        text = (folder / RUN_FILE).read_text(encoding="utf-8")
-    else:
-        text = record.model_dump_json(indent=2) + "\n"
+    text = lab_export_text(record, folder, fmt)
     if out is None:
         sys.stdout.write(text)
         return EXIT_PASS
@@ -210,4 +225,4 @@ def export_lab(ref: str, record: LabRun, source: str, folder: Path | None, *, fm
     return EXIT_PASS
 
 
-__all__ = ["cmd_export", "export_lab", "junit_xml"]
+__all__ = ["LAB_EXPORTS", "cmd_export", "export_lab", "junit_xml", "lab_export_text"]

@@ -4,7 +4,7 @@
 
 It listens on 127.0.0.1 unless ``--host`` names another address (with a warning: anyone
 who can reach it and has the token can start processes), and prints one URL carrying a
-fresh access token. Ctrl-C stops it, and any run it launched.
+fresh access token. Ctrl-C (or SIGTERM) stops it, and any run it launched, with exit 0.
 """
 
 from __future__ import annotations
@@ -17,6 +17,9 @@ from typing import TYPE_CHECKING
 from pytest_sabot.core.exit_codes import EXIT_ERROR, EXIT_PASS
 
 if TYPE_CHECKING:
+    import uvicorn
+
+    from pytest_sabot.history import RunSummary
     from pytest_sabot.web import ServeConfig
 
 DEFAULT_PORT = 8765
@@ -77,6 +80,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     from pytest_sabot.web import create_app
     from pytest_sabot.web.config import is_loopback
+    from pytest_sabot.web.views import opening_path, opening_words
 
     if not Path(args.root).is_dir():
         print(f"sabot serve: {args.root}: no such directory (run a wave first: pytest "
@@ -94,9 +98,48 @@ def cmd_serve(args: argparse.Namespace) -> int:
         return EXIT_ERROR
     args.port = sock.getsockname()[1]
     config = config_of(args)
-    print(f"Sabot inspector on {config.root}: open\n\n    {config.url()}\n", flush=True)
-    print("(the token in the URL is this server's; Ctrl-C stops it)", flush=True)
     server = uvicorn.Server(uvicorn.Config(create_app(config), log_level="warning",
                                            lifespan="on"))
+    stopped = _quiet_stop(server)  # from here on, Ctrl-C stops it cleanly
+    newest = _newest_run(config.history)
+    print(f"Sabot inspector on {config.root}: open\n\n    "
+          f"{config.url(opening_path(newest))}\n", flush=True)
+    print(f"({opening_words(newest)}; the token in the URL is this server's; Ctrl-C stops "
+          "it)", flush=True)
     server.run(sockets=[sock])
+    print(f"sabot serve: stopped ({stopped[-1] if stopped else 'shut down'})", flush=True)
     return EXIT_PASS
+
+
+def _newest_run(history: Path) -> RunSummary | None:
+    """The run the history recorded last (None: no history, no run, or a history that
+    cannot be read now; the runs list then says why)."""
+    from pytest_sabot.history import HistoryError, list_runs
+
+    if not history.is_file():
+        return None
+    try:
+        runs = list_runs(history, limit=1, timeout=2.0)
+    except HistoryError:
+        return None
+    return runs[0] if runs else None
+
+
+def _quiet_stop(server: uvicorn.Server) -> list[str]:
+    """Make Ctrl-C and SIGTERM end the server with exit 0 and one line. uvicorn catches
+    both while it serves, shuts down (the lifespan stops every launched run), restores the
+    handlers it found and raises the signal again: the handlers installed here are the
+    ones it finds, so that signal is noted instead of a traceback (SIGINT) or a death by
+    signal (SIGTERM); one that comes before uvicorn listens stops it as soon as it has
+    started. Returns the names of the signals noted."""
+    import signal
+
+    noted: list[str] = []
+
+    def note(number: int, _frame: object) -> None:
+        noted.append(signal.Signals(number).name)
+        server.should_exit = True
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, note)
+    return noted

@@ -61,3 +61,11 @@ def render(template: str, **context: Any) -> str:
     css, js, csp = assets()
     return environment().get_template(template).render(css=css, js=js, csp=csp,
                                                        referrer=REFERRER, **context)
+
+
+def macro(template: str, name: str, *args: Any) -> str:
+    """One macro of a template rendered alone (a piece of a page kept rendered, such as
+    a run's actions over a wave page whose body is reused)."""
+    from pytest_sabot.report.html._common import environment
+
+    return str(getattr(environment().get_template(template).module, name)(*args))

@@ -21,12 +21,15 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
+import threading
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs
 
+from markupsafe import Markup
 from sse_starlette import EventSourceResponse
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
@@ -34,6 +37,7 @@ from starlette.responses import HTMLResponse, PlainTextResponse, RedirectRespons
 from starlette.routing import Route
 
 from pytest_sabot.core.errors import SabotDataError
+from pytest_sabot.core.exit_codes import EXIT_GATE, EXIT_PASS
 from pytest_sabot.history import HistoryError, RunNotFound
 from pytest_sabot.web import views
 from pytest_sabot.web.config import ServeConfig
@@ -48,25 +52,66 @@ from pytest_sabot.web.launch import (
     wave_argv,
     wave_choices,
 )
-from pytest_sabot.web.pages import render
+from pytest_sabot.web.pages import macro, render
 
 TEXT_FILES = (".jsonl", ".json", ".md", ".txt", ".yaml", ".xml", ".log", ".partial")
 
 
+CACHE_ENTRIES = 64
+# Where a run's actions (export links, "Compare with") go in a page kept rendered: they
+# list the history's other runs, so they are rendered afresh for every request.
+ACTIONS_MARK = "<!--sabot-serve-run-actions-->"
+
+
 @dataclass
 class State:
-    """What the handlers share: the settings, the launches, the views already built (a
-    wave's view reads every cell's trace; it is kept while results.json is unchanged)."""
+    """What the handlers share: the settings, the launches, and what was already built or
+    rendered (a wave's view reads every cell's trace, its page is 3 MB of HTML): each kept
+    under a key naming what it was made from (the results file's path, mtime and size;
+    the history's own), so a change on disk is never served stale."""
 
     config: ServeConfig
     launches: Launches
-    results_views: dict[tuple[str, int, int], Any] = field(default_factory=dict)
+    cache: OrderedDict[tuple[Any, ...], Any] = field(default_factory=OrderedDict)
+    locks: dict[tuple[Any, ...], threading.Lock] = field(default_factory=dict)
+
+    def cached(self, key: tuple[Any, ...], make: Callable[[], Any]) -> Any:
+        """``make()`` once per key (a second request for it waits for the first), the
+        least recently used entries dropped beyond CACHE_ENTRIES."""
+        try:
+            found = self.cache[key]
+        except KeyError:
+            pass
+        else:
+            self.cache.move_to_end(key)
+            return found
+        with self.locks.setdefault(key, threading.Lock()):
+            if key not in self.cache:
+                self.cache[key] = make()
+                while len(self.cache) > CACHE_ENTRIES:
+                    old, _ = self.cache.popitem(last=False)
+                    self.locks.pop(old, None)
+            return self.cache[key]
+
+    def history_stamp(self) -> tuple[Any, ...]:
+        """What changes whenever the history records something (its file and its
+        write-ahead log, whose mtime and size move with every commit)."""
+        return tuple(_stamp(Path(f"{self.config.history}{suffix}"))
+                     for suffix in ("", "-wal"))
 
     def serve(self) -> dict[str, Any]:
         c = self.config
         return {"root": str(c.root), "history": str(c.history), "project": str(c.project),
                 "csrf": c.csrf, "read_only": c.read_only, "allow_live": c.allow_live,
                 "trust_local_agent": c.trust_local_agent}
+
+
+def _stamp(path: Path) -> tuple[int, int] | None:
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    return stat.st_mtime_ns, stat.st_size
 
 
 def _state(request: Request) -> State:
@@ -96,7 +141,7 @@ PAGE_ERRORS = (HistoryError, SabotDataError, OSError, LaunchRefused, ValueError)
 # --------------------------------------------------------------------------- runs
 
 
-def _run_rows(config: ServeConfig) -> list[views.RunRow]:
+def _history_rows(config: ServeConfig) -> list[views.RunRow]:
     from pytest_sabot.history import list_runs
     from pytest_sabot.history.queries import frameworks_by_run
 
@@ -105,14 +150,31 @@ def _run_rows(config: ServeConfig) -> list[views.RunRow]:
     return views.rows_of(list_runs(config.history), frameworks_by_run(config.history))
 
 
+def _run_rows(state: State) -> list[views.RunRow]:
+    """Every run of the history (read again once the history has changed)."""
+    rows: list[views.RunRow] = state.cached(
+        ("rows", state.history_stamp()), lambda: _history_rows(state.config))
+    return rows
+
+
+def _runs_html(state: State, filters: dict[str, str]) -> str:
+    def make() -> str:
+        view = views.runs_view(_run_rows(state), filters)
+        return render("serve_runs.html.j2", serve=state.serve(), view=view,
+                      title="Sabot inspector: runs")
+
+    html: str = state.cached(("runs", state.history_stamp(), tuple(sorted(filters.items()))),
+                             make)
+    return html
+
+
 async def runs_page(request: Request) -> Response:
     state = _state(request)
     try:
-        rows = await run_in_threadpool(_run_rows, state.config)
+        return HTMLResponse(await run_in_threadpool(
+            _runs_html, state, dict(request.query_params)))
     except PAGE_ERRORS as exc:
         return _failure(state, exc)
-    view = views.runs_view(rows, dict(request.query_params))
-    return _page(state, "serve_runs.html.j2", view=view, title="Sabot inspector: runs")
 
 
 def _summary(config: ServeConfig, run_id: str) -> Any:
@@ -121,59 +183,99 @@ def _summary(config: ServeConfig, run_id: str) -> Any:
     return show_run(config.history, run_id).summary
 
 
+def _summary_of(state: State, ref: str) -> Any:
+    """The history's summary of the run ``ref`` names (read again once the history has
+    changed)."""
+    return state.cached(("summary", ref, state.history_stamp()),
+                        lambda: _summary(state.config, ref))
+
+
 def _results_view(state: State, run_dir: Path, run_id: str) -> Any:
+    """The view report.html renders for a run's directory, built once while its
+    results.json is unchanged (it reads every cell's trace)."""
     from pytest_sabot.report.html import results_page_view
 
     stat = (run_dir / "results.json").stat()
-    key = (str(run_dir.resolve()), stat.st_mtime_ns, stat.st_size)
-    view = state.results_views.get(key)
-    if view is None:
-        view = results_page_view(run_dir, layout="pages", pages_dir=f"/run/{run_id}/cell")
-        state.results_views = {k: v for k, v in state.results_views.items() if k[0] != key[0]}
-        state.results_views[key] = view
-    return view
+    key = ("view", str(run_dir.resolve()), run_id, stat.st_mtime_ns, stat.st_size)
+    return state.cached(key, lambda: results_page_view(
+        run_dir, layout="pages", pages_dir=f"/run/{run_id}/cell"))
 
 
 def _others(rows: list[views.RunRow], run_id: str, lab: bool) -> list[views.RunRow]:
     return [r for r in rows if r.run.run_id != run_id and (r.run.kind == "lab") == lab]
 
 
+def _actions(state: State, run_id: str, lab: bool) -> str:
+    """A run's export links and its "Compare with" (the history's other runs of its
+    kind): rendered for every request, into a page kept rendered."""
+    others = _others(_run_rows(state), run_id, lab=lab)
+    return macro("serve_macros.html.j2", "run_actions", state.serve(), run_id,
+                 "lab" if lab else "session", others)
+
+
 def _wave_page(state: State, run_id: str) -> str:
     from pytest_sabot.history import load_run_results, resolve_run
 
     config = state.config
-    summary = _summary(config, run_id)
-    run_id = summary.run_id
-    loaded = load_run_results(config.history, run_id)
-    if loaded.note:
-        raise HistoryError(config.history, f"run {run_id}: {loaded.note}",
+    stamp = state.history_stamp()
+    run_id = _summary_of(state, run_id).run_id
+    run_dir: Path = state.cached(("dir", run_id, stamp),
+                                 lambda: resolve_run(config.history, run_id))
+    stat = (run_dir / "results.json").stat()
+    note: str = state.cached(  # whether results.json still describes this run
+        ("note", run_id, stamp, stat.st_mtime_ns, stat.st_size),
+        lambda: load_run_results(config.history, run_id).note)
+    if note:
+        raise HistoryError(config.history, f"run {run_id}: {note}",
                            "Its results are still exported as json from the history's copy: "
                            f"/run/{run_id}/export?format=json")
-    run_dir = resolve_run(config.history, run_id)
-    view = _results_view(state, run_dir, run_id)
-    lowest = sorted(view.rows, key=views.score_key)
-    others = _others(_run_rows(config), run_id, lab=False)
-    return render("serve_results.html.j2", serve=state.serve(), view=view, run_id=run_id,
-                  title=f"Run {run_id}: wave {view.results.get('wave', '?')}",
-                  trace_base=f"/run/{run_id}/file/", others=others, lowest_first=lowest,
-                  note="")
+
+    def make() -> str:
+        view = _results_view(state, run_dir, run_id)
+        lowest = sorted(view.rows, key=views.score_key)
+        return render("serve_results.html.j2", serve=state.serve(), view=view, run_id=run_id,
+                      title=f"Run {run_id}: wave {view.results.get('wave', '?')}",
+                      trace_base=f"/run/{run_id}/file/", actions=Markup(ACTIONS_MARK),
+                      lowest_first=lowest, note="")
+
+    key = ("wave", str(run_dir.resolve()), run_id, stat.st_mtime_ns, stat.st_size)
+    page: str = state.cached(key, make)
+    return page.replace(ACTIONS_MARK, _actions(state, run_id, lab=False), 1)
 
 
 def _lab_page(state: State, run_id: str) -> str:
     from pytest_sabot.history import load_lab_run
     from pytest_sabot.report.html import lab_page_view
 
-    record = load_lab_run(state.config.history, run_id)
-    others = _others(_run_rows(state.config), run_id, lab=True)
-    return render("serve_lab.html.j2", serve=state.serve(), view=lab_page_view(record),
-                  run_id=run_id, others=others, title=f"Lab run {record.run_id}")
+    def make() -> str:
+        record = load_lab_run(state.config.history, run_id)
+        return render("serve_lab.html.j2", serve=state.serve(), view=lab_page_view(record),
+                      run_id=run_id, actions=Markup(ACTIONS_MARK),
+                      title=f"Lab run {record.run_id}")
+
+    page: str = state.cached(("lab", run_id, state.history_stamp()), make)
+    return page.replace(ACTIONS_MARK, _actions(state, run_id, lab=True), 1)
+
+
+def warm(state: State) -> None:
+    """Build what the URL ``sabot serve`` prints opens on (the newest run's page) and the
+    runs list ahead of the first visit; a page that cannot be built says why when it is
+    asked for."""
+    try:
+        rows = _run_rows(state)
+        _runs_html(state, {})
+        if rows:
+            newest = rows[0].run
+            (_lab_page if newest.kind == "lab" else _wave_page)(state, newest.run_id)
+    except (*PAGE_ERRORS, KeyError):
+        return
 
 
 async def run_page(request: Request) -> Response:
     state = _state(request)
     ref = request.path_params["run_id"]
     try:
-        summary = await run_in_threadpool(_summary, state.config, ref)
+        summary = await run_in_threadpool(_summary_of, state, ref)
         if summary.run_id != ref:
             return RedirectResponse(f"/run/{summary.run_id}", status_code=303)
         page = _lab_page if summary.kind == "lab" else _wave_page
@@ -259,20 +361,22 @@ async def run_file(request: Request) -> Response:
 
 def _export(state: State, run_id: str, fmt: str) -> tuple[str, str, str]:
     """(body, media type, file name) of a run's export."""
-    from pytest_sabot.history import load_lab_run, load_run_results, resolve_run
+    from pytest_sabot.history import load_run_results, resolve_run
 
     config = state.config
     summary = _summary(config, run_id)
     if summary.kind == "lab":
-        record = load_lab_run(config.history, summary.run_id)
-        if fmt == "json":
-            return record.model_dump_json(indent=2) + "\n", "application/json", "run.json"
-        if fmt == "html":
-            from pytest_sabot.report.html import render_lab_html
+        from pytest_sabot.commands.export import LAB_EXPORTS, lab_export_text
+        from pytest_sabot.commands.lab_refs import lab_run_of
 
-            run_dir = resolve_run(config.history, summary.run_id)
-            return render_lab_html(run_dir), "text/html", "report.html"
-        raise LaunchRefused("a lab run exports as html or json (JUnit is a scored run's)")
+        if fmt not in LAB_EXPORTS:
+            raise LaunchRefused(f"format {fmt!r}: html, json or junit")
+        found = lab_run_of(summary.run_id, config.history)
+        if found is None:
+            raise RunNotFound(config.history, f"run {summary.run_id} is not a lab run")
+        record, _source, folder = found
+        media, name = LAB_EXPORTS[fmt]
+        return lab_export_text(record, folder, fmt), media, name
     loaded = load_run_results(config.history, summary.run_id)
     if fmt == "json":
         return (loaded.results.model_dump_json(indent=2) + "\n", "application/json",
@@ -307,16 +411,18 @@ async def export(request: Request) -> Response:
 # --------------------------------------------------------------------------- compare
 
 
-def lab_comparison(a: Any, b: Any, a_id: str, b_id: str) -> dict[str, Any]:
-    """Two lab runs for the lab compare page: each record as it is, side by side.
+def lab_comparison(config: ServeConfig, a_id: str, b_id: str) -> Any:
+    """Two lab runs compared as ``sabot compare A B`` compares them: the same function
+    (:func:`pytest_sabot.commands.lab_compare.lab_comparison`, over the served history),
+    so the page shows the gate and how it moved, the violations added and removed, each
+    fault entry's coverage in both runs, the effects by kind and the first divergence."""
+    from pytest_sabot.commands.lab_compare import lab_comparison as compare_lab_runs
 
-    The one place the lab's own comparison is to be called from, when there is one
-    (gate, violations, first divergence); its view then replaces this dict."""
-    return {"a": a, "b": b, "a_id": a_id, "b_id": b_id}
+    return compare_lab_runs(a_id, b_id, config.history)
 
 
 def _compare_page(state: State, a_ref: str, b_ref: str) -> str:
-    from pytest_sabot.history import load_lab_run, load_run_results
+    from pytest_sabot.history import load_run_results
     from pytest_sabot.report.html import compare_page_view
 
     config = state.config
@@ -326,14 +432,17 @@ def _compare_page(state: State, a_ref: str, b_ref: str) -> str:
         raise LaunchRefused(f"{a_id} is {'a lab run' if a_sum.kind == 'lab' else 'a scored run'}"
                             f" and {b_id} is not: compare two scored runs or two lab runs")
     if a_sum.kind == "lab":
-        view = lab_comparison(load_lab_run(config.history, a_id),
-                              load_lab_run(config.history, b_id), a_id, b_id)
-        return render("serve_lab_compare.html.j2", serve=state.serve(), view=view,
+        view = lab_comparison(config, a_id, b_id)
+        return render("serve_lab_compare.html.j2", serve=state.serve(), c=view, a_id=a_id,
+                      b_id=b_id, exit_code=EXIT_GATE if view.regressed else EXIT_PASS,
                       title=f"Lab runs {a_id} and {b_id}")
     a, b = load_run_results(config.history, a_id), load_run_results(config.history, b_id)
     view = compare_page_view(a.results, b.results, a_path=a.source, b_path=b.source)
+    # a flipped cell links to its page in each run (a run whose results.json now holds
+    # another session has no cell pages of its own: its note says so)
+    cell_pages = {"A": f"/run/{a_id}/cell/", "B": f"/run/{b_id}/cell/"}
     return render("serve_compare.html.j2", serve=state.serve(), view=view, a_id=a_id,
-                  b_id=b_id, notes=[n for n in (a.note, b.note) if n],
+                  b_id=b_id, notes=[n for n in (a.note, b.note) if n], cell_pages=cell_pages,
                   title=f"Compare {a_id} and {b_id}")
 
 

@@ -83,6 +83,22 @@ def runs_view(rows: list[RunRow], filters: Mapping[str, str]) -> RunsView:
                     filters=given, choices=choices)
 
 
+def opening_path(newest: RunSummary | None) -> str:
+    """Where the URL ``sabot serve`` prints opens: the run recorded last (right after
+    README's first command, the wave just run), else the runs list."""
+    return "/" if newest is None else f"/run/{newest.run_id}"
+
+
+def opening_words(newest: RunSummary | None) -> str:
+    """The line under the URL that says where it opens."""
+    if newest is None:
+        return "it opens on the runs list (no run is recorded yet)"
+    what = (f"lab run {newest.run_id}" if newest.kind == "lab" else
+            f"run {newest.run_id}" + (f", wave {newest.wave}" if newest.wave is not None
+                                      else "") + (f", {newest.model}" if newest.model else ""))
+    return f"it opens on the newest run ({what}); Runs, at the top, lists every run"
+
+
 def score_key(row: Any) -> tuple[bool, float, str]:
     """A scoreboard row's place when rows are listed lowest Sabot Score first (its
     published value; rows without one last)."""

@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 from web_helpers import LAB_RUN, Server
 
+from pytest_sabot.commands.lab_compare import lab_comparison
 from pytest_sabot.history import list_runs
 from pytest_sabot.lab.record import read_run
 from pytest_sabot.results.compare import compare, load_side
@@ -207,6 +208,16 @@ def test_serve_lab_run_violations_link_to_their_events(
     violations.first.locator("a").first.click()
     for anchor in cites:
         assert "lit" in page.locator(f"#{anchor}").get_attribute("class")
+    # the lab page's own parts: four streams side by side, state changes, coverage,
+    # diagnostics; and its exports
+    heads = page.locator("#stream-grid [data-stream-head]").all()
+    assert [h.get_attribute("data-stream-head") for h in heads] == [
+        "requests", "deliveries", "effects", "observations"]
+    assert page.locator("#changes .change").count() == len(record.streams.effects)
+    assert page.locator("#coverage-table tr[data-entry]").count() == len(record.coverage)
+    assert page.locator("#diagnostics .diagnostic").count() >= 1
+    assert [a.get_attribute("data-export") for a in page.locator("#run-actions a").all()
+            ] == ["html", "json", "junit"]
     tab.clean()
 
 
@@ -226,7 +237,23 @@ def test_serve_comparison_equals_compare(served: Server, tab: Tab, tmp_path: Pat
         flips = page.locator(f'#compare-table tr[data-row="{row.row}"] td[data-metric="b_only"]')
         assert int(flips.inner_text()) == row.detected_b_only
     assert page.locator("#paired-total").inner_text() == str(expected.paired)
+    # every flipped cell links to its page in each run; following one opens that cell
+    flips = page.locator("li.flip")
+    assert flips.count() == expected.detected_a_only + expected.detected_b_only >= 1
+    cell = flips.first.get_attribute("data-cell")
+    for side, run_id in (("A", a_id), ("B", b_id)):
+        link = flips.first.locator(f'a[data-cell-page="{side}"]')
+        assert link.get_attribute("href") == f"/run/{run_id}/cell/{cell}.html"
+    flips.first.locator('a[data-cell-page="B"]').click()
+    page.wait_for_url(re.compile(re.escape(f"/run/{b_id}/cell/{cell}.html")))
+    assert page.locator("#why").count() == 1
+    # a lab run is never paired with a scored run: the page says why
     tab.clean()
+    lab_id = _run_of(served, LAB_RUN)
+    with served.client() as client:
+        refused = client.get("/compare", params={"a": a_id, "b": lab_id})
+    assert refused.status_code == 400
+    assert f"{lab_id} is not: compare two scored runs or two lab runs" in refused.text
 
 
 def test_serve_launched_lab_scenario_appears_in_the_history(
@@ -253,6 +280,19 @@ def test_serve_launched_lab_scenario_appears_in_the_history(
     assert page.locator("#gate").get_attribute("data-outcome") == "fail"
     page = tab.open("/")
     assert page.locator(f'#runs-table tr[data-run="{run_id}"]').count() == 1
+    # two lab runs now: the runs list pairs them, as the lab compare does
+    first = _run_of(served, LAB_RUN)
+    page.select_option("#compare-lab select[name=a]", first)
+    page.select_option("#compare-lab select[name=b]", run_id)
+    page.click("#compare-lab button")
+    page.wait_for_url(re.compile(r"/compare\?"))
+    shot(page, tmp_path, "lab-compare")
+    expected = lab_comparison(first, run_id, served.config.history)
+    verdict = page.locator("#verdict")
+    assert verdict.get_attribute("data-gate-change") == expected.gate_change == "same"
+    assert verdict.get_attribute("data-regressed") == "false"
+    assert page.locator("#lab-compare-coverage tr[data-entry]").count() == len(expected.coverage)
+    assert (page.locator("#no-divergence").count() == 1) == (expected.first_divergence is None)
     tab.clean()
 
 
