@@ -400,8 +400,10 @@ def test_TA5_stdout_and_stderr_go_to_a_log_file_in_the_run_dir_never_overwritten
     for _ in range(2):
         code, record = run_trusted("lost-create-response", "chatty_bot.agent:run", out)
         assert code == 1 and record is not None and record.execution.output == "logged"
-    assert sorted(p.name for p in out.iterdir()) == ["agent-1.log", "agent-2.log",
-                                                     "run.json", "run.prev-1.json"]
+    # The second run sets the first one's record and renderings aside; nothing is lost.
+    assert sorted(p.name for p in out.iterdir()) == [
+        "agent-1.log", "agent-2.log", "junit.prev-1.xml", "junit.xml", "report.html",
+        "report.prev-1.html", "run.json", "run.prev-1.json"]
     assert record is not None and record.process is not None
     assert record.process.log_file == "agent-2.log"
     first = read_run(out / "run.prev-1.json").process
