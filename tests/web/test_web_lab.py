@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from web_helpers import Server
+from web_helpers import Server, lab_output
 
 from pytest_sabot.commands.cli import main as sabot
 from pytest_sabot.commands.lab_compare import lab_comparison
@@ -30,12 +30,7 @@ AGENTS = {"naive": "builtin:naive", "resilient": "builtin:resilient"}
 def lab_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """An output root with two lab runs of lost-create-response (the naive controller's
     fails its gate, the resilient one's passes), indexed in its history."""
-    root = tmp_path_factory.mktemp("labs") / "reports"
-    scenario = load_scenario(resolve_scenario("lost-create-response"))
-    for name, agent in AGENTS.items():
-        run_scenario(scenario, resolve_agent(agent), root / name)
-    index_output(root, root / "history.sqlite")
-    return root
+    return lab_output(tmp_path_factory.mktemp("labs") / "reports", AGENTS)
 
 
 @pytest.fixture(scope="module")

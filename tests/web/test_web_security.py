@@ -10,12 +10,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from web_helpers import Server
+from web_helpers import Server, lab_output
 
-from pytest_sabot.history import index_output, list_runs
-from pytest_sabot.lab.controllers import resolve_agent
-from pytest_sabot.lab.engine import run_scenario
-from pytest_sabot.lab.scenario_load import load_scenario, resolve_scenario
+from pytest_sabot.history import list_runs
+from pytest_sabot.lab.scenario_load import resolve_scenario
 from pytest_sabot.web.launch import (
     LaunchRefused,
     lab_argv,
@@ -28,11 +26,8 @@ from pytest_sabot.web.launch import (
 @pytest.fixture(scope="module")
 def lab_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """An output root holding one lab run, indexed in its history."""
-    root = tmp_path_factory.mktemp("guarded") / "reports"
-    scenario = load_scenario(resolve_scenario("lost-create-response"))
-    run_scenario(scenario, resolve_agent("builtin:naive"), root / "lab-naive")
-    index_output(root, root / "history.sqlite")
-    return root
+    return lab_output(tmp_path_factory.mktemp("guarded") / "reports",
+                      {"lab-naive": "builtin:naive"})
 
 
 @pytest.fixture(scope="module")

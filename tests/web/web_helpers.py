@@ -70,6 +70,21 @@ def own_root(source: Path, target: Path) -> Path:
     return root
 
 
+def lab_output(root: Path, agents: dict[str, str],
+               scenario_name: str = "lost-create-response") -> Path:
+    """An output root holding one lab run per folder name -> builtin agent, indexed in
+    its history (root/history.sqlite)."""
+    from pytest_sabot.lab.controllers import resolve_agent
+    from pytest_sabot.lab.engine import run_scenario
+    from pytest_sabot.lab.scenario_load import load_scenario, resolve_scenario
+
+    scenario = load_scenario(resolve_scenario(scenario_name))
+    for name, agent in agents.items():
+        run_scenario(scenario, resolve_agent(agent), root / name)
+    index_output(root, root / "history.sqlite")
+    return root
+
+
 def free_socket() -> socket.socket:
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
