@@ -440,6 +440,8 @@ def _serve(args: argparse.Namespace) -> int:
 
 def _row_words(row: Any) -> str:
     """The row's standing in a few words, as the terminal summary gives it."""
+    from pytest_sabot.report.render import rate_ci
+
     rate = row.sabot_score
-    score = "n/a" if rate.value is None else f"{rate.value:.1%}"
-    return f"Sabot Score {score} ({rate.k} of {rate.n} valid fault cells detected hard)"
+    return (f"Sabot Score {rate_ci(rate)} ({rate.k} of {rate.n} valid fault cells detected "
+            "hard)")

@@ -514,22 +514,6 @@ def replay_lab(run_file: Path) -> tuple[list[str], int, dict[str, Any]]:
     return lines, code, data
 
 
-def register_adapters(given: str | list[str] | None) -> str | None:
-    """``--sabot-adapter module:factory[,...]``: register the adapters a replay re-runs, as
-    pytest does for a session (a cell of a framework that is not installed needs its
-    adapter to run again). The problem, in words, when one does not load."""
-    from pytest_sabot.core.frameworks import register_local
-    from pytest_sabot.core.registry import RegistryError
-
-    targets = given.split(",") if isinstance(given, str) else list(given or [])
-    for target in (t.strip() for t in targets if t.strip()):
-        try:
-            register_local(target)
-        except (RegistryError, ImportError, AttributeError, TypeError, ValueError) as exc:
-            return f"--sabot-adapter={target}: {exc}"
-    return None
-
-
 def cmd_replay(args: argparse.Namespace) -> int:
     from pytest_sabot.report.terminal import console, print_lines
 
@@ -545,7 +529,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
         else:
             print_lines(console(), lines)
         return code
-    problem = register_adapters(getattr(args, "sabot_adapter", None))
+    from pytest_sabot.core.frameworks import register_targets
+
+    problem = register_targets(getattr(args, "sabot_adapter", None))
     if problem is not None:
         print(f"sabot replay: {problem}", file=sys.stderr)
         return EXIT_ERROR

@@ -86,12 +86,12 @@ def _check_campaigns(files: list[Path]) -> int:
 def cmd_validate(args: argparse.Namespace) -> int:
     """Load every wave with its tasks, mappings and anchors, and every scenario file;
     report each error found."""
-    from pytest_sabot.commands.replay import register_adapters
+    from pytest_sabot.core.frameworks import register_targets
     from pytest_sabot.core.paths import standard_root
     from pytest_sabot.matrix.cells import available_waves
     from pytest_sabot.matrix.standard import load_standard
 
-    problem = register_adapters(getattr(args, "sabot_adapter", None))
+    problem = register_targets(getattr(args, "sabot_adapter", None))
     if problem is not None:  # a matrix naming the adapter's framework needs it to load
         print(f"sabot validate: {problem}", file=sys.stderr)
         return EXIT_ERROR

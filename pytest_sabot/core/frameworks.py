@@ -235,6 +235,19 @@ def register_local(target: str) -> FrameworkAdapter:
     return declared
 
 
+def register_targets(given: str | list[str] | None) -> str | None:
+    """``--sabot-adapter module:factory[,...]`` of a command (validate, replay): register
+    each as :func:`register_local` does for a session. The problem, in words, when one
+    does not load (None when all did)."""
+    targets = given.split(",") if isinstance(given, str) else list(given or [])
+    for target in (t.strip() for t in targets if t.strip()):
+        try:
+            register_local(target)
+        except (RegistryError, ImportError, AttributeError, TypeError, ValueError) as exc:
+            return f"--sabot-adapter={target}: {exc}"
+    return None
+
+
 RECORDED_ORIGIN = "recorded by session "
 
 
