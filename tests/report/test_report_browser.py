@@ -114,9 +114,8 @@ def test_S1_6_a_cell_drill_down_opens_with_its_timeline(
     # cell it points at.
     other = next(c for c in results["cells"] if c["cell_id"] != hard["cell_id"])
     page.evaluate("(id) => { location.hash = 'cell-' + id; }", other["cell_id"])
-    page.wait_for_function(
-        "(id) => document.querySelector(`details[data-cell=\"${id}\"]`).open", arg=other["cell_id"]
-    )
+    # Selectors, not scripts: the page's policy forbids evaluating strings while polling.
+    page.locator(f'details[data-cell="{other["cell_id"]}"][open]').wait_for()
     _clean(browser)
 
 
@@ -201,8 +200,7 @@ def test_lab_page_shows_four_streams_and_links_each_violation_to_its_events(
             assert event.evaluate("(e) => e.matches(':target')")
         # Following the violation itself lights every event it cites.
         shown.locator("a").first.click()
-        page.wait_for_function(
-            "(n) => document.querySelectorAll('.ev.lit').length === n", arg=len(violation.evidence))
+        page.locator(f".ev.lit >> nth={len(violation.evidence) - 1}").wait_for()
         lit = page.locator(".ev.lit")
         assert sorted(lit.nth(i).get_attribute("id") for i in range(lit.count())) == sorted(
             f"ev-{ref.stream}-{ref.id}" for ref in violation.evidence)

@@ -307,10 +307,9 @@ def test_serve_cancelled_launch_stops_its_run(served: Server, tab: Tab, tmp_path
     launch_id = page.url.rsplit("/", 1)[1]
     assert "--sabot-framework=langgraph" in page.locator("#command").inner_text()
     page.click("#cancel")
-    page.wait_for_selector('#launch-status[data-status="cancelled"]')
-    page.wait_for_function(
-        "document.getElementById('launch-status').getAttribute('data-exit') !== ''",
-        timeout=30_000)
+    # A selector, not a script: the inspector's policy forbids evaluating strings.
+    page.wait_for_selector('#launch-status[data-status="cancelled"]:not([data-exit=""])',
+                           timeout=30_000)
     shot(page, tmp_path, "cancelled")
     launch = served_launch(served, launch_id)
     assert launch.status == "cancelled" and launch.process is not None
