@@ -32,20 +32,20 @@ import json
 import signal
 import sys
 import time
-from collections.abc import Iterable
 from pathlib import Path
 from types import FrameType
 from typing import Any
 
-import anyio
 import mcp.types as types
 from mcp.server.lowlevel import Server
-from mcp.server.lowlevel.helper_types import ReadResourceContents
-from mcp.server.stdio import stdio_server
-from pydantic import AnyUrl
 
-from pytest_sabot import __version__
 from pytest_sabot.commands.lab_outputs import write_lab_run
+from pytest_sabot.commands.mcp_stdio import (
+    context_server,
+    json_result,
+    serve_until_left,
+    text_result,
+)
 from pytest_sabot.lab.agent import AgentStopped, LimitReached
 from pytest_sabot.lab.catalog import ToolContract
 from pytest_sabot.lab.client_usage import register, settle
@@ -91,12 +91,6 @@ INSTRUCTIONS = (
     "to the ones before). Call finish_run when you are done: it closes the run for good and "
     "returns the evaluation."
 )
-
-
-def _text(text: str, *, error: bool, structured: dict[str, Any] | None = None) -> (
-        types.CallToolResult):
-    return types.CallToolResult(content=[types.TextContent(type="text", text=text)],
-                                structuredContent=structured, isError=error)
 
 
 def _describe(contract: ToolContract) -> str:
@@ -180,7 +174,7 @@ class McpRun:
 
     def call(self, name: str, arguments: dict[str, Any]) -> types.CallToolResult:
         if self.record is not None:
-            return _text(f"the run is finished ({FINISH_TOOL} was called); nothing more "
+            return text_result(f"the run is finished ({FINISH_TOOL} was called); nothing more "
                          "reaches the world", error=True)
         if name == FINISH_TOOL:
             output = arguments.get("output", "")
@@ -192,16 +186,16 @@ class McpRun:
         self.actions += 1
         if name == CONTEXT_TOOL:
             view = self.read_context()
-            return _text(json.dumps(view, sort_keys=True), error=False, structured=view)
+            return json_result(view)
         try:
             if name == SLEEP_TOOL:
                 self.session.context.sleep(arguments.get("ms"))  # type: ignore[arg-type]
-                return _text(json.dumps({"ok": True, "slept_ms": arguments["ms"]}),
+                return text_result(json.dumps({"ok": True, "slept_ms": arguments["ms"]}),
                              error=False)
             observation = self.session.context.call_tool(name, arguments)
         except (LimitReached, ValueError) as exc:
-            return _text(str(exc), error=True)
-        return _text(observation.to_text(), error=not observation.ok,
+            return text_result(str(exc), error=True)
+        return text_result(observation.to_text(), error=not observation.ok,
                      structured=observation.model_dump(mode="json"))
 
     def _register(self, arguments: dict[str, Any]) -> types.CallToolResult:
@@ -211,7 +205,7 @@ class McpRun:
         body = entry.model_dump(mode="json")
         said = ("registered, consistent" if not entry.failed else "registered, inconsistent: "
                 + "; ".join(f"{f.rule} {f.message}" for f in entry.failed))
-        return _text(said, error=bool(entry.failed), structured=body)
+        return text_result(said, error=bool(entry.failed), structured=body)
 
     def finish(self, *, output: str = "", error: BaseException | None = None,
                usage_total: Any = None) -> LabRun:
@@ -242,39 +236,22 @@ class McpRun:
             "client_usage": (record.client_usage.model_dump(mode="json")
                              if record.client_usage else None),
         }
-        return _text(json.dumps(body, sort_keys=True), error=False, structured=body)
+        return json_result(body)
 
 
 def build_server(run: McpRun) -> Server[Any, Any]:
     """The low-level MCP server for one run."""
-    server: Server[Any, Any] = Server(SERVER_NAME, version=__version__,
-                                      instructions=INSTRUCTIONS)
 
-    @server.list_tools()  # type: ignore[untyped-decorator, no-untyped-call]
-    async def list_tools() -> list[types.Tool]:
-        return run.tools()
-
-    @server.call_tool(validate_input=False)  # type: ignore[untyped-decorator]
-    async def call_tool(name: str, arguments: dict[str, Any]) -> types.CallToolResult:
+    async def call(server: Server[Any, Any], name: str,
+                   arguments: dict[str, Any]) -> types.CallToolResult:
         params = server.request_context.session.client_params
         if params is not None and run.record is None:
             run.client = params.clientInfo.name
         return run.call(name, arguments)
 
-    @server.list_resources()  # type: ignore[untyped-decorator, no-untyped-call]
-    async def list_resources() -> list[types.Resource]:
-        return [types.Resource(uri=AnyUrl(CONTEXT_URI), name="context",
-                               description="The public task, capabilities and tool catalog.",
-                               mimeType="application/json")]
-
-    @server.read_resource()  # type: ignore[untyped-decorator, no-untyped-call]
-    async def read_resource(uri: AnyUrl) -> Iterable[ReadResourceContents]:
-        if str(uri) != CONTEXT_URI:
-            raise ValueError(f"no resource {uri}; the only one is {CONTEXT_URI}")
-        return [ReadResourceContents(content=json.dumps(run.read_context(), sort_keys=True),
-                                     mime_type="application/json")]
-
-    return server
+    return context_server(SERVER_NAME, INSTRUCTIONS, tools=run.tools, call=call,
+                          uri=CONTEXT_URI, context=run.read_context,
+                          description="The public task, capabilities and tool catalog.")
 
 
 def _terminate(signum: int, frame: FrameType | None) -> None:
@@ -292,16 +269,9 @@ def serve_stdio(scenario: Scenario, out_dir: Path, *, source: str | None = None,
     run = McpRun(scenario, out_dir, source=source, history=history)
     server = build_server(run)
 
-    async def serve() -> None:
-        async with stdio_server() as (read, write):
-            await server.run(read, write, server.create_initialization_options())
-
     previous = signal.signal(signal.SIGTERM, _terminate)
     try:
-        anyio.run(serve)
-        reason = f"the MCP client left before {FINISH_TOOL}"
-    except KeyboardInterrupt:
-        reason = f"the MCP server was stopped before {FINISH_TOOL}"
+        reason = serve_until_left(server, FINISH_TOOL)
     finally:
         signal.signal(signal.SIGTERM, previous)
     return run.finish(error=AgentStopped("cancelled", reason))

@@ -38,7 +38,6 @@ import json
 import re
 import sys
 import threading
-from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -223,29 +222,29 @@ class CellRun:
         return dict(start)
 
     def call(self, name: str, arguments: dict[str, Any]) -> types.CallToolResult:
+        from pytest_sabot.commands.mcp_stdio import json_result, text_result
         from pytest_sabot.trusted import sabot_child as child
         from pytest_sabot.trusted.channel import Refusal
 
         if self.evaluation is not None:
-            return _text(f"the run is finished ({FINISH} was called); nothing more reaches "
+            return text_result(f"the run is finished ({FINISH} was called); nothing more reaches "
                          "the run", error=True)
         if name == FINISH:
             output = arguments.get("output", "")
             body = self.close(output if isinstance(output, str) else json.dumps(output))
-            return _text(json.dumps(body, sort_keys=True), error=False, structured=body)
+            return json_result(body)
         if name == CONTEXT:
-            view = self.context()
-            return _text(json.dumps(view, sort_keys=True), error=False, structured=view)
+            return json_result(self.context())
         harness = {WORKER_PROMPT: child.WORKER_PROMPT, REVIEWER_PROMPT: child.REVIEWER_PROMPT,
                    HANDOFF: child.HANDOFF, REPORT: child.REPORT}
         assert self.handlers is not None
         try:
             answer = self.handlers.call_tool(harness.get(name, name), dict(arguments))
         except Refusal as refusal:
-            return _text(refusal.message, error=True)
+            return text_result(refusal.message, error=True)
         if isinstance(answer, dict):
-            return _text(json.dumps(answer, sort_keys=True), error=False, structured=answer)
-        return _text(str(answer), error=False)
+            return json_result(answer)
+        return text_result(str(answer), error=False)
 
     def tools(self) -> list[types.Tool]:
         import mcp.types as types
@@ -304,60 +303,29 @@ def pipeline(ctx: RunContext) -> None:
     _RUN.pipeline(ctx)
 
 
-def _text(text: str, *, error: bool, structured: dict[str, Any] | None = None) -> (
-        types.CallToolResult):
-    import mcp.types as types
-
-    return types.CallToolResult(content=[types.TextContent(type="text", text=text)],
-                                structuredContent=structured, isError=error)
-
-
 def build_server(run: CellRun) -> Server[Any, Any]:
     """The low-level MCP server of one cell."""
     import anyio.to_thread
-    import mcp.types as types
-    from mcp.server.lowlevel import Server
-    from mcp.server.lowlevel.helper_types import ReadResourceContents
-    from pydantic import AnyUrl
 
-    from pytest_sabot import __version__
+    from pytest_sabot.commands.mcp_stdio import context_server
 
-    server: Server[Any, Any] = Server(SERVER_NAME, version=__version__,
-                                      instructions=INSTRUCTIONS)
-
-    @server.list_tools()  # type: ignore[untyped-decorator, no-untyped-call]
-    async def list_tools() -> list[types.Tool]:
-        return run.tools()
-
-    @server.call_tool(validate_input=False)  # type: ignore[untyped-decorator]
-    async def call_tool(name: str, arguments: dict[str, Any]) -> types.CallToolResult:
+    async def call(server: Server[Any, Any], name: str,
+                   arguments: dict[str, Any]) -> types.CallToolResult:
         # the harness's seams block (tools, the gateway drain): off the event loop
         result: types.CallToolResult = await anyio.to_thread.run_sync(
             run.call, name, arguments or {})
         return result
 
-    @server.list_resources()  # type: ignore[untyped-decorator, no-untyped-call]
-    async def list_resources() -> list[types.Resource]:
-        return [types.Resource(uri=AnyUrl(CONTEXT_URI), name="context",
-                               description="The public task, capabilities, tool catalog and "
-                               "model endpoints.", mimeType="application/json")]
-
-    @server.read_resource()  # type: ignore[untyped-decorator, no-untyped-call]
-    async def read_resource(uri: AnyUrl) -> Iterable[ReadResourceContents]:
-        if str(uri) != CONTEXT_URI:
-            raise ValueError(f"no resource {uri}; the only one is {CONTEXT_URI}")
-        return [ReadResourceContents(content=json.dumps(run.context(), sort_keys=True),
-                                     mime_type="application/json")]
-
-    return server
+    return context_server(SERVER_NAME, INSTRUCTIONS, tools=run.tools, call=call,
+                          uri=CONTEXT_URI, context=run.context,
+                          description="The public task, capabilities, tool catalog and "
+                          "model endpoints.")
 
 
 def serve_cell(std: Standard, cell: Cell, out: Path, model: str,
                run_id: str = "mcp") -> dict[str, Any]:
     """Serve one cell on stdin/stdout until the client finishes or leaves; its evaluation."""
-    import anyio
-    from mcp.server.stdio import stdio_server
-
+    from pytest_sabot.commands.mcp_stdio import serve_until_left
     from pytest_sabot.trusted.harden import harden
 
     global _RUN
@@ -368,18 +336,7 @@ def serve_cell(std: Standard, cell: Cell, out: Path, model: str,
     _RUN = run
     try:
         run.start()
-        server = build_server(run)
-
-        async def serve() -> None:
-            async with stdio_server() as (read, write):
-                await server.run(read, write, server.create_initialization_options())
-
-        try:
-            anyio.run(serve)
-            reason = f"the MCP client left before {FINISH}"
-        except KeyboardInterrupt:
-            reason = f"the MCP server was stopped before {FINISH}"
-        return run.close(None, reason)
+        return run.close(None, serve_until_left(build_server(run), FINISH))
     finally:
         _RUN = None
 

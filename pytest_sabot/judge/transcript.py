@@ -8,23 +8,14 @@ and an evidence quote found only before the mark is not accepted."""
 
 from __future__ import annotations
 
-from pytest_sabot.core.models.trace import Trace, injection_seq
+from pytest_sabot.core.models.trace import EVENT_KINDS, Trace, injection_seq
 
-_KINDS = (
-    "agent_output",
-    "review",
-    "message",
-    "tool_result",
-    "guardrail",
-    "route",
-    "retry",
-    "interrupt",
-    "escalation",
-    "replan",
-    "ledger",
-    "stop_reason",
-    "artifact",
-)
+# What the components said and were shown. Left out: model calls (repeated by the output
+# of their stage), tool calls (their results are shown), and the harness's own bookkeeping.
+_KINDS = frozenset(EVENT_KINDS) - {
+    "run_start", "model_call", "tool_call", "effect", "cap", "surface_check", "injection",
+    "probe", "run_error", "run_end",
+}
 
 
 FAULT_MARK = "----- the fault was planted here; only what follows can notice it -----"

@@ -1,0 +1,89 @@
+"""What the two MCP stdio servers share: ``sabot mcp`` serving one cell
+(``commands/mcp.py``) and the lab serving one scenario (``commands/lab_mcp.py``).
+
+Both are the official MCP Python SDK's low-level ``Server`` over stdio with one JSON
+context resource, answer every tool call with text (and, for a JSON answer, the same body
+as structured content) and serve until the client leaves. Importing this module loads the
+SDK, so the commands import it only when they serve.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any
+
+import anyio
+import mcp.types as types
+from mcp.server.lowlevel import Server
+from mcp.server.lowlevel.helper_types import ReadResourceContents
+from mcp.server.stdio import stdio_server
+from pydantic import AnyUrl
+
+from pytest_sabot import __version__
+
+CallTool = Callable[["Server[Any, Any]", str, dict[str, Any]], Awaitable[types.CallToolResult]]
+
+
+def text_result(text: str, *, error: bool, structured: dict[str, Any] | None = None) -> (
+        types.CallToolResult):
+    """A tool's answer as one text block (``isError`` when it is an error)."""
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)],
+                                structuredContent=structured, isError=error)
+
+
+def json_result(body: dict[str, Any]) -> types.CallToolResult:
+    """A successful JSON answer: its stable text, and the body as structured content."""
+    return text_result(json.dumps(body, sort_keys=True), error=False, structured=body)
+
+
+def context_server(
+    name: str,
+    instructions: str,
+    *,
+    tools: Callable[[], list[types.Tool]],
+    call: CallTool,
+    uri: str,
+    description: str,
+    context: Callable[[], dict[str, Any]],
+) -> Server[Any, Any]:
+    """A server listing ``tools()``, answering each call with ``call(server, name,
+    arguments)`` and serving ``context()`` as the one JSON resource at ``uri``."""
+    server: Server[Any, Any] = Server(name, version=__version__, instructions=instructions)
+
+    @server.list_tools()  # type: ignore[untyped-decorator, no-untyped-call]
+    async def list_tools() -> list[types.Tool]:
+        return tools()
+
+    @server.call_tool(validate_input=False)  # type: ignore[untyped-decorator]
+    async def call_tool(tool: str, arguments: dict[str, Any]) -> types.CallToolResult:
+        return await call(server, tool, arguments)
+
+    @server.list_resources()  # type: ignore[untyped-decorator, no-untyped-call]
+    async def list_resources() -> list[types.Resource]:
+        return [types.Resource(uri=AnyUrl(uri), name="context", description=description,
+                               mimeType="application/json")]
+
+    @server.read_resource()  # type: ignore[untyped-decorator, no-untyped-call]
+    async def read_resource(asked: AnyUrl) -> Iterable[ReadResourceContents]:
+        if str(asked) != uri:
+            raise ValueError(f"no resource {asked}; the only one is {uri}")
+        return [ReadResourceContents(content=json.dumps(context(), sort_keys=True),
+                                     mime_type="application/json")]
+
+    return server
+
+
+def serve_until_left(server: Server[Any, Any], finish_tool: str) -> str:
+    """Serve on stdin/stdout until the client leaves or the process is interrupted; why the
+    run ends there (the run itself ends only through ``finish_tool``)."""
+
+    async def serve() -> None:
+        async with stdio_server() as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+
+    try:
+        anyio.run(serve)
+    except KeyboardInterrupt:
+        return f"the MCP server was stopped before {finish_tool}"
+    return f"the MCP client left before {finish_tool}"
