@@ -18,13 +18,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from pytest_sabot.commands.failure import fail
 from pytest_sabot.core.errors import SabotDataError
-from pytest_sabot.core.exit_codes import EXIT_ERROR, EXIT_PASS
+from pytest_sabot.core.exit_codes import EXIT_PASS
 from pytest_sabot.core.models.anchors import Anchor, AnchorRegistry, load_anchor_registry
 from pytest_sabot.core.models.trace import Trace, injection_seq
 from pytest_sabot.core.paths import standard_root
@@ -213,8 +213,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise SabotDataError(args.reports, "reports", "a directory of recorded runs")
         traces = load_traces(args.reports)
     except SabotDataError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return EXIT_ERROR
+        return fail("error", err)
     rates = fire_rates(traces, registry)
     baselines = sum(1 for t in traces if t.start.operator is None)
     if args.json:

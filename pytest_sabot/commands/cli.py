@@ -54,12 +54,12 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from pytest_sabot.commands.failure import fail
 from pytest_sabot.commands.history import add_parsers as add_history_parsers
 from pytest_sabot.commands.history import history_args
 from pytest_sabot.commands.mcp import add_parser as add_mcp_parser
 from pytest_sabot.commands.serve import add_parser as add_serve_parser
 from pytest_sabot.core.errors import SabotDataError
-from pytest_sabot.core.exit_codes import EXIT_ERROR
 from pytest_sabot.core.records import OutputInUse
 from pytest_sabot.session.options import BY_DEST, OPTIONS
 
@@ -275,12 +275,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         }[args.command]
         return handler(args)
     except (SabotDataError, KeyError, OSError, OutputInUse) as exc:
-        print(f"sabot: {exc}", file=sys.stderr)
-        return EXIT_ERROR
+        return fail("sabot", exc)
     except (ValidationError, json.JSONDecodeError) as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        print(f"sabot: a file does not have the expected format: {first}", file=sys.stderr)
-        return EXIT_ERROR
+        return fail("sabot", f"a file does not have the expected format: {first}")
 
 
 __all__ = ["OPTIONS", "main"]

@@ -6,12 +6,12 @@ run ids (or unique prefixes) of the run history."""
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 from rich.console import Console
 from rich.text import Text
 
+from pytest_sabot.commands.failure import fail
 from pytest_sabot.report.render import ci_text, pp_text, rate_text
 from pytest_sabot.report.terminal import Column, console, print_lines, print_table
 from pytest_sabot.results.compare import (
@@ -165,7 +165,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     only), 2 on bad input; ``sabot regress`` is the gate on a regression. Two lab runs
     (run.json, or lab run ids) are compared by :mod:`pytest_sabot.commands.lab_compare`
     instead, whose exit is 1 when B regresses against A."""
-    from pytest_sabot.core.exit_codes import EXIT_ERROR, EXIT_INCONCLUSIVE, EXIT_PASS
+    from pytest_sabot.core.exit_codes import EXIT_INCONCLUSIVE, EXIT_PASS
     from pytest_sabot.history import chosen_history
     from pytest_sabot.history.queries import load_compare_input
     from pytest_sabot.history.store import DEFAULT_TIMEOUT_S
@@ -173,8 +173,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     resamples = DEFAULT_RESAMPLES if args.resamples is None else args.resamples
     seed = DEFAULT_SEED if args.seed is None else args.seed
     if resamples < 1:
-        print("sabot compare: --resamples must be at least 1", file=sys.stderr)
-        return EXIT_ERROR
+        return fail("sabot compare", "--resamples must be at least 1")
     history = chosen_history(getattr(args, "history", None))
     wait = getattr(args, "wait", None)
     timeout = DEFAULT_TIMEOUT_S if wait is None else float(wait)
@@ -196,10 +195,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
     incomplete = [name for name, r in (("A", a), ("B", b)) if not r.selection.complete]
     if incomplete:
         whose = "its" if len(incomplete) == 1 else "their"
-        print(f"sabot compare: {' and '.join(incomplete)} did not record {whose} whole "
-              "selection: the comparison covers the recorded cells only (inconclusive, "
-              "exit 3)", file=sys.stderr)
-        return EXIT_INCONCLUSIVE
+        return fail("sabot compare", f"{' and '.join(incomplete)} did not record {whose} "
+                    "whole selection: the comparison covers the recorded cells only "
+                    "(inconclusive, exit 3)", EXIT_INCONCLUSIVE)
     return EXIT_PASS
 
 

@@ -23,11 +23,11 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from pytest_sabot.commands.failure import fail
 from pytest_sabot.core.errors import SabotDataError
 from pytest_sabot.core.exit_codes import EXIT_ERROR, EXIT_PASS
 from pytest_sabot.session.options import positive_int, seconds
@@ -50,11 +50,6 @@ def _timeout(given: float | None) -> float:
     return DEFAULT_TIMEOUT_S if given is None else given
 
 
-def _fail(exc: Exception, command: str) -> int:
-    print(f"sabot {command}: {exc}", file=sys.stderr)
-    return EXIT_ERROR
-
-
 def history_list(
     history: Path,
     *,
@@ -70,7 +65,7 @@ def history_list(
     try:
         summaries = list_runs(history, limit=limit, timeout=_timeout(timeout))
     except SabotDataError as exc:
-        return _fail(exc, "history")
+        return fail("sabot history", exc)
     if as_json:
         print("[" + ",\n".join(s.model_dump_json(indent=2) for s in summaries) + "]")
     else:
@@ -93,7 +88,7 @@ def history_show(
     try:
         detail = show_run(history, ref, timeout=_timeout(timeout))
     except SabotDataError as exc:
-        return _fail(exc, "history show")
+        return fail("sabot history show", exc)
     if as_json:
         print(detail.model_dump_json(indent=2))
     else:
@@ -120,7 +115,7 @@ def history_index(
         try:
             report = index_output(directory, history, timeout=_timeout(timeout))
         except SabotDataError as exc:
-            return _fail(exc, "history index")
+            return fail("sabot history index", exc)
         problems += len(report.problems)
         if as_json:
             print(report.model_dump_json(indent=2))
@@ -136,7 +131,7 @@ def history_resolve(history: Path, ref: str, *, timeout: float | None = None) ->
     try:
         print(resolve_run(history, ref, timeout=_timeout(timeout)))
     except SabotDataError as exc:
-        return _fail(exc, "history resolve")
+        return fail("sabot history resolve", exc)
     return EXIT_PASS
 
 
@@ -163,14 +158,13 @@ def regress(
     resamples = DEFAULT_RESAMPLES if resamples is None else resamples
     min_paired = DEFAULT_MIN_PAIRED if min_paired is None else min_paired
     if resamples < 1 or min_paired < 1:
-        print("sabot regress: --resamples and --min-paired must be at least 1", file=sys.stderr)
-        return EXIT_ERROR
+        return fail("sabot regress", "--resamples and --min-paired must be at least 1")
     wait = _timeout(timeout)
     try:
         ra, source_a = load_compare_input(a, history, timeout=wait)
         rb, source_b = load_compare_input(b, history, timeout=wait)
     except SabotDataError as exc:
-        return _fail(exc, "regress")
+        return fail("sabot regress", exc)
     report = detect_regressions(
         ra, rb, a_name=str(a), b_name=str(b), a_source=source_a, b_source=source_b,
         resamples=resamples, seed=DEFAULT_SEED if seed is None else seed,

@@ -15,15 +15,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 from rich.table import Table
 
+from pytest_sabot.commands.failure import fail
 from pytest_sabot.core.errors import SabotDataError
-from pytest_sabot.core.exit_codes import EXIT_ERROR, EXIT_PASS
+from pytest_sabot.core.exit_codes import EXIT_PASS
 from pytest_sabot.core.models.verdict import CellVerdict
 from pytest_sabot.lab.record import LabRun
 
@@ -260,15 +260,13 @@ def cmd_inspect(args: argparse.Namespace) -> int:
     try:
         lab = lab_run_of(args.cell_dir, chosen_history(getattr(args, "history", None)))
     except SabotDataError as exc:
-        print(f"sabot inspect: {exc}", file=sys.stderr)
-        return EXIT_ERROR
+        return fail("sabot inspect", exc)
     if lab is not None:
         return inspect_lab(lab[0], args.json)
     try:
         t = timeline(Path(args.cell_dir), args.sabot_root)
     except SabotDataError as exc:
-        print(f"sabot inspect: {exc}", file=sys.stderr)
-        return EXIT_ERROR
+        return fail("sabot inspect", exc)
     if args.json:
         print(t.model_dump_json(indent=2))
     else:

@@ -37,6 +37,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from pytest_sabot.commands.failure import fail
 from pytest_sabot.commands.lab_outputs import write_lab_run
 from pytest_sabot.core.errors import SabotDataError
 from pytest_sabot.core.exit_codes import EXIT_ERROR, EXIT_GATE, EXIT_INCONCLUSIVE, EXIT_PASS
@@ -69,12 +70,10 @@ def _guard(body: Callable[[], int]) -> int:
     try:
         return body()
     except SabotDataError as exc:
-        print(f"sabot lab: {exc}", file=sys.stderr)
-        return EXIT_ERROR
+        return fail("sabot lab", exc)
     except KeyboardInterrupt:
-        print("sabot lab: interrupted (the run record was written as cancelled)",
-              file=sys.stderr)
-        return EXIT_INCONCLUSIVE
+        return fail("sabot lab", "interrupted (the run record was written as cancelled)",
+                    EXIT_INCONCLUSIVE)
 
 
 def _emit(as_json: bool, model: BaseModel | list[Any], text: str) -> None:

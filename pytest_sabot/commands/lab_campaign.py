@@ -32,6 +32,7 @@ from typing import Any
 
 from filelock import FileLock, Timeout
 
+from pytest_sabot.commands.failure import fail
 from pytest_sabot.commands.lab import _emit, _guard, _written
 from pytest_sabot.core.errors import SabotDataError
 from pytest_sabot.core.exit_codes import EXIT_INCONCLUSIVE
@@ -295,9 +296,8 @@ def cmd_campaign(file: Path, out: Path, *, trust_local_agent: bool = False,
             summary = CampaignSummary.model_validate_json(
                 (out / SUMMARY_FILE).read_text(encoding="utf-8"))
             _show(summary, out, as_json)
-            print("sabot lab: interrupted; the same command resumes the campaign",
-                  file=sys.stderr)
-            return EXIT_INCONCLUSIVE
+            return fail("sabot lab", "interrupted; the same command resumes the campaign",
+                        EXIT_INCONCLUSIVE)
         _show(summary, out, as_json)
         return summary.exit_code
 

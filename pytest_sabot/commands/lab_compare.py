@@ -7,12 +7,12 @@ a rule A did not: SPEC I142), 2 for bad input (the message names the file and th
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
+from pytest_sabot.commands.failure import fail
 from pytest_sabot.commands.lab_refs import lab_run_of
 from pytest_sabot.core.errors import SabotDataError
-from pytest_sabot.core.exit_codes import EXIT_ERROR, EXIT_GATE, EXIT_PASS
+from pytest_sabot.core.exit_codes import EXIT_GATE, EXIT_PASS
 from pytest_sabot.lab.compare import LabComparison, compare_lab
 from pytest_sabot.lab.record import LabRun
 from pytest_sabot.report.lab import comparison_text
@@ -44,8 +44,7 @@ def cmd_lab_compare(a: str, b: str, *, as_json: bool = False, history: Path | No
     try:
         c = lab_comparison(a, b, history, timeout=timeout)
     except SabotDataError as exc:
-        print(f"{prog}: {exc}", file=sys.stderr)
-        return EXIT_ERROR
+        return fail(prog, exc)
     print(c.model_dump_json(indent=2) if as_json else comparison_text(c))
     return EXIT_GATE if c.regressed else EXIT_PASS
 

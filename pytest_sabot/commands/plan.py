@@ -11,9 +11,9 @@ plan names the selection to run.
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
+from pytest_sabot.commands.failure import fail
 from pytest_sabot.core.model_spec import parse_model
 from pytest_sabot.gateway.projection import (
     SEED_CUT_TO,
@@ -27,15 +27,14 @@ __all__ = ["SEED_CUT_TO", "Plan", "RowPlan", "cmd_plan", "per_run_from_recording
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
-    from pytest_sabot.core.exit_codes import EXIT_ERROR, EXIT_GATE, EXIT_PASS
+    from pytest_sabot.core.exit_codes import EXIT_GATE, EXIT_PASS
     from pytest_sabot.gateway.prices import load_prices
     from pytest_sabot.matrix.cells import select_cells
     from pytest_sabot.matrix.standard import load_standard
     from pytest_sabot.session.options import BY_DEST, convert
 
     if args.sabot_wave is None:
-        print("sabot plan: --sabot-wave is required", file=sys.stderr)
-        return EXIT_ERROR
+        return fail("sabot plan", "--sabot-wave is required")
     std = load_standard(args.sabot_wave, args.sabot_root)
     lists = {
         d: convert(BY_DEST[d], getattr(args, d))

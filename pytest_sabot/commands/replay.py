@@ -33,7 +33,6 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
-import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
@@ -42,8 +41,9 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
+from pytest_sabot.commands.failure import fail
 from pytest_sabot.core.errors import SabotDataError
-from pytest_sabot.core.exit_codes import EXIT_ERROR, EXIT_GATE, EXIT_INCONCLUSIVE, EXIT_PASS
+from pytest_sabot.core.exit_codes import EXIT_GATE, EXIT_INCONCLUSIVE, EXIT_PASS
 from pytest_sabot.core.models.base import StrictModel
 from pytest_sabot.core.models.verdict import BaselineVerdict, CellVerdict
 from pytest_sabot.core.records import RunOutcome
@@ -522,8 +522,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         try:
             lines, code, data = replay_lab(lab)
         except SabotDataError as exc:
-            print(f"sabot replay: {exc}", file=sys.stderr)
-            return EXIT_ERROR
+            return fail("sabot replay", exc)
         if args.json:
             print(json.dumps(data, indent=2))
         else:
@@ -533,18 +532,15 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
     problem = register_targets(getattr(args, "sabot_adapter", None))
     if problem is not None:
-        print(f"sabot replay: {problem}", file=sys.stderr)
-        return EXIT_ERROR
+        return fail("sabot replay", problem)
     try:
         report = replay_cell(args.cell_dir, root=args.sabot_root, out=args.out,
                              timeout=args.timeout,
                              trust_local_agent=bool(getattr(args, "trust_local_agent", False)))
     except FileNotFoundError as exc:
-        print(f"sabot replay: {exc} (inconclusive, exit 3)", file=sys.stderr)
-        return EXIT_INCONCLUSIVE
+        return fail("sabot replay", f"{exc} (inconclusive, exit 3)", EXIT_INCONCLUSIVE)
     except SabotDataError as exc:
-        print(f"sabot replay: {exc}", file=sys.stderr)
-        return EXIT_ERROR
+        return fail("sabot replay", exc)
     if args.json:
         print(report.model_dump_json(indent=2))
     else:

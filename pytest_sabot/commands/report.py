@@ -13,15 +13,15 @@ prints the path written; bad input exits 2 with the file, the field and what was
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from pydantic import ValidationError
 
+from pytest_sabot.commands.failure import fail
 from pytest_sabot.commands.results_dir import read_results_of, writing
 from pytest_sabot.core.errors import SabotDataError, from_validation_error
-from pytest_sabot.core.exit_codes import EXIT_ERROR, EXIT_INCONCLUSIVE, EXIT_PASS
+from pytest_sabot.core.exit_codes import EXIT_INCONCLUSIVE, EXIT_PASS
 
 
 def cmd_report(args: argparse.Namespace) -> int:
@@ -83,14 +83,11 @@ def html_main(argv: Sequence[str] | None = None) -> int:
             results_dir = args.path.parent if args.path.is_file() else args.path
             written = write_results_html(results_dir, args.out, layout=args.layout)
     except SabotDataError as exc:
-        print(f"sabot report: {exc}", file=sys.stderr)
-        return EXIT_ERROR
+        return fail("sabot report", exc)
     except ValidationError as exc:
-        print(f"sabot report: {from_validation_error(args.path, exc)}", file=sys.stderr)
-        return EXIT_ERROR
+        return fail("sabot report", from_validation_error(args.path, exc))
     except OSError as exc:
-        print(f"sabot report: {exc.filename or args.out}: {exc.strerror}", file=sys.stderr)
-        return EXIT_ERROR
+        return fail("sabot report", f"{exc.filename or args.out}: {exc.strerror}")
     print(written)
     return EXIT_PASS
 

@@ -14,7 +14,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pytest_sabot.core.exit_codes import EXIT_ERROR, EXIT_PASS
+from pytest_sabot.commands.failure import fail
+from pytest_sabot.core.exit_codes import EXIT_PASS
 
 if TYPE_CHECKING:
     import uvicorn
@@ -83,9 +84,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from pytest_sabot.web.views import opening_path, opening_words
 
     if not Path(args.root).is_dir():
-        print(f"sabot serve: {args.root}: no such directory (run a wave first: pytest "
-              "--sabot-wave=1 -n auto, which writes reports/)", file=sys.stderr)
-        return EXIT_ERROR
+        return fail("sabot serve", f"{args.root}: no such directory (run a wave first: "
+                    "pytest --sabot-wave=1 -n auto, which writes reports/)")
     if not is_loopback(args.host):
         print(HOST_WARNING.format(host=args.host), file=sys.stderr)
     family = socket.AF_INET6 if ":" in args.host else socket.AF_INET
@@ -94,8 +94,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     try:
         sock.bind((args.host, args.port))
     except OSError as exc:
-        print(f"sabot serve: cannot listen on {args.host}:{args.port}: {exc}", file=sys.stderr)
-        return EXIT_ERROR
+        return fail("sabot serve", f"cannot listen on {args.host}:{args.port}: {exc}")
     args.port = sock.getsockname()[1]
     config = config_of(args)
     server = uvicorn.Server(uvicorn.Config(create_app(config), log_level="warning",

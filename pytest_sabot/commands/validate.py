@@ -8,10 +8,10 @@ one)."""
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Iterable
 from pathlib import Path
 
+from pytest_sabot.commands.failure import fail
 from pytest_sabot.core.errors import SabotDataError
 from pytest_sabot.core.exit_codes import EXIT_ERROR, EXIT_PASS
 
@@ -93,8 +93,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
     problem = register_targets(getattr(args, "sabot_adapter", None))
     if problem is not None:  # a matrix naming the adapter's framework needs it to load
-        print(f"sabot validate: {problem}", file=sys.stderr)
-        return EXIT_ERROR
+        return fail("sabot validate", problem)
     root = standard_root(args.root)
     errors = 0
     for wave in available_waves(root):
