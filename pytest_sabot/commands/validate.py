@@ -8,12 +8,20 @@ one)."""
 from __future__ import annotations
 
 import argparse
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
 
 from pytest_sabot.commands.failure import fail
 from pytest_sabot.core.errors import SabotDataError
 from pytest_sabot.core.exit_codes import EXIT_ERROR, EXIT_PASS
+
+if TYPE_CHECKING:
+    from pytest_sabot.lab.campaign_load import LoadedCampaign
+    from pytest_sabot.lab.scenario import Scenario
+
+T = TypeVar("T")
 
 SCENARIOS_DIR = "scenarios"
 """A root's folder of its own lab scenario files (every *.yaml / *.yml under it)."""
@@ -25,62 +33,60 @@ def _yaml_under(folder: Path) -> list[Path]:
     return sorted(p for p in folder.rglob("*") if p.suffix in (".yaml", ".yml") and p.is_file())
 
 
-def scenario_files(root: Path, given: Iterable[Path]) -> list[Path]:
-    """The scenario files to check: shipped, under ROOT/scenarios/, then the given ones (a
-    folder stands for the YAML files under it; a missing path is an error of its own)."""
-    from pytest_sabot.lab.scenario_load import SCENARIO_DIR
-
-    found = _yaml_under(SCENARIO_DIR)
-    if (root / SCENARIOS_DIR).is_dir():
-        found += _yaml_under(root / SCENARIOS_DIR)
+def _yaml_files(folders: Iterable[Path], given: Iterable[Path]) -> list[Path]:
+    """The YAML files under each existing folder, then the given ones (a folder stands for
+    the YAML files under it; a missing path stays, to be reported as an error of its own)."""
+    found = [p for folder in folders if folder.is_dir() for p in _yaml_under(folder)]
     for path in given:
         found += _yaml_under(path) if path.is_dir() else [path]
     return list(dict.fromkeys(found))
 
 
-def _check_scenarios(files: list[Path]) -> int:
-    from pytest_sabot.lab.scenario_load import load_scenario
+def scenario_files(root: Path, given: Iterable[Path]) -> list[Path]:
+    """The scenario files to check: shipped, under ROOT/scenarios/, then the given ones."""
+    from pytest_sabot.lab.scenario_load import SCENARIO_DIR
 
-    errors = 0
-    for path in files:
-        try:
-            if not path.is_file():
-                raise SabotDataError("--scenario", "path", "an existing scenario file or a "
-                                     "folder of them", str(path))
-            scenario = load_scenario(path)
-        except SabotDataError as exc:
-            errors += 1
-            print(f"scenario {path}: {exc}")
-            continue
-        faults = ", ".join(f"{f.id}:{f.fault}" for f in scenario.faults) or "none"
-        print(f"scenario {path}: ok ({scenario.name}; faults {faults})")
-    return errors
+    return _yaml_files((SCENARIO_DIR, root / SCENARIOS_DIR), given)
 
 
 def campaign_files(root: Path, given: Iterable[Path]) -> list[Path]:
     """The campaign files to check: under ROOT/campaigns/, then the given ones."""
-    found = _yaml_under(root / CAMPAIGNS_DIR) if (root / CAMPAIGNS_DIR).is_dir() else []
-    for path in given:
-        found += _yaml_under(path) if path.is_dir() else [path]
-    return list(dict.fromkeys(found))
+    return _yaml_files((root / CAMPAIGNS_DIR,), given)
 
 
-def _check_campaigns(files: list[Path]) -> int:
+def _existing(path: Path, option: str, noun: str) -> Path:
+    if not path.is_file():
+        raise SabotDataError(option, "path", f"an existing {noun} file or a folder of them",
+                             str(path))
+    return path
+
+
+def _checked(name: str, load: Callable[[], T], summary: Callable[[T], str]) -> int:
+    """Print ``<name>: ok (<summary>)`` or ``<name>: <error>``; 1 when it is an error."""
+    try:
+        loaded = load()
+    except SabotDataError as exc:
+        print(f"{name}: {exc}")
+        return 1
+    print(f"{name}: ok ({summary(loaded)})")
+    return 0
+
+
+def _scenario(path: Path) -> Scenario:
+    from pytest_sabot.lab.scenario_load import load_scenario
+
+    return load_scenario(_existing(path, "--scenario", "scenario"))
+
+
+def _campaign(path: Path) -> LoadedCampaign:
     from pytest_sabot.lab.campaign_load import load_campaign
 
-    errors = 0
-    for path in files:
-        try:
-            if not path.is_file():
-                raise SabotDataError("--campaign", "path", "an existing campaign file or a "
-                                     "folder of them", str(path))
-            loaded = load_campaign(path)
-        except SabotDataError as exc:
-            errors += 1
-            print(f"campaign {path}: {exc}")
-            continue
-        print(f"campaign {path}: ok ({loaded.file.name}; {len(loaded.trials)} trials)")
-    return errors
+    return load_campaign(_existing(path, "--campaign", "campaign"))
+
+
+def _faults(scenario: Scenario) -> str:
+    faults = ", ".join(f"{f.id}:{f.fault}" for f in scenario.faults) or "none"
+    return f"{scenario.name}; faults {faults}"
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -95,15 +101,14 @@ def cmd_validate(args: argparse.Namespace) -> int:
     if problem is not None:  # a matrix naming the adapter's framework needs it to load
         return fail("sabot validate", problem)
     root = standard_root(args.root)
-    errors = 0
-    for wave in available_waves(root):
-        try:
-            std = load_standard(wave, root)
-        except SabotDataError as exc:
-            errors += 1
-            print(f"wave {wave}: {exc}")
-            continue
-        print(f"wave {wave}: ok ({len(std.cells)} cells, rules {std.rules.version})")
-    errors += _check_scenarios(scenario_files(root, getattr(args, "scenario", None) or []))
-    errors += _check_campaigns(campaign_files(root, getattr(args, "campaign", None) or []))
+    errors = sum(
+        _checked(f"wave {wave}", partial(load_standard, wave, root),
+                 lambda std: f"{len(std.cells)} cells, rules {std.rules.version}")
+        for wave in available_waves(root)
+    )
+    for path in scenario_files(root, getattr(args, "scenario", None) or []):
+        errors += _checked(f"scenario {path}", partial(_scenario, path), _faults)
+    for path in campaign_files(root, getattr(args, "campaign", None) or []):
+        errors += _checked(f"campaign {path}", partial(_campaign, path),
+                           lambda c: f"{c.file.name}; {len(c.trials)} trials")
     return EXIT_ERROR if errors else EXIT_PASS
