@@ -11,9 +11,7 @@ beside report.css).
 
 from __future__ import annotations
 
-import base64
 import functools
-import hashlib
 from importlib import resources
 from typing import Any
 
@@ -31,21 +29,13 @@ REFERRER = "same-origin"
 def assets() -> tuple[str, str, str]:
     """(css, js, Content-Security-Policy) of every served page."""
     from pytest_sabot.report.html._common import assets as report_assets
+    from pytest_sabot.report.html._common import content_policy
 
     report_css, report_js, _ = report_assets()
     folder = resources.files(PACKAGE) / TEMPLATES
     css = report_css + "\n" + (folder / SERVE_CSS).read_text(encoding="utf-8")
     js = report_js + "\n" + (folder / SERVE_JS).read_text(encoding="utf-8")
-    digest = base64.b64encode(hashlib.sha256(js.encode("utf-8")).digest()).decode("ascii")
-    policy = (
-        "default-src 'none'; "
-        "style-src 'unsafe-inline'; "
-        f"script-src 'sha256-{digest}'; "
-        "img-src data:; "
-        "connect-src 'self'; "
-        "base-uri 'none'; form-action 'self'"
-    )
-    return css, js, policy
+    return css, js, content_policy(js, served=True)
 
 
 def policy() -> str:

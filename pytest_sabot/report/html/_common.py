@@ -90,17 +90,24 @@ def _asset(name: str) -> str:
 @functools.cache
 def assets() -> tuple[str, str, str]:
     """(css, js, Content-Security-Policy) of every page."""
-    css = _asset("report.css")
     js = _asset("report.js")
+    return _asset("report.css"), js, content_policy(js)
+
+
+def content_policy(js: str, *, served: bool = False) -> str:
+    """The Content-Security-Policy of a page whose one script is ``js`` (allowed by its
+    sha256): nothing else loads. A ``served`` page (sabot serve) may also fetch from and
+    post forms to its own origin."""
     digest = base64.b64encode(hashlib.sha256(js.encode("utf-8")).digest()).decode("ascii")
-    policy = (
+    own = "'self'" if served else "'none'"
+    return (
         "default-src 'none'; "
         "style-src 'unsafe-inline'; "
         f"script-src 'sha256-{digest}'; "
         "img-src data:; "
-        "base-uri 'none'; form-action 'none'"
+        + ("connect-src 'self'; " if served else "")
+        + f"base-uri 'none'; form-action {own}"
     )
-    return css, js, policy
 
 
 @functools.cache
