@@ -136,6 +136,21 @@ class Declaration:
         return self.family == "transaction"
 
 
+def _standard(
+    operator_id: str, name: str, seam: str, plants: Plants, summary: str, probe: str, *,
+    served_model: bool = False,
+) -> Declaration:
+    """One of the standard's six operators: a message operator at one seam, its behaviour
+    the class named after it in ``pytest_sabot.operators.o<number>_<name>``
+    (``tool-lie``: ``o1_tool_lie:ToolLie``)."""
+    module = f"o{operator_id[1:]}_{name.replace('-', '_')}"
+    behaviour = "".join(part.capitalize() for part in name.split("-"))
+    return Declaration(
+        operator_id, name, "message", (seam,), plants, summary, probe,
+        f"pytest_sabot.operators.{module}:{behaviour}", standard=True, served_model=served_model,
+    )
+
+
 def _lab_fault(
     operator_id: str, name: str, summary: str, probe: str, *, holds_calls: bool = False
 ) -> Declaration:
@@ -152,42 +167,36 @@ def _lab_fault(
 
 
 DECLARATIONS: tuple[Declaration, ...] = (
-    Declaration(
-        "O1", "tool-lie", "message", ("tool_result",), "value",
+    _standard(
+        "O1", "tool-lie", "tool_result", "value",
         "a data-tool result gets a plausible wrong value",
         "a tool result after the injection carries the wrong value",
-        "pytest_sabot.operators.o1_tool_lie:ToolLie", standard=True,
     ),
-    Declaration(
-        "O2", "false-success", "message", ("check_result",), "claim",
+    _standard(
+        "O2", "false-success", "check_result", "claim",
         "a check tool claims success and never runs",
         "the bare success claim was shown as the check's result",
-        "pytest_sabot.operators.o2_false_success:FalseSuccess", standard=True,
     ),
-    Declaration(
-        "O3", "message-alteration", "message", ("handoff",), "value",
+    _standard(
+        "O3", "message-alteration", "handoff", "value",
         "the worker-to-reviewer handoff is altered in transit",
         "a delivered message carries the alteration",
-        "pytest_sabot.operators.o3_message_alteration:MessageAlteration", standard=True,
     ),
-    Declaration(
-        "O4", "model-downgrade", "message", ("model",), "model",
+    _standard(
+        "O4", "model-downgrade", "model", "model",
         "the gateway quietly serves the worker from a weaker tier",
         "a call of the agent was served by the weaker tier (read from the model_call facts)",
-        "pytest_sabot.operators.o4_model_downgrade:ModelDowngrade", standard=True,
         served_model=True,
     ),
-    Declaration(
-        "O5", "stale-context", "message", ("material",), "value",
+    _standard(
+        "O5", "stale-context", "material", "value",
         "the worker gets a superseded revision of a document",
         "a model call was made with the stale material",
-        "pytest_sabot.operators.o5_stale_context:StaleContext", standard=True,
     ),
-    Declaration(
-        "O6", "silent-noop", "message", ("effect",), "claim",
+    _standard(
+        "O6", "silent-noop", "effect", "claim",
         "the write tool says \"done\" and writes nothing",
         "an effect was not committed and its success was shown",
-        "pytest_sabot.operators.o6_silent_noop:SilentNoop", standard=True,
     ),
     _lab_fault(
         "O7", "timeout-before-commit",
