@@ -29,12 +29,11 @@ from __future__ import annotations
 
 import logging
 import re
-import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from pytest_sabot.core.log_capture import ThreadLogCapture
+from pytest_sabot.core.log_capture import Loudness, ThreadLogCapture
 from pytest_sabot.core.magentic_ledger import request_satisfied, stall_reasons
 
 __all__ = [
@@ -101,34 +100,6 @@ class StallFollower:
 
 # --------------------------------------------------------------------------- log capture
 
-_LEVEL_LOCK = threading.Lock()
-_ACTIVE = 0
-_SAVED: dict[str, Any] = {}
-
-
-def _raise_level() -> None:
-    """Let DEBUG records of the Magentic logger through while a capture is active, and keep
-    them from reaching handlers further up (they are for the capture only)."""
-    global _ACTIVE
-    with _LEVEL_LOCK:
-        if _ACTIVE == 0:
-            logger = logging.getLogger(MAGENTIC_LOGGER)
-            _SAVED["level"] = logger.level
-            _SAVED["propagate"] = logger.propagate
-            logger.setLevel(logging.DEBUG)
-            logger.propagate = False
-        _ACTIVE += 1
-
-
-def _restore_level() -> None:
-    global _ACTIVE
-    with _LEVEL_LOCK:
-        _ACTIVE -= 1
-        if _ACTIVE == 0:
-            logger = logging.getLogger(MAGENTIC_LOGGER)
-            logger.setLevel(_SAVED.pop("level", logging.NOTSET))
-            logger.propagate = _SAVED.pop("propagate", True)
-
 
 class MagenticLogCapture(ThreadLogCapture):
     """The orchestrator's re-plan lines, for one run.
@@ -139,7 +110,7 @@ class MagenticLogCapture(ThreadLogCapture):
     published (a stall line or a failed-ledger line), or ``""`` when none was logged.
     """
 
-    logger_name = MAGENTIC_LOGGER
+    loudness = Loudness(MAGENTIC_LOGGER)
 
     def __init__(self) -> None:
         super().__init__()
@@ -158,9 +129,3 @@ class MagenticLogCapture(ThreadLogCapture):
         if not self._pending:
             return ""
         return self._pending.pop(0)
-
-    def _louder(self) -> None:
-        _raise_level()
-
-    def _quieter(self) -> None:
-        _restore_level()

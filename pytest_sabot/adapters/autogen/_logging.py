@@ -21,15 +21,13 @@ from __future__ import annotations
 
 import ast
 import logging
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from types import TracebackType
 from typing import Any
 
 from autogen_agentchat import TRACE_LOGGER_NAME
 
-from pytest_sabot.core.log_capture import ThreadLogCapture
+from pytest_sabot.core.log_capture import Loudness, ThreadLogCapture
 from pytest_sabot.core.magentic_ledger import stall_reasons
 
 LEDGER_PREFIX = "Progress Ledger: "
@@ -95,57 +93,6 @@ class LedgerFollower:
         return None
 
 
-# --------------------------------------------------------------------------- capture
-
-_LEVEL_LOCK = threading.Lock()
-_ACTIVE = 0
-_SAVED_LEVELS: dict[str, int] = {}
-
-
-def _raise_trace_level() -> None:
-    """Let DEBUG records through the trace logger while at least one capture is active.
-
-    Existing child loggers that inherit their level (e.g. ``autogen_agentchat.events``)
-    are pinned to the level they had, so only the trace logger itself gets louder.
-    """
-    global _ACTIVE
-    with _LEVEL_LOCK:
-        if _ACTIVE == 0:
-            trace = logging.getLogger(TRACE_LOGGER_NAME)
-            inherited = trace.getEffectiveLevel()
-            _SAVED_LEVELS.clear()
-            _SAVED_LEVELS[TRACE_LOGGER_NAME] = trace.level
-            prefix = TRACE_LOGGER_NAME + "."
-            for name, child in list(logging.root.manager.loggerDict.items()):
-                if (
-                    name.startswith(prefix)
-                    and isinstance(child, logging.Logger)
-                    and child.level == logging.NOTSET
-                ):
-                    _SAVED_LEVELS[name] = logging.NOTSET
-                    child.setLevel(inherited)
-            trace.setLevel(logging.DEBUG)
-            # The DEBUG records are for this capture only: keep them from reaching the root
-            # logger's handlers (e.g. a console handler another framework installed).
-            _SAVED_PROPAGATE[0] = trace.propagate
-            trace.propagate = False
-        _ACTIVE += 1
-
-
-_SAVED_PROPAGATE: list[bool] = [True]
-
-
-def _restore_trace_level() -> None:
-    global _ACTIVE
-    with _LEVEL_LOCK:
-        _ACTIVE -= 1
-        if _ACTIVE == 0:
-            for name, level in _SAVED_LEVELS.items():
-                logging.getLogger(name).setLevel(level)
-            _SAVED_LEVELS.clear()
-            logging.getLogger(TRACE_LOGGER_NAME).propagate = _SAVED_PROPAGATE[0]
-
-
 class TraceLoggerCapture(ThreadLogCapture):
     """Attach a handler to the autogen_agentchat trace logger for one run.
 
@@ -157,39 +104,19 @@ class TraceLoggerCapture(ThreadLogCapture):
     re-raised when the block exits, never swallowed by the logging machinery.
     """
 
-    logger_name = TRACE_LOGGER_NAME
+    loudness = Loudness(TRACE_LOGGER_NAME, pin_children=True)
 
     def __init__(self, on_record: Callable[[OrchestratorRecord], None]) -> None:
         super().__init__()
         self._on_record = on_record
         self._follower = LedgerFollower()
-        self._error: BaseException | None = None
         self.lines: list[str] = []
 
     def receive(self, record: logging.LogRecord) -> None:
-        if record.name != TRACE_LOGGER_NAME or self._error is not None:
+        if record.name != TRACE_LOGGER_NAME:
             return
-        try:
-            message = record.getMessage()
-            self.lines.append(message)
-            parsed = self._follower.feed(message)
-            if parsed is not None:
-                self._on_record(parsed)
-        except Exception as exc:  # re-raised on exit
-            self._error = exc
-
-    def _louder(self) -> None:
-        _raise_trace_level()
-
-    def _quieter(self) -> None:
-        _restore_trace_level()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        super().__exit__(exc_type, exc, tb)
-        if exc is None and self._error is not None:
-            raise self._error
+        message = record.getMessage()
+        self.lines.append(message)
+        parsed = self._follower.feed(message)
+        if parsed is not None:
+            self._on_record(parsed)
