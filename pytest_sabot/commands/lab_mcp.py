@@ -175,7 +175,7 @@ class McpRun:
     def call(self, name: str, arguments: dict[str, Any]) -> types.CallToolResult:
         if self.record is not None:
             return text_result(f"the run is finished ({FINISH_TOOL} was called); nothing more "
-                         "reaches the world", error=True)
+                               "reaches the world", error=True)
         if name == FINISH_TOOL:
             output = arguments.get("output", "")
             record = self.finish(output=output if isinstance(output, str) else str(output),
@@ -191,12 +191,12 @@ class McpRun:
             if name == SLEEP_TOOL:
                 self.session.context.sleep(arguments.get("ms"))  # type: ignore[arg-type]
                 return text_result(json.dumps({"ok": True, "slept_ms": arguments["ms"]}),
-                             error=False)
+                                   error=False)
             observation = self.session.context.call_tool(name, arguments)
         except (LimitReached, ValueError) as exc:
             return text_result(str(exc), error=True)
         return text_result(observation.to_text(), error=not observation.ok,
-                     structured=observation.model_dump(mode="json"))
+                           structured=observation.model_dump(mode="json"))
 
     def _register(self, arguments: dict[str, Any]) -> types.CallToolResult:
         entry = register(self.usage, arguments, context_read=self.context_read,

@@ -228,7 +228,7 @@ class CellRun:
 
         if self.evaluation is not None:
             return text_result(f"the run is finished ({FINISH} was called); nothing more reaches "
-                         "the run", error=True)
+                               "the run", error=True)
         if name == FINISH:
             output = arguments.get("output", "")
             body = self.close(output if isinstance(output, str) else json.dumps(output))
