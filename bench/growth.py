@@ -307,13 +307,13 @@ def _serve(out: Path, history: Path, root: Path) -> dict[str, Any]:
 
 def run_step(step: str, out: Path, root: Path) -> dict[str, Any]:
     """One step, timed in this process after its imports; with its peak RSS (MB)."""
-    import pytest_sabot.commands.cli  # noqa: F401  (imports paid before the clock)
-    import pytest_sabot.commands.rescore  # noqa: F401
-    import pytest_sabot.history  # noqa: F401
-    import pytest_sabot.report.html  # noqa: F401
-    import pytest_sabot.report.render  # noqa: F401
-    import pytest_sabot.report.terminal  # noqa: F401
-    import pytest_sabot.results  # noqa: F401
+    import pytest_sabot.commands.cli
+    import pytest_sabot.commands.rescore
+    import pytest_sabot.history
+    import pytest_sabot.report.html
+    import pytest_sabot.report.render
+    import pytest_sabot.report.terminal
+    import pytest_sabot.results
     import pytest_sabot.web  # noqa: F401
     from pytest_sabot.history import index_output
     from pytest_sabot.report.html import write_results_html
