@@ -17,9 +17,10 @@ record is rewritten where it names its cell or its registration (``run_start``'s
 and seed, outcome.json's cell id and registration hash, soft.json's and not_run.json's
 cell ids) through the product's own record models, and the session manifest records the
 synthetic root (``root``), so ``sabot rescore``, the history and the inspector load the
-synthetic matrix again as they load a ``--sabot-root`` session's. Seed s of the synthetic
-wave is a copy of source seed ``sources[i % len(sources)]``; the verdicts are the
-embedded model's fixtures at seed 11, repeated, never measurements of anything.
+synthetic matrix again as they load a ``--sabot-root`` session's. The i-th seed of the
+synthetic wave is a copy of the recorded seeds taken in turn (all of them seed 11 by
+default); the verdicts are the embedded model's fixtures, repeated, never measurements of
+anything. The copies are written as the product writes records, without an fsync each.
 
 Each step runs in a fresh interpreter (its imports done before the clock starts), so a step
 pays for nothing another step loaded and its peak resident memory is its own:
@@ -27,8 +28,8 @@ pays for nothing another step loaded and its peak resident memory is its own:
   build     results.json as a session builds it as it ends (the judge summary, the two
             builds of ``session/finishing.py``), written with RESULTS.md
   rescore   ``sabot rescore DIR``: built again from the records, compared (must be identical)
-  index     the run indexed into a new SQLite history (``index_output``, as ``sabot
-            history --index`` and a session's end do)
+  index     the run indexed into a new SQLite history (``index_output``, what ``sabot
+            history index DIR`` runs)
   report    report.html written (``write_results_html``, the layout a session chooses)
   serve     ``sabot serve``'s application on 127.0.0.1 over real HTTP: the run's page
             requested the moment the server listens (it waits for the start-up build),
