@@ -49,6 +49,9 @@ class Standard:
     """The one row of a pipeline outside the harness that replaced the wave's rows (a
     trusted local agent's, an MCP client's); None for a wave of framework adapters."""
     _private: dict[str, PrivateSpec] = field(default_factory=dict)
+    _by_id: tuple[list[Cell], int, dict[str, Cell]] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
 
     def anchors_for(self, task: str, operator: str | None) -> list[Anchor] | None:
         if operator is None or self.anchors is None:
@@ -86,10 +89,17 @@ class Standard:
         return registration_hash(self.root, outside, skip=[*lab_files(self.root), *skip])
 
     def cell(self, cell_id: str) -> Cell:
-        for cell in self.cells:
-            if cell.id == cell_id:
-                return cell
-        raise KeyError(f"cell {cell_id!r} is not registered in wave {self.wave.wave}")
+        """The registered cell of this id, looked up in an index of ``cells`` (built again
+        when the list is another one): callers look up every cell of a wave."""
+        index = self._by_id
+        if index is None or index[0] is not self.cells or index[1] != len(self.cells):
+            # the first of two cells of one id wins, as a scan of the list finds it
+            index = (self.cells, len(self.cells), {c.id: c for c in reversed(self.cells)})
+            self._by_id = index
+        found = index[2].get(cell_id)
+        if found is None:
+            raise KeyError(f"cell {cell_id!r} is not registered in wave {self.wave.wave}")
+        return found
 
 
 def registration_hash(

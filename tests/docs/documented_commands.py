@@ -75,6 +75,8 @@ MCP = ("an MCP stdio server that waits for its client; tests/commands/test_mcp_c
 MCP_READ = ("reads the directory an MCP client's sessions left; "
             "tests/commands/test_mcp_cell.py::test_I154_* runs it on one")
 BENCH = "a benchmark of minutes; bench/ reports its numbers from one run"
+GROWTH = (f"{BENCH}; tests/scale/test_growth_bench.py builds, rescores, indexes and renders "
+          "its synthetic wave at a small size")
 SUITE = "the test suite itself, of which this test is part (.ci/run runs it)"
 INSTALL = "installs packages into the environment (.ci/run installs the project this way)"
 LIVE = "needs a paid provider's key; tests/live/ runs it against a loopback provider"
@@ -359,6 +361,8 @@ TABLE: dict[str, dict[str, Run | Shown]] = {
         "python bench/adaptive_rate.py": Shown(BENCH),
         "python bench/adaptive_rate.py --budget-usd 0.02": Shown(BENCH),
         "python bench/startup_reuse.py --before /path/to/an/older/checkout": Shown(BENCH),
+        "python bench/growth.py": Shown(GROWTH),
+        "python bench/growth.py --source reports/wave-1 --keep": Shown(GROWTH),
     },
     "docs/SERVE.md": {
         "sabot serve": Shown(SERVE),
