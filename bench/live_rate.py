@@ -1,8 +1,9 @@
 """Benchmark: a real wave slice against a rate-limited provider, as ratios to the plugin's
 targets, from one run.
 
-    python bench/live_rate.py                          # 10 req/s, 0.5 s median, -n 2, 16 conn.
-    python bench/live_rate.py --rate 20 --latency 0.25 -- --sabot-framework=langgraph
+    python bench/live_rate.py                          # 20 req/s, 0.25 s median, -n 2, 16 conn.
+    python bench/live_rate.py --rate 12 --latency 1   # a provider that needs 12 calls in flight
+    python bench/live_rate.py --rate 20 -- --sabot-framework=langgraph   # another slice
     python bench/live_rate.py --budget-usd 0.5         # the same load against a small cap
 
 Unlike ``bench/adaptive_rate.py`` (synthetic callers), the load here is a pytest session of
@@ -115,9 +116,9 @@ def _per_second(times: list[float], start: float, end: float) -> float:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else "")
-    parser.add_argument("--rate", type=float, default=10.0, help="provider requests/s")
+    parser.add_argument("--rate", type=float, default=20.0, help="provider requests/s")
     parser.add_argument("--burst", type=int, default=5, help="provider bucket size")
-    parser.add_argument("--latency", type=float, default=0.5, help="median latency, s")
+    parser.add_argument("--latency", type=float, default=0.25, help="median latency, s")
     parser.add_argument("--workers", default="2")
     parser.add_argument("--connections", type=int, default=16)
     parser.add_argument("--concurrency", default="auto")
