@@ -3,6 +3,7 @@
     python bench/live_shaped.py                        # 1 s median latency, -n 2, 16 connections
     python bench/live_shaped.py --vs-sequential        # and the same slice one cell at a time
     python bench/live_shaped.py --latency 800ms -- --sabot-framework=autogen   # another slice
+    python bench/live_shaped.py --slice large          # 168 cells: seeds 11-13, T1-T4 ...
 
 The embedded model answers in a provider's time (``--sabot-sim-latency``: a seeded lognormal
 per call, each call holding one of ``--sabot-max-connections``), so the slice has a live
@@ -19,7 +20,12 @@ from the trace (the draw is deterministic per call: pytest_sabot.gateway.backend
 sim_latency), so waiting for a free connection is not counted as model time. With
 ``--vs-sequential`` the same slice runs again with ``--sabot-concurrency=1`` right after
 (the calls in flight are then at most the workers): the gain is the ratio of the two spans.
-The load of the machine is printed with the figures.
+The load of the machine is printed with the figures, and so are the ramp (from the first
+cell's start to the first moment the calls in flight reach 90 % of the connections) and the
+tail (from the last such moment to the last cell's end): in a short slice they weigh on
+the span, in a whole wave they do not. ``--slice large`` runs three times as many cells
+(the same frameworks, T1-T2, seeds 11-13, both configurations) to show that weight; the
+figures are the span's as a whole, ramp and tail included.
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +57,13 @@ DEFAULT_SLICE = [
     "--sabot-task=T1,T2",
     "--sabot-seed=11,12",
 ]
+LARGE_SLICE = [
+    "--sabot-wave=1",
+    "--sabot-framework=langgraph,autogen",
+    "--sabot-task=T1,T2",
+    "--sabot-seed=11,12,13",
+]
+SLICES = {"default": DEFAULT_SLICE, "large": LARGE_SLICE}
 
 
 def _env() -> dict[str, str]:
@@ -62,9 +76,34 @@ def _events(trace: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in trace.read_text("utf-8").splitlines() if line]
 
 
+def in_flight_timeline(
+    intervals: list[tuple[float, float]], start: float, end: float, step: float = 0.5
+) -> list[float]:
+    """Calls in flight on average in each ``step`` from ``start`` to ``end``."""
+    counts = []
+    t = start
+    while t < end:
+        u = t + step
+        counts.append(sum(max(0.0, min(u, b) - max(t, a)) for a, b in intervals) / step)
+        t = u
+    return counts
+
+
+def ramp_and_tail(timeline: list[float], connections: int, step: float = 0.5) -> tuple[float,
+                                                                                        float]:
+    """Seconds before the calls in flight first reach 90 % of the connections, and after
+    they last do (the whole span, twice, when they never do)."""
+    full = [i for i, n in enumerate(timeline) if n >= TARGET_IN_FLIGHT * connections]
+    if not full:
+        return len(timeline) * step, len(timeline) * step
+    return full[0] * step, (len(timeline) - 1 - full[-1]) * step
+
+
 def measure(out: Path, median_s: float) -> dict[str, Any]:
-    """Span, model time and calls of the cells recorded under ``out``."""
+    """Span, model time and calls of the cells recorded under ``out``, and each call's
+    model time as an interval ending when the trace recorded it."""
     first, last, model_s, calls, cells = float("inf"), 0.0, 0.0, 0, 0
+    intervals: list[tuple[float, float]] = []
     for trace in sorted(out.glob("cells/*/events.jsonl")):
         events = _events(trace)
         start = events[0]
@@ -79,16 +118,26 @@ def measure(out: Path, median_s: float) -> dict[str, Any]:
                 f"{cell_id}~a{attempt}", cell_id, seed, event["component"],
                 int(event["data"]["call_index"]), "sim", "realistic",
             )
-            model_s += sim_latency(median_s, call)
+            drawn = sim_latency(median_s, call)
+            model_s += drawn
+            intervals.append((event["t"] - drawn, event["t"]))
             calls += 1
-    return {"cells": cells, "calls": calls, "model_s": model_s, "span_s": last - first}
+    started = min(
+        (datetime.fromisoformat(json.loads(f.read_text("utf-8"))["started"]).timestamp()
+         for f in out.glob("sessions/*.json")),
+        default=first,
+    )
+    return {"cells": cells, "calls": calls, "model_s": model_s, "span_s": last - first,
+            "lead_in_s": max(0.0, first - started), "first": first, "last": last,
+            "intervals": intervals}
 
 
 def run_slice(
-    workers: str, latency: str, connections: int, concurrency: str, extra: list[str]
+    workers: str, latency: str, connections: int, concurrency: str, extra: list[str],
+    keep: Path | None = None,
 ) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="sabot-live-shaped-") as work:
-        out = Path(work) / "out"
+        out = (keep if keep is not None else Path(work)) / "out"
         cmd = [
             sys.executable, "-m", "pytest", "-n", workers, "-q", "-p", "no:cacheprovider",
             "-p", "no:randomly", f"--sabot-out={out}", "--sabot-history=none",
@@ -100,17 +149,23 @@ def run_slice(
                               check=False)
         wall = time.monotonic() - started
         figures = measure(out, duration(latency))
-    return {"returncode": proc.returncode, "wall_s": wall, **figures,
-            "tail": proc.stdout[-1500:] if proc.returncode else ""}
+    load = os.getloadavg()[0]
+    return {"returncode": proc.returncode, "wall_s": wall, "load_after": load, **figures,
+            "output": proc.stdout[-1500:] if proc.returncode else ""}
 
 
 def report(name: str, got: dict[str, Any], connections: int) -> dict[str, Any]:
     ideal = got["model_s"] / connections
     in_flight = got["model_s"] / got["span_s"] if got["span_s"] else 0.0
+    intervals = got.pop("intervals")
+    timeline = in_flight_timeline(intervals, got.pop("first"), got.pop("last"))
+    ramp, tail = ramp_and_tail(timeline, connections)
     figures = {
         "in_flight_avg": in_flight,
         "in_flight_share": in_flight / connections,
         "span_ratio": got["span_s"] / ideal if ideal else float("inf"),
+        "ramp_s": ramp,
+        "tail_s": tail,
     }
     print(f"{name}: {got['cells']} cells, {got['calls']} model calls, "
           f"{got['model_s']:.1f} s of model time; span {got['span_s']:.1f} s "
@@ -119,8 +174,16 @@ def report(name: str, got: dict[str, Any], connections: int) -> dict[str, Any]:
           f"{figures['in_flight_share']:.0%}   target >= {TARGET_IN_FLIGHT:.0%}")
     print(f"  span / (model time / connections): {figures['span_ratio']:.2f}x   "
           f"target <= {TARGET_SPAN_RATIO:.2f}x")
-    if got["tail"]:
-        print(got["tail"])
+    print(f"  ramp {ramp:.1f} s to {TARGET_IN_FLIGHT:.0%} of the connections, tail {tail:.1f} s "
+          f"after it (of a {got['span_s']:.1f} s span); load average at the end "
+          f"{got['load_after']:.1f}")
+    lead = got["lead_in_s"]
+    print(f"  lead-in {lead:.0f} s from the session's start to the first cell (workers "
+          f"starting, collecting, importing the frameworks); with it "
+          f"(lead-in + span) / (model time / connections) = "
+          f"{(lead + got['span_s']) / ideal if ideal else float('inf'):.2f}x")
+    if got["output"]:
+        print(got["output"])
     return {**got, **figures}
 
 
@@ -131,16 +194,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--connections", type=int, default=16)
     parser.add_argument("--concurrency", default="auto")
     parser.add_argument("--vs-sequential", action="store_true")
+    parser.add_argument("--slice", choices=sorted(SLICES), default="default")
+    parser.add_argument("--keep", type=Path, default=None,
+                        help="keep the output of the in-flight session here")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("extra", nargs="*", help="pytest arguments (after --): the slice")
     args = parser.parse_args(argv)
-    extra = args.extra or DEFAULT_SLICE
+    extra = args.extra or SLICES[args.slice]
     load = os.getloadavg()
     print(f"load average before: {load[0]:.1f} {load[1]:.1f} {load[2]:.1f} "
           f"on {os.cpu_count()} cores; slice: {' '.join(extra)}")
     results = {"in_flight": report(
         f"-n {args.workers}, --sabot-concurrency {args.concurrency}",
-        run_slice(args.workers, args.latency, args.connections, args.concurrency, extra),
+        run_slice(args.workers, args.latency, args.connections, args.concurrency, extra,
+                  args.keep),
         args.connections,
     )}
     if args.vs_sequential:

@@ -63,6 +63,14 @@ def _nothing() -> None:
     return None
 
 
+def _import_framework(name: str) -> None:
+    """Import a framework's pipeline (the cells in flight start a framework's cells once
+    it is imported, session/inflight.py)."""
+    from pytest_sabot.core.frameworks import adapter
+
+    adapter(name).load_run()
+
+
 def session_of(config: pytest.Config) -> SabotSession:
     return config.stash[STATE]
 
@@ -512,7 +520,8 @@ class SabotSession:
         )
         assert self.runner is not None, "the runner is made before the pool"
         self.pool = inflight.CellPool(
-            self.runner.run, width, alone=alone, may_start=self._may_start_ahead
+            self.runner.run, width, alone=alone, may_start=self._may_start_ahead,
+            prepare=_import_framework,
         )
 
     def _may_start_ahead(self) -> bool:
@@ -535,7 +544,7 @@ class SabotSession:
             self.standard.cell(cid)
             for cid in (
                 cell_id_of(i.nodeid)
-                for i in inflight.upcoming_items(session, item, self.pool.width)
+                for i in inflight.upcoming_items(session, item, self.pool.lookahead)
             )
             if cid is not None
         ]

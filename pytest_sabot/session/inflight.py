@@ -9,10 +9,13 @@ cell's result and reports it, so pytest still reports one test per cell, in orde
 
 What stays as in a run one cell at a time (the records are the same, cell by cell):
 
-* a framework's first cell in the process runs alone: importing a framework and its first
-  run compile code, and CPython 3.11 converts syntax trees with a counter shared by every
-  thread (two threads doing it at once can fail with "SystemError: AST constructor
-  recursion depth mismatch");
+* a framework is imported before any of its cells starts, one framework at a time, in a
+  thread of its own while the cells of the frameworks already imported run (its cells
+  wait for it); nothing else of a first cell runs alone: what did need it, CPython 3.11's
+  syntax-tree constructor counting its depth in state every thread shares ("SystemError:
+  AST constructor recursion depth mismatch"), is met by one lock around every
+  ``ast.parse`` of the process (session/parse_lock.py), which frameworks call in every
+  run, not only in their first;
 * a baseline and its fault cells run in the order their tests come in: a fault cell never
   starts while its baseline, queued before it, has not ended, and a baseline never starts
   while a fault cell of it queued before it has not; each reads the other's record as it
@@ -40,6 +43,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_sabot.core.models.cells import Cell
+from pytest_sabot.session.parse_lock import serialise_parses
 
 # How long the session's end waits for cells it stopped to leave their threads.
 STOP_WAIT_S = 30.0
@@ -47,6 +51,16 @@ STOP_WAIT_S = 30.0
 # (the framework's own work, the harness's writes), so more cells than connections keep
 # the connections busy; the gateway queues the calls past its limit.
 HEADROOM = 0.25
+# How far ahead a process looks in its queue, in widths: a cell whose test is next may
+# take longer than the ones after it, and the cells it holds up must not leave the room
+# empty (the session's load scheduling keeps this many tests queued on each worker).
+LOOKAHEAD = 3
+
+
+def queue_depth(width: int) -> int:
+    """The tests a worker keeps queued with ``width`` cells in flight: the one it runs and
+    LOOKAHEAD widths after it."""
+    return LOOKAHEAD * max(1, width) + 1
 
 
 def choose(
@@ -89,7 +103,8 @@ class CellPool:
     tests; :meth:`result` hands each test its own cell's result (or raises its error).
 
     ``may_start()`` is asked before a cell starts ahead of its test (False once the
-    session stops); ``alone`` names the frameworks run one cell at a time."""
+    session stops); ``alone`` names the frameworks run one cell at a time; ``prepare``
+    imports a framework (its cells start once it returned; one at a time)."""
 
     def __init__(
         self,
@@ -98,17 +113,23 @@ class CellPool:
         *,
         alone: frozenset[str] = frozenset(),
         may_start: Callable[[], bool] = lambda: True,
+        prepare: Callable[[str], None] | None = None,
     ) -> None:
         self._run = run
         self.width = max(1, width)
+        self.lookahead = LOOKAHEAD * self.width
+        self._prepare = prepare
         self._alone = alone
         self._may_start = may_start
         self._lock = threading.Lock()
         self._slots: dict[str, _Slot] = {}  # in the order cells were queued
         self._closed = False
         self._queued = 0
-        self._warm: set[str] = set()  # frameworks that have run a cell in this process
+        self._ready: set[str] = set()  # frameworks imported in this process
+        self._importing: str | None = None  # the framework being imported
         self.peak = 0  # the most cells that ran at once (the bench reads it)
+        if self.width > 1:
+            serialise_parses()
 
     # ------------------------------------------------------------------ the test's side
 
@@ -163,9 +184,8 @@ class CellPool:
 
     def _startable(self, slot: _Slot, running: list[_Slot]) -> bool:
         cell = slot.cell
-        cold = [r for r in running if r.cell.framework not in self._warm]
-        if cold or (running and cell.framework not in self._warm):
-            return False  # a framework's first cell here runs alone
+        if self._prepare is not None and cell.framework not in self._ready:
+            return False  # its framework is not imported yet
         if cell.framework in self._alone and any(
             r.cell.framework == cell.framework for r in running
         ):
@@ -189,6 +209,7 @@ class CellPool:
         order = [first] if first is not None else []
         order += [s for s in self._slots.values() if s.wanted and s is not first]
         order += [s for s in self._slots.values() if not s.wanted]
+        self._import_next(order)
         for slot in order:
             if len(running) >= self.width:
                 break
@@ -206,6 +227,36 @@ class CellPool:
             thread.start()
         self.peak = max(self.peak, len(running))
 
+    def _import_next(self, order: list[_Slot]) -> None:
+        """Start importing the framework of the first queued cell whose framework is not
+        imported (under the lock; one import at a time)."""
+        if self._prepare is None or self._importing is not None:
+            return
+        for slot in order:
+            framework = slot.cell.framework
+            if slot.state != "queued" or framework in self._ready:
+                continue
+            if not slot.wanted and (self._closed or not self._may_start()):
+                continue
+            self._importing = framework
+            threading.Thread(
+                target=self._import, args=(framework,), name=f"sabot-import-{framework}",
+                daemon=True,
+            ).start()
+            return
+
+    def _import(self, framework: str) -> None:
+        assert self._prepare is not None
+        try:
+            self._prepare(framework)
+        except Exception:  # the cell's own run meets it and records it
+            pass
+        finally:
+            with self._lock:
+                self._ready.add(framework)
+                self._importing = None
+                self._fill()
+
     def _work(self, slot: _Slot) -> None:
         try:
             slot.result = self._run(slot.cell)
@@ -214,7 +265,6 @@ class CellPool:
         finally:
             with self._lock:
                 slot.state = "done"
-                self._warm.add(slot.cell.framework)
                 slot.ended.set()
                 self._fill()
 

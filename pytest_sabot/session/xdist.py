@@ -72,17 +72,20 @@ class XdistHooks:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
-        """With several cells in flight per worker (--sabot-concurrency), xdist's load
-        scheduling keeps at least that many tests queued on every worker while any are
-        pending, so a worker can start the cells after the one it runs (session/inflight.py).
+        """With several cells in flight per worker (--sabot-concurrency N), xdist's load
+        scheduling keeps 3N+1 tests queued on every worker while any are pending, so a
+        worker can start the cells after the one it runs even when that one is slow
+        (session/inflight.py).
         Other distribution modes are xdist's own."""
         if config.getvalue("dist") != "load" or not self.session.wave_given:
             return None
+        from pytest_sabot.session.inflight import queue_depth
+
         processes = len(config.getoption("tx", None) or []) or 1
         width = self.session.concurrency(processes)
         if width <= 1:
             return None
-        return fed_scheduling(config, log, width + 1)
+        return fed_scheduling(config, log, queue_depth(width))
 
     @pytest.hookimpl
     def pytest_handlecrashitem(self, crashitem: str, report: Any, sched: Any) -> None:

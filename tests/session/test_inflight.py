@@ -107,19 +107,74 @@ def test_I161_a_fault_cell_before_its_baseline_ends_before_the_baseline_starts(
         assert order.index(cells[0].id) < order.index(later.id)
 
 
-def test_I161_a_one_run_at_a_time_framework_never_overlaps_itself_and_a_first_cell_runs_alone(
-    wave1: Standard,
-) -> None:
+def test_I161_a_one_run_at_a_time_framework_never_overlaps_itself(wave1: Standard) -> None:
     cells = [c for pair in zip(_cells(wave1, "crewai"), _cells(wave1, "langgraph"), strict=True)
              for c in pair]
     run = Recorder()
     _drive(CellPool(run, 4, alone=frozenset({"crewai"})), cells, 4)
     for overlap in run.overlaps:
         assert sum(cid.startswith("crewai-") for cid in overlap) <= 1, overlap
-    first = {fw: next(c.id for c in cells if c.framework == fw) for fw in ("crewai", "langgraph")}
-    for cid in first.values():
-        assert [o for o in run.overlaps if cid in o] == [(cid,)]  # nothing beside it
     assert run.peak >= 2  # the other framework filled the room
+
+
+class Importer:
+    """A ``prepare``: importing a framework takes ``seconds``; when each import ran, and
+    which cells ran meanwhile, is kept."""
+
+    def __init__(self, run: Recorder, seconds: float = 0.15) -> None:
+        self.run = run
+        self.seconds = seconds
+        self.windows: dict[str, tuple[float, float]] = {}
+        self.beside: dict[str, set[str]] = {}
+        self.active = 0
+        self.most_at_once = 0
+
+    def __call__(self, framework: str) -> None:
+        with self.run.lock:
+            self.active += 1
+            self.most_at_once = max(self.most_at_once, self.active)
+            self.beside[framework] = {c.id for c in self.run.running}
+        started = time.monotonic()
+        time.sleep(self.seconds / 2)
+        with self.run.lock:
+            self.beside[framework] |= {c.id for c in self.run.running}
+        time.sleep(self.seconds / 2)
+        with self.run.lock:
+            self.active -= 1
+        self.windows[framework] = (started, time.monotonic())
+
+
+class TimedRecorder(Recorder):
+    """A Recorder that also keeps when each cell started."""
+
+    def __init__(self, seconds: float = 0.2) -> None:
+        super().__init__(seconds)
+        self.start_times: dict[str, float] = {}
+
+    def __call__(self, cell: Cell) -> dict[str, Any]:
+        self.start_times[cell.id] = time.monotonic()
+        return super().__call__(cell)
+
+
+def test_I126_a_frameworks_cells_start_once_it_is_imported_one_import_at_a_time(
+    wave1: Standard,
+) -> None:
+    """The warm-up: no cell of a framework starts before its import has returned, two
+    imports never run at once, and a framework's import runs beside the cells of one
+    already imported (its first cell no longer runs alone)."""
+    cells = _cells(wave1, "langgraph") + _cells(wave1, "autogen") + _cells(wave1, "crewai")
+    run = TimedRecorder()
+    imports = Importer(run)
+    pool = CellPool(run, 6, alone=frozenset({"crewai"}), prepare=imports)
+    assert _drive(pool, cells, 12) == [c.id for c in cells]
+    assert set(imports.windows) == {"langgraph", "autogen", "crewai"}
+    assert imports.most_at_once == 1
+    for cell in cells:
+        assert run.start_times[cell.id] >= imports.windows[cell.framework][1], cell.id
+    assert any(cid.startswith("langgraph-") for cid in imports.beside["autogen"])
+    first = {fw: next(c.id for c in cells if c.framework == fw) for fw in ("langgraph", "autogen")}
+    assert any(len(o) > 1 for o in run.overlaps if first["autogen"] in o)
+    assert run.peak >= 4
 
 
 def test_I161_a_cells_error_is_raised_in_its_own_test_only(wave1: Standard) -> None:
