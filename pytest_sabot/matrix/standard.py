@@ -49,6 +49,16 @@ class Standard:
     """The one row of a pipeline outside the harness that replaced the wave's rows (a
     trusted local agent's, an MCP client's); None for a wave of framework adapters."""
     _private: dict[str, PrivateSpec] = field(default_factory=dict)
+    # Looked up on every cell of a session: built once from ``cells`` (again if the list is
+    # replaced), never passed in. The registration hash is of the files the standard was
+    # loaded from, so it is computed once per standard.
+    _by_id: tuple[int, int, dict[str, Cell]] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
+    _paired: tuple[int, int, dict[str, list[str]]] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
+    _registration: str | None = field(default=None, init=False, repr=False, compare=False)
 
     def anchors_for(self, task: str, operator: str | None) -> list[Anchor] | None:
         if operator is None or self.anchors is None:
@@ -68,7 +78,13 @@ class Standard:
 
     def registration_hash(self) -> str:
         """sha256 over every cells/, tasks/ and mappings/ file this wave runs on, and the
-        mapping file of a framework whose adapter ships its own outside the root."""
+        mapping file of a framework whose adapter ships its own outside the root (read on
+        the first call: the files this standard was loaded from)."""
+        if self._registration is None:
+            self._registration = self._registration_hash()
+        return self._registration
+
+    def _registration_hash(self) -> str:
         own = [adapter(fw).mapping_path(self.root) for fw in self.wave.frameworks]
         outside = [p for p in own if not p.is_relative_to(self.root)]
         # The published-defect registry is registered with the waves it names alone (waves
@@ -86,10 +102,30 @@ class Standard:
         return registration_hash(self.root, outside, skip=[*lab_files(self.root), *skip])
 
     def cell(self, cell_id: str) -> Cell:
-        for cell in self.cells:
-            if cell.id == cell_id:
-                return cell
-        raise KeyError(f"cell {cell_id!r} is not registered in wave {self.wave.wave}")
+        found = self._cells_by_id().get(cell_id)
+        if found is None:
+            raise KeyError(f"cell {cell_id!r} is not registered in wave {self.wave.wave}")
+        return found
+
+    def _cells_by_id(self) -> dict[str, Cell]:
+        key = (id(self.cells), len(self.cells))
+        if self._by_id is None or self._by_id[:2] != key:
+            index: dict[str, Cell] = {}
+            for cell in self.cells:
+                index.setdefault(cell.id, cell)  # the first registered, as a scan finds it
+            self._by_id = (*key, index)
+        return self._by_id[2]
+
+    def paired_operators(self, baseline_id: str) -> list[str]:
+        """The operators of the runnable fault cells that pair with a baseline, sorted."""
+        key = (id(self.cells), len(self.cells))
+        if self._paired is None or self._paired[:2] != key:
+            paired: dict[str, set[str]] = {}
+            for cell in self.cells:
+                if cell.operator is not None and not cell.carved_out:
+                    paired.setdefault(cell.baseline_id, set()).add(cell.operator)
+            self._paired = (*key, {bid: sorted(ops) for bid, ops in paired.items()})
+        return list(self._paired[2].get(baseline_id, []))
 
 
 def registration_hash(

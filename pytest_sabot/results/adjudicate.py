@@ -255,13 +255,7 @@ def score_baseline_dir(std: Standard, run_dir: Path) -> BaselineVerdict:
     trace = read_trace(run_dir)
     outcome = read_outcome(run_dir)
     start = trace.start
-    paired = sorted(
-        {
-            c.operator
-            for c in std.cells
-            if c.operator is not None and not c.carved_out and c.baseline_id == start.cell_id
-        }
-    )
+    paired = std.paired_operators(start.cell_id)
     return score_baseline(
         trace,
         passed=outcome.passed if outcome is not None else None,
