@@ -51,7 +51,7 @@ class Standard:
     _private: dict[str, PrivateSpec] = field(default_factory=dict)
     # Looked up on every cell of a session: built once from ``cells`` (again if the list is
     # replaced), never passed in. The registration hash is of the files the standard was
-    # loaded from, so it is computed once per standard.
+    # loaded from, computed as it is loaded (SPEC I133).
     _by_id: tuple[int, int, dict[str, Cell]] | None = field(
         default=None, init=False, repr=False, compare=False
     )
@@ -78,8 +78,8 @@ class Standard:
 
     def registration_hash(self) -> str:
         """sha256 over every cells/, tasks/ and mappings/ file this wave runs on, and the
-        mapping file of a framework whose adapter ships its own outside the root (read on
-        the first call: the files this standard was loaded from)."""
+        mapping file of a framework whose adapter ships its own outside the root: the files
+        as :func:`load_standard` read them, whatever changed since (SPEC I133)."""
         if self._registration is None:
             self._registration = self._registration_hash()
         return self._registration
@@ -168,7 +168,9 @@ def load_standard(
         load_public(task, base, spec.contract_revision)
         load_private(task, base)
     defects = load_published_defects(base).for_wave(spec.wave)
-    return Standard(
+    std = Standard(
         root=base, wave=spec, cells=cells, rules=ruleset, mappings=mappings, anchors=anchors,
         defects=defects,
     )
+    std.registration_hash()  # of the files just read (SPEC I133)
+    return std

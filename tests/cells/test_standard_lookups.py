@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import dataclasses
+import shutil
+from pathlib import Path
 
 import pytest
 
 from pytest_sabot.matrix.standard import Standard, load_standard, registration_hash
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
@@ -45,3 +49,17 @@ def test_standard_registration_hash_once_per_standard(wave1: Standard) -> None:
     std = load_standard(1)
     assert std.registration_hash() == std.registration_hash() == wave1.registration_hash()
     assert std.registration_hash() != registration_hash(std.root)  # the wave's own skips
+
+
+def test_I133_registration_hash_is_of_the_files_loaded(tmp_path: Path) -> None:
+    """A file edited after the standard was loaded leaves the loaded standard's hash as it
+    was (its cells, tasks and rules are the unedited ones); the next load sees the edit."""
+    root = tmp_path / "root"
+    for folder in ("cells", "tasks", "mappings"):
+        shutil.copytree(ROOT / folder, root / folder)
+    std = load_standard(1, root)
+    loaded = std.registration_hash()
+    criterion = root / "tasks" / "T1" / "private" / "criterion.yaml"
+    criterion.write_text(criterion.read_text("utf-8") + "\n# edited\n", encoding="utf-8")
+    assert std.registration_hash() == loaded
+    assert load_standard(1, root).registration_hash() != loaded
