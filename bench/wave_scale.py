@@ -144,11 +144,20 @@ def run_session(work: Path, name: str, workers: str, args: list[str]) -> dict[st
     if (out / "results.json").is_file():
         cells = len(json.loads((out / "results.json").read_text("utf-8"))["cells"])
     last = stdout.strip().splitlines()[-1] if stdout.strip() else "(no output)"
-    return {"name": name, "workers": workers, "wall_s": round(wall, 1),
-            "cpu_s": round(_cpu_s() - cpu_before, 1), "exit": proc.returncode,
-            "cells": cells, "out": str(out), "load": [round(load_before, 2),
-                                                      round(os.getloadavg()[0], 2)],
-            **peaks, "last_line": last}
+    run = {"name": name, "workers": workers, "wall_s": round(wall, 1),
+           "cpu_s": round(_cpu_s() - cpu_before, 1), "exit": proc.returncode,
+           "cells": cells, "out": str(out), "load": [round(load_before, 2),
+                                                     round(os.getloadavg()[0], 2)],
+           **peaks, "last_line": last}
+    print(_session_line(run), flush=True)  # as it ends: a long bench shows its progress
+    return run
+
+
+def _session_line(run: dict[str, Any]) -> str:
+    return (f"{run['name']:<9} -n {run['workers']}: exit {run['exit']}, {run['cells']} cells, "
+            f"{run['wall_s']:.1f} s wall, {run['cpu_s']:.1f} s CPU, {_load(run)}, "
+            f"peak RSS worker {run['worker_mb']:.0f} MB / main {run['main_mb']:.0f} MB: "
+            f"{run['last_line']}")
 
 
 def rescore(work: Path, out: str) -> dict[str, Any]:
@@ -271,11 +280,6 @@ def main() -> int:
             lines.append(_line("per-cell cost vs bare framework", f"{per_cell:.2f}x",
                                f"<= {TARGET_CELL_RATIO:.2f}x", per_cell <= TARGET_CELL_RATIO,
                                f"({each})"))
-    for run in runs.values():
-        print(f"{run['name']:<9} -n {run['workers']}: exit {run['exit']}, {run['cells']} cells, "
-              f"{run['wall_s']:.1f} s wall, {run['cpu_s']:.1f} s CPU, {_load(run)}, "
-              f"peak RSS worker {run['worker_mb']:.0f} MB / main {run['main_mb']:.0f} MB: "
-              f"{run['last_line']}")
     print("\n".join(lines))
     print(f"(one run each on this machine, {os.cpu_count()} CPUs, shared: the load average "
           "is the 1-minute one before-after each session; never a gate)")
