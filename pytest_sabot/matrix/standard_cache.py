@@ -16,8 +16,9 @@ adding or removing any of them makes a new key: the old entry is never used for 
 The cache is only a shortcut: an entry that cannot be read or written is ignored and the
 wave is parsed as without it, so a problem in a file is reported by the parser as always.
 It lives in ``$SABOT_CACHE_DIR`` (default ``$XDG_CACHE_HOME/pytest-sabot``, else
-``~/.cache/pytest-sabot``), in a folder only its owner can open; ``SABOT_CACHE_DIR=off``
-turns it off. Only the newest :data:`KEEP` entries are kept.
+``~/.cache/pytest-sabot``), in a folder made for its owner alone (an entry is read back
+as Python objects, so none is read from a folder another user may write to);
+``SABOT_CACHE_DIR=off`` turns it off. Only the newest :data:`KEEP` entries are kept.
 """
 
 from __future__ import annotations
@@ -94,11 +95,18 @@ def _outside_files(std: Standard) -> dict[str, str | None]:
     return {str(p): _file_sha(p) for p in paths if not p.is_relative_to(std.root)}
 
 
+def _own_private(folder: Path) -> bool:
+    """Whether entries there can only be this user's: a folder of ours that no one else
+    may write to (an entry is read back as Python objects)."""
+    if not folder.is_dir():
+        return False
+    stat = folder.stat()
+    return stat.st_uid == os.getuid() and not stat.st_mode & 0o022
+
+
 def _read(path: Path, key: str) -> Standard | None:
     try:
         entry: Any = pickle.loads(path.read_bytes())
-    except FileNotFoundError:
-        return None
     except Exception:  # a damaged or foreign entry is ignored, never trusted
         return None
     if not isinstance(entry, dict) or entry.get("key") != key:
@@ -126,16 +134,23 @@ def load_standard_cached(
 ) -> Standard:
     """:func:`~pytest_sabot.matrix.standard.load_standard`, read from the cache when an
     entry made from the same files is there (and written to it when none is)."""
-    folder = cache_dir()
+    try:
+        folder = cache_dir()
+    except RuntimeError:  # no home directory to keep a cache in
+        folder = None
     if folder is None:
         return load_standard(wave, root, rules=rules)
     base = standard_root(root)
-    key = standard_key(wave, base, rules)
+    try:
+        key = standard_key(wave, base, rules)
+    except OSError:  # a file that cannot be read: the parser names it
+        return load_standard(wave, base, rules=rules)
     path = folder / f"{key}.pickle"
-    if folder.is_dir() and folder.stat().st_uid == os.getuid():  # only our own entries
-        cached = _read(path, key)
-        if cached is not None:
-            return cached
+    with contextlib.suppress(OSError):
+        if _own_private(folder):
+            cached = _read(path, key)
+            if cached is not None:
+                return cached
     std = load_standard(wave, base, rules=rules)
     for task in std.wave.tasks:  # parsed already; kept with the entry
         std.private(task)

@@ -135,3 +135,27 @@ def _env() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "SABOT_"))}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
     return env
+
+
+def test_cache_an_unusable_cache_dir_parses_as_without_it(
+    root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cache path that is a file, not a folder: nothing is kept, the wave loads."""
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("", encoding="utf-8")
+    monkeypatch.setenv("SABOT_CACHE_DIR", str(blocker))
+    assert len(load_standard_cached("1", root).cells) == 1050
+    assert blocker.read_text(encoding="utf-8") == ""
+
+
+def test_cache_a_folder_others_may_write_to_is_not_read(root: Path) -> None:
+    """An entry is read back as Python objects: never from a folder another user could
+    have written it to."""
+    load_standard_cached("1", root)
+    _mark_entry(_entry(root))
+    folder = cache_dir()
+    assert folder is not None
+    folder.chmod(0o777)
+    assert len(load_standard_cached("1", root).cells) == 1050  # parsed, the entry not read
+    folder.chmod(0o700)
+    assert len(load_standard_cached("1", root).cells) == 1050  # rewritten by that parse
