@@ -116,7 +116,7 @@ class PeakRss:
         workers = [kb for kb, cmd in self.peaks.values() if _WORKER_MARK in cmd]
         main = self.peaks.get(self.root_pid, (0, ""))[0]
         return {"worker_mb": round(max(workers, default=0) / 1024, 1),
-                "workers": len(workers), "main_mb": round(main / 1024, 1)}
+                "worker_processes": len(workers), "main_mb": round(main / 1024, 1)}
 
 
 def _cpu_s() -> float:
@@ -260,7 +260,7 @@ def main() -> int:
         report["worker_peak_mb"] = peak
         lines.append(_line("peak RSS per worker", f"{peak:.0f} MB",
                            f"<= {TARGET_RSS_MB:.0f} MB", 0 < peak <= TARGET_RSS_MB,
-                           f"largest of {two['workers']} workers' VmHWM"))
+                           f"largest VmHWM of {two['worker_processes']} worker processes"))
         rescored = rescore(work, two["out"])
         report["rescore"] = rescored
         lines.append(_line(f"sabot rescore of wave {args.wave}", f"{rescored['wall_s']:.2f} s",
