@@ -20,6 +20,7 @@ import json
 import os
 import threading
 import time
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -170,11 +171,50 @@ def parse_events(lines: list[str], source: str | Path) -> Trace:
 
 
 def read_trace(path: Path) -> Trace:
-    """Read events.jsonl (or a directory holding it; a .partial file is read too)."""
+    """Read events.jsonl (or a directory holding it; a .partial file is read too).
+
+    A cell's trace is read several times once written (its record checked, scored, judged,
+    its baseline's status read by each of its fault cells): the last few traces parsed are
+    kept with the text they were parsed from, and a file whose text is the same is not
+    parsed and validated again (it is always read)."""
     if path.is_dir():
         final = path / TRACE_FILE
         path = final if final.exists() else path / (TRACE_FILE + PARTIAL_SUFFIX)
-    return parse_events(path.read_text(encoding="utf-8").splitlines(), path)
+    text = path.read_text(encoding="utf-8")
+    kept = _PARSED.get(path, text)
+    if kept is not None:
+        return kept
+    trace = parse_events(text.splitlines(), path)
+    _PARSED.put(path, text, trace)
+    return trace
+
+
+class _ParsedTraces:
+    """The last :attr:`KEEP` traces parsed, each with its file's text."""
+
+    KEEP = 32
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._kept: OrderedDict[str, tuple[str, Trace]] = OrderedDict()
+
+    def get(self, path: Path, text: str) -> Trace | None:
+        with self._lock:
+            kept = self._kept.get(str(path))
+            if kept is None or kept[0] != text:
+                return None
+            self._kept.move_to_end(str(path))
+            return kept[1]
+
+    def put(self, path: Path, text: str, trace: Trace) -> None:
+        with self._lock:
+            self._kept[str(path)] = (text, trace)
+            self._kept.move_to_end(str(path))
+            while len(self._kept) > self.KEEP:
+                self._kept.popitem(last=False)
+
+
+_PARSED = _ParsedTraces()
 
 
 def write_json_atomic(path: Path, payload: Any) -> None:

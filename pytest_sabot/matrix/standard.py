@@ -11,6 +11,7 @@ import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from pytest_sabot.core.frameworks import adapter
 from pytest_sabot.core.models.anchors import Anchor, AnchorRegistry
@@ -49,9 +50,16 @@ class Standard:
     """The one row of a pipeline outside the harness that replaced the wave's rows (a
     trusted local agent's, an MCP client's); None for a wave of framework adapters."""
     _private: dict[str, PrivateSpec] = field(default_factory=dict)
+    # Looked up on every cell of a session: built once from ``cells`` (again if the list is
+    # replaced), never passed in. The registration hash is of the files the standard was
+    # loaded from, computed as it is loaded (SPEC I133).
     _by_id: tuple[list[Cell], int, dict[str, Cell]] | None = field(
         default=None, init=False, repr=False, compare=False
     )
+    _paired: tuple[list[Cell], int, dict[str, list[str]]] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
+    _registration: str | None = field(default=None, init=False, repr=False, compare=False)
 
     def anchors_for(self, task: str, operator: str | None) -> list[Anchor] | None:
         if operator is None or self.anchors is None:
@@ -71,7 +79,13 @@ class Standard:
 
     def registration_hash(self) -> str:
         """sha256 over every cells/, tasks/ and mappings/ file this wave runs on, and the
-        mapping file of a framework whose adapter ships its own outside the root."""
+        mapping file of a framework whose adapter ships its own outside the root: the files
+        as :func:`load_standard` read them, whatever changed since (SPEC I133)."""
+        if self._registration is None:
+            self._registration = self._registration_hash()
+        return self._registration
+
+    def _registration_hash(self) -> str:
         own = [adapter(fw).mapping_path(self.root) for fw in self.wave.frameworks]
         outside = [p for p in own if not p.is_relative_to(self.root)]
         # The published-defect registry is registered with the waves it names alone (waves
@@ -89,17 +103,36 @@ class Standard:
         return registration_hash(self.root, outside, skip=[*lab_files(self.root), *skip])
 
     def cell(self, cell_id: str) -> Cell:
-        """The registered cell of this id, looked up in an index of ``cells`` (built again
-        when the list is another one): callers look up every cell of a wave."""
-        index = self._by_id
-        if index is None or index[0] is not self.cells or index[1] != len(self.cells):
-            # the first of two cells of one id wins, as a scan of the list finds it
-            index = (self.cells, len(self.cells), {c.id: c for c in reversed(self.cells)})
-            self._by_id = index
-        found = index[2].get(cell_id)
+        found = self._cells_by_id().get(cell_id)
         if found is None:
             raise KeyError(f"cell {cell_id!r} is not registered in wave {self.wave.wave}")
         return found
+
+    def _cells_by_id(self) -> dict[str, Cell]:
+        if not _indexes(self._by_id, self.cells):
+            index: dict[str, Cell] = {}
+            for cell in self.cells:
+                index.setdefault(cell.id, cell)  # the first registered, as a scan finds it
+            self._by_id = (self.cells, len(self.cells), index)
+        assert self._by_id is not None
+        return self._by_id[2]
+
+    def paired_operators(self, baseline_id: str) -> list[str]:
+        """The operators of the runnable fault cells that pair with a baseline, sorted."""
+        if not _indexes(self._paired, self.cells):
+            paired: dict[str, set[str]] = {}
+            for cell in self.cells:
+                if cell.operator is not None and not cell.carved_out:
+                    paired.setdefault(cell.baseline_id, set()).add(cell.operator)
+            by_base = {bid: sorted(ops) for bid, ops in paired.items()}
+            self._paired = (self.cells, len(self.cells), by_base)
+        assert self._paired is not None
+        return list(self._paired[2].get(baseline_id, []))
+
+
+def _indexes(index: tuple[list[Cell], int, Any] | None, cells: list[Cell]) -> bool:
+    """Whether an index was built from this very list at its present length."""
+    return index is not None and index[0] is cells and index[1] == len(cells)
 
 
 def registration_hash(
@@ -142,7 +175,9 @@ def load_standard(
         load_public(task, base, spec.contract_revision)
         load_private(task, base)
     defects = load_published_defects(base).for_wave(spec.wave)
-    return Standard(
+    std = Standard(
         root=base, wave=spec, cells=cells, rules=ruleset, mappings=mappings, anchors=anchors,
         defects=defects,
     )
+    std.registration_hash()  # of the files just read (SPEC I133)
+    return std

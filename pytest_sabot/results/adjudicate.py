@@ -19,7 +19,7 @@ record aside and runs the cell again; scoring leaves it out with that reason (SP
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, TypeVar
@@ -251,32 +251,18 @@ def read_soft(run_dir: Path) -> bool | None:
     return None if record is None else record.noticed
 
 
-def paired_operators(std: Standard) -> dict[str, list[str]]:
-    """Baseline id -> the operators of the runnable fault cells that pair with it, sorted
-    (one pass over the registry, for scoring every baseline of a wave)."""
-    found: dict[str, set[str]] = {}
-    for c in std.cells:
-        if c.operator is not None and not c.carved_out:
-            found.setdefault(c.baseline_id, set()).add(c.operator)
-    return {bid: sorted(ops) for bid, ops in found.items()}
-
-
-def score_baseline_dir(
-    std: Standard, run_dir: Path, paired: Mapping[str, list[str]] | None = None
-) -> BaselineVerdict:
-    """Score a recorded baseline; ``paired`` is ``paired_operators(std)`` when the caller
-    scores many (computed here otherwise)."""
+def score_baseline_dir(std: Standard, run_dir: Path) -> BaselineVerdict:
     trace = read_trace(run_dir)
     outcome = read_outcome(run_dir)
     start = trace.start
-    ops = (paired if paired is not None else paired_operators(std)).get(start.cell_id, [])
+    paired = std.paired_operators(start.cell_id)
     return score_baseline(
         trace,
         passed=outcome.passed if outcome is not None else None,
         anchors_by_operator=std.anchors_by_operator(start.task),
         rules=std.rules,
         mapping=std.mappings[start.framework],
-        operators=ops or None,
+        operators=paired or None,
     )
 
 
@@ -397,10 +383,9 @@ def score_dir(
         else:
             out.missing.append(cell.id)
     statuses: dict[str, str] = {}
-    paired = paired_operators(std)
     for cell in chosen:
         if cell.is_baseline and cell.id in records and records[cell.id].kind == "run":
-            scored = score_baseline_dir(std, cell_dir(out_dir, cell.id), paired)
+            scored = score_baseline_dir(std, cell_dir(out_dir, cell.id))
             statuses[cell.id] = scored.status
             out.verdicts.append(scored)
             out.sessions[cell.id] = records[cell.id].session
@@ -429,7 +414,7 @@ def score_dir(
         assert base is not None
         status = statuses.get(cell.baseline_id)
         if status is None:
-            status = score_baseline_dir(std, cell_dir(out_dir, cell.baseline_id), paired).status
+            status = score_baseline_dir(std, cell_dir(out_dir, cell.baseline_id)).status
         out.verdicts.append(score_fault_dir(std, cell, cell_dir(out_dir, cell.id), status))
         out.sessions[cell.id] = fault.session
     return out

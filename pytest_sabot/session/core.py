@@ -176,10 +176,10 @@ class SabotSession:
         for category in ("DeprecationWarning", "PendingDeprecationWarning"):
             for module in (*warning_modules(), *BASE_WARNING_MODULES):
                 config.addinivalue_line("filterwarnings", f"ignore::{category}:{module}")
-        from pytest_sabot.matrix.standard import load_standard
+        from pytest_sabot.matrix.standard_cache import load_standard_cached
 
-        try:
-            self.std = load_standard(
+        try:  # parsed once: the controller's parse is read back by its workers
+            self.std = load_standard_cached(
                 str(self.settings.wave), self.settings.root, rules=self.settings.rules
             )
         except (SabotDataError, KeyError) as exc:

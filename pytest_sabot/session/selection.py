@@ -91,7 +91,8 @@ def fix(
     needed = sorted(
         {c.baseline_id for c in cells if not c.carved_out and not c.is_baseline} - chosen
     )
-    pulled = [c for c in std.cells if c.id in set(needed)]
+    pulled_ids = set(needed)
+    pulled = [c for c in std.cells if c.id in pulled_ids]
     keyword = config.getoption("keyword", "") or None
     markexpr = config.getoption("markexpr", "") or None
     return Selection(

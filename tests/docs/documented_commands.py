@@ -358,6 +358,9 @@ TABLE: dict[str, dict[str, Run | Shown]] = {
             "several cells in flight, against a loopback provider"),
         "python bench/live_shaped.py --vs-sequential": Shown(BENCH),
         "python bench/wave_scale.py": Shown(BENCH),
+        "python bench/wave_profile.py --run -- --sabot-wave=1 -n 2 --sabot-out=/tmp/profiled":
+            Shown(BENCH),
+        "python bench/wave_profile.py --raw wave-profile.raw": Shown(BENCH),
         "python bench/adaptive_rate.py": Shown(BENCH),
         "python bench/adaptive_rate.py --budget-usd 0.02": Shown(BENCH),
         "python bench/startup_reuse.py --before /path/to/an/older/checkout": Shown(BENCH),

@@ -1,7 +1,8 @@
 """bench/growth.py's synthetic wave is read by the product as a recorded wave: a tiny
 keyless slice replicated to twice its seeds builds, rescores identical, indexes and renders
 with every copied cell counted; and the lookups that keep scoring a big wave linear
-(``Standard.cell``'s index, ``paired_operators``) answer what a scan of the registry does."""
+(``Standard.cell``'s index, ``Standard.paired_operators``) answer what a scan of the
+registry does."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from pytest_sabot.history import index_output, list_runs
 from pytest_sabot.matrix.standard import load_standard
 from pytest_sabot.report.html import write_results_html
 from pytest_sabot.results import read_results
-from pytest_sabot.results.adjudicate import paired_operators, read_record
+from pytest_sabot.results.adjudicate import read_record
 
 REPO = Path(__file__).resolve().parents[2]
 # LangGraph's default row, task T1, seed 11: a baseline and two fault cells.
@@ -116,9 +117,8 @@ def test_growth_standard_cell_index_finds_what_a_scan_of_the_registry_finds() ->
 
 def test_growth_paired_operators_equal_each_baselines_scan_carve_outs_left_out() -> None:
     std = load_standard(2)  # wave 2 carves out autogen x guardrail x O2/O3/O6
-    paired = paired_operators(std)
     for base in (c for c in std.cells if c.is_baseline):
         scan = sorted({c.operator for c in std.cells if c.operator is not None
                        and not c.carved_out and c.baseline_id == base.id})
-        assert paired.get(base.id, []) == scan
-    assert paired["autogen-guardrail-baseline-T1-s11"] == ["O1", "O4", "O5"]
+        assert std.paired_operators(base.id) == scan
+    assert std.paired_operators("autogen-guardrail-baseline-T1-s11") == ["O1", "O4", "O5"]
