@@ -10,7 +10,8 @@ sha256 over the names and contents of every file under the root's ``cells/``, ``
 ``mappings/`` (all of them, whichever the wave registers), the wave and rule version asked
 for, the root's path, and the Python, pydantic and pytest-sabot code it was made with (each
 module's size and modification time); the entry also names every file it read outside the
-root (an adapter's own mapping file) with its sha256, checked again on each read. Editing,
+root (an adapter's own mapping file) with its sha256: on each read the adapters registered
+then must point at the same files with the same contents. Editing,
 adding or removing any of them makes a new key: the old entry is never used for it.
 
 The cache is only a shortcut: an entry that cannot be read or written is ignored and the
@@ -114,9 +115,13 @@ def _read(path: Path, key: str) -> Standard | None:
     std, outside = entry.get("standard"), entry.get("outside")
     if not isinstance(std, Standard) or not isinstance(outside, dict):
         return None
-    if any(_file_sha(Path(p)) != sha for p, sha in outside.items()):
+    # The files outside the root are the ones the adapters registered NOW point at (another
+    # session may register the same adapter from another folder), with the contents read.
+    try:
+        now = _outside_files(std)
+    except Exception:  # an adapter not registered here: the parser says so
         return None
-    return std
+    return std if now == outside else None
 
 
 def _write(folder: Path, key: str, std: Standard) -> None:

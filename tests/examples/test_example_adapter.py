@@ -103,12 +103,22 @@ def test_AP2_the_example_row_runs_keyless_through_the_plugin(
 
 def test_AP4_the_adapters_own_mapping_is_validated_like_the_shipped_ones(
         root: Path, tmp_path: Path) -> None:
+    # The same root loaded first with the adapter's valid mapping in another folder, into the
+    # same parse cache: the broken copy below is still read and refused, never the cached one.
+    cache = {"SABOT_CACHE_DIR": str(tmp_path / "cache")}
+    valid = tmp_path / "valid"
+    shutil.copytree(EXAMPLE, valid)
+    seeded = _pytest(tmp_path, {**env_with(valid), **cache}, "--sabot-wave=mygraph",
+                     f"--sabot-root={root}", "--sabot-adapter=sabot_adapter_mygraph:adapter",
+                     "--collect-only", "-q")
+    assert seeded.returncode == 0, seeded.stdout + seeded.stderr
+    assert list((tmp_path / "cache").rglob("*.pickle"))
     source = tmp_path / "src"
     shutil.copytree(EXAMPLE, source)
     mapping = source / "sabot_adapter_mygraph" / "mapping.yaml"
     mapping.write_text(mapping.read_text().replace("act: retry_with_reason", "act: retried"))
-    done = _pytest(tmp_path, env_with(source), "--sabot-wave=mygraph", f"--sabot-root={root}",
-                   "--sabot-adapter=sabot_adapter_mygraph:adapter",
+    done = _pytest(tmp_path, {**env_with(source), **cache}, "--sabot-wave=mygraph",
+                   f"--sabot-root={root}", "--sabot-adapter=sabot_adapter_mygraph:adapter",
                    f"--sabot-out={tmp_path / 'out'}")
     text = done.stdout + done.stderr
     assert done.returncode == pytest.ExitCode.USAGE_ERROR, text

@@ -49,6 +49,7 @@ CRASHING = "langgraph-guardrail-O3-T1-s11"
 # (SPEC I161): the faults of the machine end the same way.
 IN_FLIGHT = [[], ["--sabot-concurrency=3", "--sabot-sim-latency=30ms"]]
 IN_FLIGHT_IDS = ["one-at-a-time", "three-in-flight"]
+SLOW_IN_FLIGHT = "--sabot-sim-latency=400ms"
 
 
 @pytest.fixture(scope="module")
@@ -295,6 +296,9 @@ def test_16_sigterm_of_the_controller_records_an_interrupted_session(
 ) -> None:
     """With cells in flight (SPEC I161) the cells running ahead of their tests stop as the
     interrupted one does; the resume completes the slice as an uninterrupted run."""
+    # The model answers slowly enough that the signal lands while cells are still running
+    # and others are still queued (the latency changes no record, only the time).
+    in_flight = [SLOW_IN_FLIGHT if a.startswith("--sabot-sim-latency") else a for a in in_flight]
     session, workers = _signalled(tmp_path, signal.SIGTERM, None, *in_flight)
     assert session.returncode == pytest.ExitCode.INTERRUPTED, session.describe()
     _wait_for(lambda: not _alive(workers), timeout=30)
