@@ -16,10 +16,12 @@ adding or removing any of them makes a new key: the old entry is never used for 
 
 The cache is only a shortcut: an entry that cannot be read or written is ignored and the
 wave is parsed as without it, so a problem in a file is reported by the parser as always.
-It lives in ``$SABOT_CACHE_DIR`` (default ``$XDG_CACHE_HOME/pytest-sabot``, else
-``~/.cache/pytest-sabot``), in a folder made for its owner alone (an entry is read back
-as Python objects, so none is read from a folder another user may write to);
-``SABOT_CACHE_DIR=off`` turns it off. Only the newest :data:`KEEP` entries are kept.
+It is off unless ``$SABOT_CACHE_DIR`` names a folder for it: an entry is read back as
+Python objects, so the cache must live where nothing the session runs (a pipeline under
+test, a trusted agent) may write, which a shared default such as ``~/.cache`` is not. Its
+folder is made for its owner alone and none is read from a folder another user may write
+to; ``SABOT_CACHE_DIR=off`` (or unset) leaves it off. Only the newest :data:`KEEP` entries
+are kept.
 """
 
 from __future__ import annotations
@@ -54,12 +56,9 @@ _CODE = ("core", "matrix", "tasks")
 def cache_dir() -> Path | None:
     """Where entries live; None when the cache is turned off."""
     chosen = os.environ.get("SABOT_CACHE_DIR", "")
-    if chosen.lower() == "off":
+    if not chosen or chosen.lower() == "off":
         return None
-    if chosen:
-        return Path(chosen).expanduser() / "standards"
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "pytest-sabot" / "standards"
+    return Path(chosen).expanduser() / "standards"
 
 
 def _code_digest() -> str:
@@ -139,10 +138,7 @@ def load_standard_cached(
 ) -> Standard:
     """:func:`~pytest_sabot.matrix.standard.load_standard`, read from the cache when an
     entry made from the same files is there (and written to it when none is)."""
-    try:
-        folder = cache_dir()
-    except RuntimeError:  # no home directory to keep a cache in
-        folder = None
+    folder = cache_dir()
     if folder is None:
         return load_standard(wave, root, rules=rules)
     base = standard_root(root)
