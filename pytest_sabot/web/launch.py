@@ -288,6 +288,13 @@ class Launch:
     def done(self) -> bool:
         return self.status in ("finished", "cancelled", "failed to start")
 
+    @property
+    def settled(self) -> bool:
+        """Its end is final: the exit code and the history's run are known (a cancelled
+        run is done at once but settles only when its process has exited and been
+        indexed), or it never started."""
+        return self.status == "failed to start" or (self.done and self.exit_code is not None)
+
 
 class Launches:
     """The server's launched runs, by id (kept for the server's life)."""

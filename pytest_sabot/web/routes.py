@@ -557,8 +557,7 @@ async def launch_events(request: Request) -> Response:
             async with launch.changed:
                 await launch.changed.wait_for(news)
                 fresh = launch.lines[index:]
-                finished = (launch.done and launch.exit_code is not None) or (
-                    launch.status == "failed to start")
+                finished = launch.settled
             for line in fresh:
                 index += 1
                 yield {"event": "line", "id": str(index), "data": line}

@@ -13,6 +13,7 @@ import json
 import os
 import re
 import shutil
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -296,7 +297,18 @@ def test_serve_launched_lab_scenario_appears_in_the_history(
     tab.clean()
 
 
-def test_serve_cancelled_launch_stops_its_run(served: Server, tab: Tab, tmp_path: Path) -> None:
+def test_serve_cancelled_launch_stops_its_run(served: Server, tab: Tab, tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    # The history entry of the cancelled run is looked up slowly, as on a loaded machine:
+    # the page the cancel redirects to must still follow the run until its exit is known.
+    launches = served.server.config.app.state.sabot.launches  # type: ignore[attr-defined]
+    lookup = launches._recorded_run
+
+    def slow_lookup(out: Path) -> str | None:
+        time.sleep(1.5)
+        return lookup(out)
+
+    monkeypatch.setattr(launches, "_recorded_run", slow_lookup)
     page = tab.open("/launch?wave=1")
     for name, value in (("framework", "langgraph"), ("config", "default"),
                         ("operator", "baseline"), ("operator", "O1"), ("task", "T1"),

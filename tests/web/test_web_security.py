@@ -248,3 +248,31 @@ def test_serve_offers_scenario_files_under_the_root_only_when_they_validate(
     with pytest.raises(LaunchRefused):
         lab_argv({"scenario": ["scenarios/broken.yaml"]}, scenarios, config,  # type: ignore[arg-type]
                  tmp_path / "o")
+
+
+def _launched_page(launch: object) -> str:
+    from pytest_sabot.web.pages import render
+
+    serve = {"root": "/r", "history": "/r/h.sqlite", "project": "/p", "csrf": "c",
+             "read_only": False, "allow_live": False, "trust_local_agent": False}
+    return render("serve_launched.html.j2", serve=serve, launch=launch)
+
+
+def test_serve_cancelled_launch_keeps_following_until_its_exit_is_known(tmp_path: Path) -> None:
+    """A run cancelled from its page is done at once, but its exit code and history entry
+    come later: until they do, the page it is redirected to still follows the run's events,
+    so the status line ends with the exit code instead of stopping at "cancelled"."""
+    from pytest_sabot.web.launch import Launch
+
+    launch = Launch(id="serve-wave-x", kind="wave", argv=["pytest"], out_dir=tmp_path,
+                    started=0.0, status="cancelled")
+    assert launch.done and not launch.settled
+    page = _launched_page(launch)
+    assert 'data-done="false"' in page and 'data-exit=""' in page
+    assert '<span class="note">No run recorded' not in page
+    assert 'id="cancel-form"' not in page
+    launch.exit_code = -15
+    assert launch.settled
+    page = _launched_page(launch)
+    assert 'data-done="true"' in page and 'data-exit="-15"' in page
+    assert '<span class="note">No run recorded' in page
