@@ -47,21 +47,16 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import json
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-
-from pydantic import ValidationError
+from typing import TYPE_CHECKING
 
 from pytest_sabot.commands.failure import fail
-from pytest_sabot.commands.history import add_parsers as add_history_parsers
-from pytest_sabot.commands.history import history_args
-from pytest_sabot.commands.mcp import add_parser as add_mcp_parser
-from pytest_sabot.commands.serve import add_parser as add_serve_parser
-from pytest_sabot.core.errors import SabotDataError
-from pytest_sabot.core.records import OutputInUse
 from pytest_sabot.session.options import BY_DEST, OPTIONS
+
+if TYPE_CHECKING:
+    SubParsers = argparse._SubParsersAction[argparse.ArgumentParser]
 
 
 def _add_shared(parser: argparse.ArgumentParser, *dests: str) -> None:
@@ -78,7 +73,10 @@ def _add_shared(parser: argparse.ArgumentParser, *dests: str) -> None:
             parser.add_argument(spec.flag, dest=dest, default=spec.default, help=spec.help)
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The command line; with ``command`` (a subcommand's name), only that subcommand is
+    added, so running one command imports only what its own options need (the help of
+    ``sabot`` itself, and an unknown command's error, come from the whole parser)."""
     from pytest_sabot import __version__
 
     parser = argparse.ArgumentParser(prog="sabot", description=__doc__.split("\n\n")[0])
@@ -87,6 +85,13 @@ def _parser() -> argparse.ArgumentParser:
         help="print the version of pytest-sabot and exit",
     )
     sub = parser.add_subparsers(dest="command", required=True)
+    for name, add in _SUBCOMMANDS.items():
+        if command is None or command not in _SUBCOMMANDS or name == command:
+            add(sub)
+    return parser
+
+
+def _add_rescore(sub: SubParsers) -> None:
     p = sub.add_parser("rescore", help="re-adjudicate a recorded wave offline")
     p.add_argument("dir", type=Path)
     p.add_argument("--rules", help="rule version to score under (default: the original)")
@@ -96,8 +101,14 @@ def _parser() -> argparse.ArgumentParser:
         help="overwrite results.json/RESULTS.md (only when the rules are the same)",
     )
     _add_shared(p, "sabot_root")
+
+
+def _add_report(sub: SubParsers) -> None:
     p = sub.add_parser("report", help="re-render RESULTS.md and the summary from results.json")
     p.add_argument("dir", type=Path)
+
+
+def _add_validate(sub: SubParsers) -> None:
     p = sub.add_parser("validate", help="check cells/, tasks/, mappings/ and lab scenarios")
     p.add_argument("root", nargs="?", type=Path)
     p.add_argument("--scenario", action="append", type=Path, metavar="FILE",
@@ -107,6 +118,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--campaign", action="append", type=Path, metavar="FILE",
                    help="a lab campaign file (or a folder of them) to check as well, with "
                    "the scenarios it names (repeatable); ROOT/campaigns/ is always checked")
+
+
+def _add_plan(sub: SubParsers) -> None:
     p = sub.add_parser("plan", help="project runs, calls, tokens and cost of a wave")
     _add_shared(
         p,
@@ -126,21 +140,45 @@ def _parser() -> argparse.ArgumentParser:
         type=Path,
         help="a recorded run directory to take calls and tokens per run from",
     )
+
+
+def _add_merge(sub: SubParsers) -> None:
     p = sub.add_parser("merge", help="combine shard directories (--sabot-shard) into one")
     p.add_argument("dirs", nargs="+", type=Path, help="the shards' output directories")
     p.add_argument("--out", type=Path, required=True, help="a new directory for the merge")
     _add_shared(p, "sabot_root")
+
+
+def _add_schema(sub: SubParsers) -> None:
     p = sub.add_parser("schema", help="write JSON Schemas of every file format")
     p.add_argument("out", nargs="?", type=Path, default=Path("schemas"))
-    _add_compare_demo(sub)
-    add_mcp_parser(sub)
-    add_history_parsers(sub)
-    _add_evidence(sub)
-    add_serve_parser(sub)
-    return parser
 
 
-def _add_evidence(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def _add_mcp(sub: SubParsers) -> None:
+    from pytest_sabot.commands.mcp import add_parser
+
+    add_parser(sub)
+
+
+def _add_history(sub: SubParsers) -> None:
+    from pytest_sabot.commands.history import add_history_parser
+
+    add_history_parser(sub)
+
+
+def _add_regress(sub: SubParsers) -> None:
+    from pytest_sabot.commands.history import add_regress_parser
+
+    add_regress_parser(sub)
+
+
+def _add_serve(sub: SubParsers) -> None:
+    from pytest_sabot.commands.serve import add_parser
+
+    add_parser(sub)
+
+
+def _add_replay(sub: SubParsers) -> None:
     from pytest_sabot.session.options import seconds
 
     p = sub.add_parser(
@@ -158,6 +196,11 @@ def _add_evidence(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     p.add_argument("--timeout", type=seconds, default=300.0,
                    help="time limit of the replayed pipeline, in seconds (default 300)")
     _add_shared(p, "sabot_root", "sabot_adapter", "trust_local_agent")
+
+
+def _add_inspect(sub: SubParsers) -> None:
+    from pytest_sabot.commands.history import history_args
+
     p = sub.add_parser("inspect", help="one cell's timeline (injection, acts, words, verdict), "
                        "or a lab run's (requests, deliveries, effects, observations, faults, "
                        "violations)")
@@ -166,6 +209,11 @@ def _add_evidence(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     p.add_argument("--json", action="store_true", help="print the timeline as JSON")
     _add_shared(p, "sabot_root")
     history_args(p, leaf=False)
+
+
+def _add_export(sub: SubParsers) -> None:
+    from pytest_sabot.commands.history import history_args
+
     p = sub.add_parser(
         "export", help="a run's report (html), results (json) or JUnit XML (junit), by "
         "directory or run id"
@@ -178,6 +226,9 @@ def _add_evidence(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     p.add_argument("--out", type=Path, help="the file to write (json default: stdout; "
                    "html default: report.html beside results.json)")
     history_args(p, leaf=False)
+
+
+def _add_lab(sub: SubParsers) -> None:
     p = sub.add_parser(
         "lab", add_help=False,
         help="the fault lab (python -m pytest_sabot.lab ...); each run it records is added "
@@ -194,7 +245,9 @@ def _cmd_lab(argv: Sequence[str]) -> int:
     return lab_main(list(argv), prog="sabot lab", history=True)
 
 
-def _add_compare_demo(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def _add_compare(sub: SubParsers) -> None:
+    from pytest_sabot.commands.history import history_args
+
     p = sub.add_parser(
         "compare",
         help="paired comparison of two scored runs or waves (cells matched by framework, "
@@ -216,6 +269,9 @@ def _add_compare_demo(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
         help="seed of the bootstrap (default 20260723); the same seed gives the same CI",
     )
     history_args(p, leaf=False)
+
+
+def _add_demo(sub: SubParsers) -> None:
     p = sub.add_parser(
         "demo",
         help="keyless acceptance demo: real cells under sim:vigilant and sim:credulous, "
@@ -232,6 +288,27 @@ def _add_compare_demo(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
         help="with --out: the run history each persona's results are recorded in "
         "(default: $SABOT_HISTORY, else history.sqlite in --out; 'none': not recorded)",
     )
+
+
+_SUBCOMMANDS: dict[str, Callable[[SubParsers], None]] = {
+    "rescore": _add_rescore,
+    "report": _add_report,
+    "validate": _add_validate,
+    "plan": _add_plan,
+    "merge": _add_merge,
+    "schema": _add_schema,
+    "compare": _add_compare,
+    "demo": _add_demo,
+    "mcp": _add_mcp,
+    "history": _add_history,
+    "regress": _add_regress,
+    "replay": _add_replay,
+    "inspect": _add_inspect,
+    "export": _add_export,
+    "lab": _add_lab,
+    "serve": _add_serve,
+}
+"""Each subcommand and what adds it to the parser, in the order ``sabot --help`` lists them."""
 
 
 def _command(module: str, name: str) -> Callable[[argparse.Namespace], int]:
@@ -254,7 +331,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     given = list(sys.argv[1:] if argv is None else argv)
     if given[:1] == ["lab"]:  # everything after it is the lab's
         return _cmd_lab(given[1:])
-    args = _parser().parse_args(given)
+    args = _parser(given[0] if given else None).parse_args(given)
     try:
         handler = {
             "rescore": _command("rescore", "cmd_rescore"),
@@ -274,11 +351,29 @@ def main(argv: Sequence[str] | None = None) -> int:
             "serve": _command("serve", "cmd_serve"),
         }[args.command]
         return handler(args)
-    except (SabotDataError, KeyError, OSError, OutputInUse) as exc:
+    except _data_errors() as exc:
         return fail("sabot", exc)
-    except (ValidationError, json.JSONDecodeError) as exc:
+    except _format_errors() as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         return fail("sabot", f"a file does not have the expected format: {first}")
+
+
+def _data_errors() -> tuple[type[Exception], ...]:
+    """What a command fails with on bad input or an unusable output (imported only when a
+    command raised: an ``except`` clause's classes are looked up as it is reached)."""
+    from pytest_sabot.core.errors import SabotDataError
+    from pytest_sabot.core.records import OutputInUse
+
+    return (SabotDataError, KeyError, OSError, OutputInUse)
+
+
+def _format_errors() -> tuple[type[Exception], ...]:
+    """A file that does not parse, or does not have its format's fields."""
+    import json
+
+    from pydantic import ValidationError
+
+    return (ValidationError, json.JSONDecodeError)
 
 
 __all__ = ["OPTIONS", "main"]

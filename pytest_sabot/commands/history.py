@@ -239,6 +239,17 @@ def _regress_parser(sub: SubParsers, leaf: bool) -> None:
 
 def add_parsers(sub: SubParsers) -> None:
     """``sabot history`` (with its subcommands) and ``sabot regress``."""
+    add_history_parser(sub)
+    add_regress_parser(sub)
+
+
+def add_regress_parser(sub: SubParsers) -> None:
+    """``sabot regress``."""
+    _regress_parser(sub, leaf=False)
+
+
+def add_history_parser(sub: SubParsers) -> None:
+    """``sabot history`` with its subcommands."""
     p = sub.add_parser(
         "history",
         help="the local run history: list runs (the default), show one, index records",
@@ -247,7 +258,6 @@ def add_parsers(sub: SubParsers) -> None:
     )
     history_args(p, leaf=False)
     _history_commands(p.add_subparsers(dest="history_command"))
-    _regress_parser(sub, leaf=False)
 
 
 def module_parser() -> argparse.ArgumentParser:
@@ -346,7 +356,9 @@ def record_results(
 
 
 __all__ = [
+    "add_history_parser",
     "add_parsers",
+    "add_regress_parser",
     "cmd_history",
     "cmd_regress",
     "history_args",

@@ -37,10 +37,7 @@ def rebuild(original: ResultsFile, directory: Path, rules: str, root: str | None
 
 
 def cmd_rescore(args: argparse.Namespace) -> int:
-    from pytest_sabot.core.trace_io import write_text_atomic
-    from pytest_sabot.report.render import markdown
     from pytest_sabot.report.terminal import console, print_summary
-    from pytest_sabot.results import write_results
 
     original = read_results_of(args.dir)
     rules = args.rules or original.rules
@@ -69,7 +66,11 @@ def cmd_rescore(args: argparse.Namespace) -> int:
         print_summary(console(), fresh)
         if fresh.status_line:
             print(fresh.status_line)
-        if args.write:
+        if args.write:  # what writes the files is imported only to write them
+            from pytest_sabot.core.trace_io import write_text_atomic
+            from pytest_sabot.report.render import markdown
+            from pytest_sabot.results import write_results
+
             with writing(args.dir, "sabot rescore --write"):
                 write_results(fresh, args.dir)
                 write_text_atomic(args.dir / "RESULTS.md", markdown(fresh))

@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from pytest_sabot.report.lab import gate_markdown
 from pytest_sabot.results import ResultsFile
 from pytest_sabot.results.model_calls import refusal_lines
 from pytest_sabot.scoring.aggregate import Rate, RowSummary
@@ -638,7 +637,9 @@ def markdown(results: ResultsFile) -> str:
             f"- {row.row}: {rate_ci(row.mapping_permissive)} / {rate_ci(row.mapping_narrow)}"
         )
     out += slice_tables(results)
-    if results.lab_gates is not None:
+    if results.lab_gates is not None:  # a lab wave's: the lab's modules only for it
+        from pytest_sabot.report.lab import gate_markdown
+
         out += gate_markdown(results.lab_gates)
     out += ["", "## Exclusion appendix", "", *exclusion_tables(results), ""]
     by_code: dict[str, list[str]] = defaultdict(list)

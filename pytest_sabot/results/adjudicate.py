@@ -251,9 +251,13 @@ def read_soft(run_dir: Path) -> bool | None:
     return None if record is None else record.noticed
 
 
-def score_baseline_dir(std: Standard, run_dir: Path) -> BaselineVerdict:
+def score_baseline_dir(
+    std: Standard, run_dir: Path, record: Record | None = None
+) -> BaselineVerdict:
+    """Score a recorded baseline; ``record`` is its record as ``read_record`` read it (its
+    outcome is not read again)."""
     trace = read_trace(run_dir)
-    outcome = read_outcome(run_dir)
+    outcome = record.outcome if record is not None else read_outcome(run_dir)
     start = trace.start
     paired = std.paired_operators(start.cell_id)
     return score_baseline(
@@ -300,13 +304,16 @@ def not_run_verdict(std: Standard, cell: Cell, note: NotRun) -> CellVerdict:
     )
 
 
-def score_fault_dir(std: Standard, cell: Cell, run_dir: Path, baseline: str | None) -> CellVerdict:
-    """Score a recorded fault cell; ``baseline`` is its baseline's status, if known."""
-    note = read_not_run(run_dir)
+def score_fault_dir(
+    std: Standard, cell: Cell, run_dir: Path, baseline: str | None, record: Record | None = None
+) -> CellVerdict:
+    """Score a recorded fault cell; ``baseline`` is its baseline's status, if known, and
+    ``record`` its record as ``read_record`` read it (its files are not read again)."""
+    note = record.note if record is not None else read_not_run(run_dir)
     if note is not None:
         return not_run_verdict(std, cell, note)
     trace = read_trace(run_dir)
-    outcome = read_outcome(run_dir)
+    outcome = record.outcome if record is not None else read_outcome(run_dir)
     return score_cell(
         trace,
         mapping=std.mappings[cell.framework],
@@ -368,56 +375,87 @@ def score_dir(
     a cell whose record is not accepted is missing. A fault cell is scored only beside an
     accepted baseline record of the same provenance; otherwise it is unpaired, with the
     reason, and never counted. Baselines are scored first, so fault cells see their
-    baseline's final status."""
+    baseline's final status.
+
+    Each cell's trace is parsed once: a cell is scored right after its record is read (its
+    trace checked whole), while :func:`read_trace` still keeps what it parsed, and its
+    outcome is the one the record read. Every baseline comes before every fault cell, each
+    group in the order of ``cells``; the lists and maps of the result keep that order."""
     chosen = [c for c in cells if not c.carved_out]
     out = Scored()
     records: dict[str, Record] = {}
-    for cell in chosen:
+    missing: set[str] = set()
+    stopped: dict[str, str] = {}
+    damaged: dict[str, str] = {}
+    statuses: dict[str, str] = {}
+
+    def read(cell: Cell) -> Record | None:
+        """The cell's record when it counts (kept in ``records``), else None (missing)."""
         record = read_record(out_dir, cell.id)
         if record.kind == "stopped" and record.outcome is not None:
-            out.stopped[cell.id] = record.outcome.error or "stopped by the spend cap"
+            stopped[cell.id] = record.outcome.error or "stopped by the spend cap"
         if record.kind == "damaged":
-            out.damaged[cell.id] = str(record.damage)
+            damaged[cell.id] = str(record.damage)
         if record.finished and (accept is None or accept(cell, record)):
             records[cell.id] = record
-        else:
-            out.missing.append(cell.id)
-    statuses: dict[str, str] = {}
+            return record
+        missing.add(cell.id)
+        return None
+
     for cell in chosen:
-        if cell.is_baseline and cell.id in records and records[cell.id].kind == "run":
-            scored = score_baseline_dir(std, cell_dir(out_dir, cell.id))
+        if not cell.is_baseline:
+            continue
+        record = read(cell)
+        if record is not None and record.kind == "run":
+            scored = score_baseline_dir(std, cell_dir(out_dir, cell.id), record)
             statuses[cell.id] = scored.status
             out.verdicts.append(scored)
-            out.sessions[cell.id] = records[cell.id].session
+            out.sessions[cell.id] = record.session
     in_scope = {c.id for c in chosen}
     for cell in chosen:
-        if cell.is_baseline or cell.id not in records:
+        if cell.is_baseline:
             continue
-        fault = records[cell.id]
-        bid = cell.baseline_id
-        if bid in in_scope and bid not in records:
-            raw = read_record(out_dir, bid)
-            base: Record | None = None
-            if raw.finished:
-                problem: str | None = (
-                    f"baseline {bid} is recorded only by a session whose records this one "
-                    "does not count"
-                )
-            else:
-                problem = pairing_problem(cell, fault, raw)
-        else:
-            base = records.get(bid) if bid in in_scope else read_record(out_dir, bid)
-            problem = pairing_problem(cell, fault, base)
+        fault = read(cell)
+        if fault is None:
+            continue
+        problem, base = _pairing(out_dir, cell, fault, records, in_scope)
         if problem is not None:
             out.unpaired[cell.id] = problem
             continue
         assert base is not None
         status = statuses.get(cell.baseline_id)
         if status is None:
-            status = score_baseline_dir(std, cell_dir(out_dir, cell.baseline_id)).status
-        out.verdicts.append(score_fault_dir(std, cell, cell_dir(out_dir, cell.id), status))
+            status = score_baseline_dir(std, cell_dir(out_dir, cell.baseline_id), base).status
+        out.verdicts.append(
+            score_fault_dir(std, cell, cell_dir(out_dir, cell.id), status, fault)
+        )
         out.sessions[cell.id] = fault.session
+    for cell in chosen:  # in the order of ``cells``, as each was read
+        if cell.id in stopped:
+            out.stopped[cell.id] = stopped[cell.id]
+        if cell.id in damaged:
+            out.damaged[cell.id] = damaged[cell.id]
+        if cell.id in missing:
+            out.missing.append(cell.id)
     return out
+
+
+def _pairing(
+    out_dir: Path, cell: Cell, fault: Record, records: dict[str, Record], in_scope: set[str]
+) -> tuple[str | None, Record | None]:
+    """Why a counted fault cell cannot be scored (None: it can), and the baseline record it
+    is scored beside. ``records`` holds every counted baseline of the cells in scope."""
+    bid = cell.baseline_id
+    if bid in in_scope and bid not in records:
+        raw = read_record(out_dir, bid)
+        if raw.finished:
+            return (
+                f"baseline {bid} is recorded only by a session whose records this one "
+                "does not count"
+            ), None
+        return pairing_problem(cell, fault, raw), None
+    base = records.get(bid) if bid in in_scope else read_record(out_dir, bid)
+    return pairing_problem(cell, fault, base), base
 
 
 def score_recorded(std: Standard, out_dir: Path, cells: Iterable[Cell]) -> list[Verdict]:

@@ -22,7 +22,6 @@ from pydantic import Field
 from pytest_sabot.core.models.base import StrictModel
 from pytest_sabot.core.models.verdict import BaselineVerdict, CellVerdict
 from pytest_sabot.core.records import cell_dir
-from pytest_sabot.lab.record import read_run
 from pytest_sabot.scoring.stats import wilson
 
 GateOutcome = Literal["pass", "fail", "error", "inconclusive", "no record"]
@@ -81,6 +80,8 @@ def funnel_text(verdict: CellVerdict | BaselineVerdict) -> str:
 
 
 def gate_cell(out_dir: Path, verdict: CellVerdict | BaselineVerdict) -> GateCell:
+    from pytest_sabot.lab.record import read_run  # only a lab wave has run records
+
     path = cell_dir(out_dir, verdict.cell_id) / RUN_FILE
     funnel = funnel_text(verdict)
     if not path.is_file():

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -63,7 +64,32 @@ def _traces(run_dir: Path) -> list[Path]:
     return [p for p in found if p.is_file()]
 
 
-def _tally(path: Path, row: RowCalls) -> None:
+@dataclass
+class _Agent:
+    """One agent's count while the traces are read (``AgentCalls`` once they are)."""
+
+    calls: int = 0
+    refused: int = 0
+    reason: str = ""
+
+
+@dataclass
+class _Row:
+    """A row's count while the traces are read (``RowCalls`` once they are)."""
+
+    recognised: int = 0
+    refused: int = 0
+    agents: dict[str, _Agent] = field(default_factory=dict)
+
+    def done(self) -> RowCalls:
+        return RowCalls(
+            recognised=self.recognised, refused=self.refused,
+            agents={name: AgentCalls(calls=a.calls, refused=a.refused, reason=a.reason)
+                    for name, a in self.agents.items()},
+        )
+
+
+def _tally(path: Path, row: _Row) -> None:
     """Add one trace's model calls (a light read: only the model_call lines are parsed)."""
     for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
         if '"model_call"' not in line:
@@ -77,7 +103,9 @@ def _tally(path: Path, row: RowCalls) -> None:
         raw = event.get("data")
         data: dict[str, Any] = raw if isinstance(raw, dict) else {}
         agent = str(event.get("component") or "?")
-        calls = row.agents.setdefault(agent, AgentCalls())
+        calls = row.agents.get(agent)
+        if calls is None:
+            calls = row.agents[agent] = _Agent()
         calls.calls += 1
         error = str(data.get("error") or "")
         if error.startswith(REFUSED_MARK):
@@ -90,12 +118,12 @@ def _tally(path: Path, row: RowCalls) -> None:
 
 def model_calls(out_dir: Path, cells: Iterable[tuple[str, str]]) -> ModelCalls:
     """The tally over ``cells`` given as (cell id, row)."""
-    out = ModelCalls()
+    rows: dict[str, _Row] = {}
     for cell_id, row_name in cells:
-        row = out.rows.setdefault(row_name, RowCalls())
+        row = rows.setdefault(row_name, _Row())
         for path in _traces(cell_dir(out_dir, cell_id)):
             _tally(path, row)
-    out.rows = dict(sorted(out.rows.items()))
+    out = ModelCalls(rows={name: rows[name].done() for name in sorted(rows)})
     out.recognised = sum(r.recognised for r in out.rows.values())
     out.refused = sum(r.refused for r in out.rows.values())
     return out
