@@ -30,6 +30,7 @@ from pytest_sabot.core.errors import SabotDataError
 from pytest_sabot.core.loading import parse_json, validate
 from pytest_sabot.core.models.base import StrictModel
 from pytest_sabot.core.models.cells import Cell
+from pytest_sabot.core.models.trace import Trace
 from pytest_sabot.core.models.verdict import BaselineVerdict, CellVerdict, Exclusion
 from pytest_sabot.core.records import OUTCOME_FILE, RunOutcome, cell_dir
 from pytest_sabot.core.records import set_aside as _set_aside
@@ -128,14 +129,19 @@ class Record:
 
 def _read_model(path: Path, model: type[M]) -> M:
     """A JSON record file as its model; anything else is a SabotDataError naming the file,
-    the line or field, and what was expected."""
+    the line or field, and what was expected. The text is parsed and validated in one step
+    first; a file that does not pass is read again the way that names its problem (or
+    accepts it, as it always did: the two readings agree on every file the first accepts)."""
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError:
         raise SabotDataError(path, "", "UTF-8 text") from None
     except OSError as exc:
         raise SabotDataError(path, "", "a readable file", exc.strerror or str(exc)) from None
-    return validate(path, model, parse_json(text, path), top_field="")
+    try:
+        return model.model_validate_json(text)
+    except ValueError:  # a ValidationError: read it the way that names the problem
+        return validate(path, model, parse_json(text, path), top_field="")
 
 
 def read_outcome(run_dir: Path) -> RunOutcome | None:
@@ -158,9 +164,10 @@ def _same_cell(path: Path, field: str, recorded: str, cell_id: str) -> None:
                              recorded)
 
 
-def check_trace(run_dir: Path, cell_id: str) -> None:
+def check_trace(run_dir: Path, cell_id: str) -> Trace:
     """A finished run's trace reads whole: every line an event, the run's own cell, and the
-    last event its ``run_end`` (a trace cut at a line boundary reads, but ends early)."""
+    last event its ``run_end`` (a trace cut at a line boundary reads, but ends early).
+    Returns the trace."""
     trace = read_trace(run_dir)
     path = run_dir / TRACE_FILE
     _same_cell(path, "line 1.run_start.data.cell_id", trace.start.cell_id, cell_id)
@@ -171,37 +178,52 @@ def check_trace(run_dir: Path, cell_id: str) -> None:
             "the run's run_end as the last event (the file ends before it: it was cut)",
             f"{last.kind} event, seq {last.seq}",
         )
+    return trace
 
 
-def _check_soft(run_dir: Path) -> None:
+def _check_soft(run_dir: Path) -> SoftRecord | None:
     path = run_dir / SOFT_FILE
-    if path.is_file():
-        _read_model(path, SoftRecord)
+    return _read_model(path, SoftRecord) if path.is_file() else None
+
+
+@dataclass(frozen=True)
+class Reading:
+    """A cell's record with what reading it read whole: a run's trace and its soft verdict
+    (``soft.json``, None when there is none). Scoring it from here reads no file again."""
+
+    record: Record
+    trace: Trace | None = None
+    soft: SoftRecord | None = None
 
 
 def read_record(out_dir: Path, cell_id: str) -> Record:
     """What the output holds for one cell; a record that does not read is ``damaged``."""
+    return read_cell(out_dir, cell_id).record
+
+
+def read_cell(out_dir: Path, cell_id: str) -> Reading:
+    """:func:`read_record`, with the trace and soft verdict it read."""
     run_dir = cell_dir(out_dir, cell_id)
     if not run_dir.exists():
-        return Record(cell_id, "none")
+        return Reading(Record(cell_id, "none"))
     try:
         note = read_not_run(run_dir)
         if note is not None:
             _same_cell(run_dir / NOT_RUN_FILE, "cell_id", note.cell_id, cell_id)
-            return Record(cell_id, "not_run", note=note)
+            return Reading(Record(cell_id, "not_run", note=note))
         outcome = read_outcome(run_dir)
         if outcome is not None:
             _same_cell(run_dir / OUTCOME_FILE, "cell_id", outcome.cell_id, cell_id)
         if outcome is not None and (run_dir / TRACE_FILE).is_file():
-            check_trace(run_dir, cell_id)
-            _check_soft(run_dir)
+            trace = check_trace(run_dir, cell_id)
+            soft = _check_soft(run_dir)
             kind: RecordKind = "stopped" if outcome.stopped is not None else "run"
-            return Record(cell_id, kind, outcome=outcome)
+            return Reading(Record(cell_id, kind, outcome=outcome), trace, soft)
     except SabotDataError as exc:
-        return Record(cell_id, "damaged", damage=str(exc))
+        return Reading(Record(cell_id, "damaged", damage=str(exc)))
     if any(run_dir.iterdir()):
-        return Record(cell_id, "partial", outcome=outcome)
-    return Record(cell_id, "none")
+        return Reading(Record(cell_id, "partial", outcome=outcome))
+    return Reading(Record(cell_id, "none"))
 
 
 def is_finished(out_dir: Path, cell: Cell) -> bool:
@@ -252,12 +274,13 @@ def read_soft(run_dir: Path) -> bool | None:
 
 
 def score_baseline_dir(
-    std: Standard, run_dir: Path, record: Record | None = None
+    std: Standard, run_dir: Path, reading: Reading | None = None
 ) -> BaselineVerdict:
-    """Score a recorded baseline; ``record`` is its record as ``read_record`` read it (its
-    outcome is not read again)."""
-    trace = read_trace(run_dir)
-    outcome = record.outcome if record is not None else read_outcome(run_dir)
+    """Score a recorded baseline; ``reading`` is its record as :func:`read_cell` read it
+    (what it read is not read again)."""
+    trace = reading.trace if reading is not None else None
+    trace = trace if trace is not None else read_trace(run_dir)
+    outcome = reading.record.outcome if reading is not None else read_outcome(run_dir)
     start = trace.start
     paired = std.paired_operators(start.cell_id)
     return score_baseline(
@@ -305,15 +328,25 @@ def not_run_verdict(std: Standard, cell: Cell, note: NotRun) -> CellVerdict:
 
 
 def score_fault_dir(
-    std: Standard, cell: Cell, run_dir: Path, baseline: str | None, record: Record | None = None
+    std: Standard,
+    cell: Cell,
+    run_dir: Path,
+    baseline: str | None,
+    reading: Reading | None = None,
 ) -> CellVerdict:
     """Score a recorded fault cell; ``baseline`` is its baseline's status, if known, and
-    ``record`` its record as ``read_record`` read it (its files are not read again)."""
-    note = record.note if record is not None else read_not_run(run_dir)
+    ``reading`` its record as :func:`read_cell` read it (its files are not read again)."""
+    note = reading.record.note if reading is not None else read_not_run(run_dir)
     if note is not None:
         return not_run_verdict(std, cell, note)
-    trace = read_trace(run_dir)
-    outcome = record.outcome if record is not None else read_outcome(run_dir)
+    if reading is not None and reading.trace is not None:
+        trace = reading.trace
+        outcome = reading.record.outcome
+        soft = None if reading.soft is None else reading.soft.noticed
+    else:
+        trace = read_trace(run_dir)
+        outcome = read_outcome(run_dir)
+        soft = read_soft(run_dir)
     return score_cell(
         trace,
         mapping=std.mappings[cell.framework],
@@ -321,7 +354,7 @@ def score_fault_dir(
         anchors=std.anchors_for(cell.task, cell.operator),
         passed=outcome.passed if outcome is not None else None,
         baseline_passed=None if baseline is None else baseline == "passed",
-        soft_noticed=read_soft(run_dir),
+        soft_noticed=soft,
         label_unjudged=True,
     )
 
@@ -377,10 +410,11 @@ def score_dir(
     reason, and never counted. Baselines are scored first, so fault cells see their
     baseline's final status.
 
-    Each cell's trace is parsed once: a cell is scored right after its record is read (its
-    trace checked whole), while :func:`read_trace` still keeps what it parsed, and its
-    outcome is the one the record read. Every baseline comes before every fault cell, each
-    group in the order of ``cells``; the lists and maps of the result keep that order."""
+    Each cell's files are read once: a cell is scored right after its record is read, from
+    the trace, outcome and soft verdict that reading read (nothing is kept for later, so a
+    wave of any size holds one trace at a time). Every baseline is read before every fault
+    cell, each group in the order of ``cells``; the lists and maps of the result keep the
+    order of ``cells``."""
     chosen = [c for c in cells if not c.carved_out]
     out = Scored()
     records: dict[str, Record] = {}
@@ -389,35 +423,37 @@ def score_dir(
     damaged: dict[str, str] = {}
     statuses: dict[str, str] = {}
 
-    def read(cell: Cell) -> Record | None:
+    def read(cell: Cell) -> Reading | None:
         """The cell's record when it counts (kept in ``records``), else None (missing)."""
-        record = read_record(out_dir, cell.id)
+        reading = read_cell(out_dir, cell.id)
+        record = reading.record
         if record.kind == "stopped" and record.outcome is not None:
             stopped[cell.id] = record.outcome.error or "stopped by the spend cap"
         if record.kind == "damaged":
             damaged[cell.id] = str(record.damage)
         if record.finished and (accept is None or accept(cell, record)):
             records[cell.id] = record
-            return record
+            return reading
         missing.add(cell.id)
         return None
 
     for cell in chosen:
         if not cell.is_baseline:
             continue
-        record = read(cell)
-        if record is not None and record.kind == "run":
-            scored = score_baseline_dir(std, cell_dir(out_dir, cell.id), record)
+        reading = read(cell)
+        if reading is not None and reading.record.kind == "run":
+            scored = score_baseline_dir(std, cell_dir(out_dir, cell.id), reading)
             statuses[cell.id] = scored.status
             out.verdicts.append(scored)
-            out.sessions[cell.id] = record.session
+            out.sessions[cell.id] = reading.record.session
     in_scope = {c.id for c in chosen}
     for cell in chosen:
         if cell.is_baseline:
             continue
-        fault = read(cell)
-        if fault is None:
+        reading = read(cell)
+        if reading is None:
             continue
+        fault = reading.record
         problem, base = _pairing(out_dir, cell, fault, records, in_scope)
         if problem is not None:
             out.unpaired[cell.id] = problem
@@ -425,9 +461,11 @@ def score_dir(
         assert base is not None
         status = statuses.get(cell.baseline_id)
         if status is None:
-            status = score_baseline_dir(std, cell_dir(out_dir, cell.baseline_id), base).status
+            status = score_baseline_dir(
+                std, cell_dir(out_dir, cell.baseline_id), Reading(base)
+            ).status
         out.verdicts.append(
-            score_fault_dir(std, cell, cell_dir(out_dir, cell.id), status, fault)
+            score_fault_dir(std, cell, cell_dir(out_dir, cell.id), status, reading)
         )
         out.sessions[cell.id] = fault.session
     for cell in chosen:  # in the order of ``cells``, as each was read
