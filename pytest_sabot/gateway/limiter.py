@@ -4,13 +4,23 @@ decrease).
 
 Each slot carries the generation of the limit it was granted under; a 429 on a call that
 started before the last halving does not halve again, so a burst of concurrent 429s
-counts as one signal, while a retry that is rate limited again halves once more."""
+counts as one signal, while a retry that is rate limited again halves once more.
+
+The gateways of one session may share a connection budget besides (gateway/slots.py): a
+slot of the limit is then held together with one of the shared slots, taken after it, so
+the calls of all of them together never pass the budget while the limit of each (whose
+ceiling is then the whole budget) still halves under its own 429s."""
 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pytest_sabot.gateway.slots import SharedSlots
 
 
 class SlotTimeout(Exception):
@@ -18,8 +28,11 @@ class SlotTimeout(Exception):
 
 
 class AdaptiveLimit:
-    def __init__(self, maximum: int, recover_after: int = 3) -> None:
+    def __init__(
+        self, maximum: int, recover_after: int = 3, shared: SharedSlots | None = None
+    ) -> None:
         self.maximum = max(1, maximum)
+        self.shared = shared
         self.recover_after = max(1, recover_after)
         self._limit = self.maximum
         self._in_flight = 0
@@ -35,15 +48,27 @@ class AdaptiveLimit:
     @contextmanager
     def slot(self, timeout: float | None = None) -> Iterator[int]:
         """Hold one upstream slot; yields the limit's generation. SlotTimeout when none
-        came free within ``timeout`` seconds (None: wait as long as it takes)."""
+        came free within ``timeout`` seconds (None: wait as long as it takes); with a
+        shared budget, the wait for one of its slots counts in the same time."""
+        deadline = None if timeout is None else time.monotonic() + timeout
         with self._cond:
             if not self._cond.wait_for(lambda: self._in_flight < self._limit, timeout):
                 raise SlotTimeout(f"no upstream slot free within {timeout:g}s")
             self._in_flight += 1
             generation = self._generation
+        shared: int | None = None
         try:
+            if self.shared is not None:
+                left = None if deadline is None else max(0.0, deadline - time.monotonic())
+                shared = self.shared.acquire(left)
+                if shared is None:
+                    raise SlotTimeout(
+                        f"no connection of the session's budget free within {timeout:g}s"
+                    )
             yield generation
         finally:
+            if shared is not None and self.shared is not None:
+                self.shared.release(shared)
             with self._cond:
                 self._in_flight -= 1
                 self._cond.notify_all()

@@ -51,6 +51,7 @@ def settings_of(
     session: str = "",
     workdir: Path | None = None,
     share: int = 1,
+    slots_dir: Path | None = None,
 ) -> GatewaySettings:
     """The GatewaySettings of a session's own gateway; a bad value is a usage error (so
     the controller refuses it before any worker starts)."""
@@ -71,9 +72,40 @@ def settings_of(
             session=session,
             workdir=workdir,
             share=share,
+            slots_dir=slots_dir,
         )
     except (ValueError, SabotDataError) as exc:
         raise pytest.UsageError(f"pytest-sabot: {exc}") from None
+
+
+def make_shared_budget(config: pytest.Config, settings: Settings) -> Path | None:
+    """The controller of a distributed session: the directory of the connection budget its
+    workers' gateways share (gateway/slots.py), removed when the session ends; None where
+    the platform cannot share one (each worker then holds a fixed share) or the model
+    holds no connections."""
+    from pytest_sabot.gateway.slots import make_slots_dir, remove_slots_dir, usable
+
+    if not settings.live and not (settings.model.is_sim and (settings.sim_latency or 0) > 0):
+        return None
+    try:
+        directory = make_slots_dir(settings.max_connections)
+    except OSError:
+        return None
+    if not usable(directory):
+        remove_slots_dir(directory)
+        return None
+    config.add_cleanup(lambda: remove_slots_dir(directory))
+    return directory
+
+
+def worker_slots_dir(workerinput: dict[str, Any]) -> Path | None:
+    """The session's shared budget as its controller made it (None when there is none or
+    this worker cannot see it: a worker on another machine keeps a fixed share)."""
+    given = workerinput.get("sabot_slots")
+    if not given:
+        return None
+    path = Path(given)
+    return path if path.is_dir() else None
 
 
 def external_url(settings: Settings) -> str | None:
