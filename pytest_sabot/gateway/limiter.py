@@ -36,6 +36,7 @@ class AdaptiveLimit:
         self.recover_after = max(1, recover_after)
         self._limit = self.maximum
         self._in_flight = 0
+        self._waiting = 0  # calls waiting for a slot (of the limit or of the budget)
         self._successes = 0
         self._generation = 0
         self._cond = threading.Condition()
@@ -45,6 +46,16 @@ class AdaptiveLimit:
         with self._cond:
             return self._limit
 
+    @property
+    def waiting(self) -> int:
+        """How many calls are waiting for a slot now."""
+        with self._cond:
+            return self._waiting
+
+    def _waited(self) -> None:
+        with self._cond:
+            self._waiting -= 1
+
     @contextmanager
     def slot(self, timeout: float | None = None) -> Iterator[int]:
         """Hold one upstream slot; yields the limit's generation. SlotTimeout when none
@@ -52,7 +63,9 @@ class AdaptiveLimit:
         shared budget, the wait for one of its slots counts in the same time."""
         deadline = None if timeout is None else time.monotonic() + timeout
         with self._cond:
+            self._waiting += 1
             if not self._cond.wait_for(lambda: self._in_flight < self._limit, timeout):
+                self._waiting -= 1
                 raise SlotTimeout(f"no upstream slot free within {timeout:g}s")
             self._in_flight += 1
             generation = self._generation
@@ -60,11 +73,16 @@ class AdaptiveLimit:
         try:
             if self.shared is not None:
                 left = None if deadline is None else max(0.0, deadline - time.monotonic())
-                shared = self.shared.acquire(left)
+                try:
+                    shared = self.shared.acquire(left)
+                finally:
+                    self._waited()
                 if shared is None:
                     raise SlotTimeout(
                         f"no connection of the session's budget free within {timeout:g}s"
                     )
+            else:
+                self._waited()
             yield generation
         finally:
             if shared is not None and self.shared is not None:

@@ -525,9 +525,18 @@ class SabotSession:
             if adapter(name).one_run_at_a_time
         )
         assert self.runner is not None, "the runner is made before the pool"
+        gateway = self.gateway
+        shared = (
+            gateway is not None and gateway.service.slots is not None
+            and not self.settings.concurrency
+        )
         self.pool = inflight.CellPool(
             self.runner.run, width, alone=alone, may_start=self._may_start_ahead,
             prepare=_import_framework,
+            # The room a worker whose queue ran dry left in the shared budget (SPEC I162).
+            wide=inflight.widest(self.settings.max_connections) if shared else 0,
+            spare=(lambda: gateway_mod.spare_connections(gateway)) if shared and gateway
+            else None,
         )
 
     def _may_start_ahead(self) -> bool:

@@ -98,6 +98,16 @@ def make_shared_budget(config: pytest.Config, settings: Settings) -> Path | None
     return directory
 
 
+def spare_connections(gateway: Gateway) -> int:
+    """The connections of the session's shared budget nobody holds now, 0 while a call of
+    this gateway waits for a slot (its process has cells enough) or without a shared
+    budget."""
+    service = gateway.service
+    if service.slots is None or service.limit.waiting > 0:
+        return 0
+    return service.slots.idle()
+
+
 def worker_slots_dir(workerinput: dict[str, Any]) -> Path | None:
     """The session's shared budget as its controller made it (None when there is none or
     this worker cannot see it: a worker on another machine keeps a fixed share)."""
