@@ -677,7 +677,10 @@ class SabotSession:
         if self.gateway is None and self.settings.gateway_url:
             spent = gateway_mod.account_spend(self.gateway_url)
         else:
-            spent = gateway_mod.session_spend(self.gateway, self.worker_spend)
+            spent = gateway_mod.session_spend(
+                self.gateway, self.worker_spend,
+                self.settings.max_connections if self.slots_dir is not None else None,
+            )
         if spent is None and self.settings.live:
             spent = gateway_mod.ledger_spend(
                 gateway_mod.ledger_dir(self.settings, self.out_dir), self.run_id

@@ -204,9 +204,12 @@ _SUMMED = ("calls", "upstream_calls", "upstream_retries", "fixture_calls", "erro
 _SUMMED_BUDGET = ("spent_usd", "reserved_usd", "unknown_cost_calls")
 
 
-def combine(parts: list[dict[str, Any]]) -> dict[str, Any] | None:
+def combine(
+    parts: list[dict[str, Any]], shared_connections: int | None = None
+) -> dict[str, Any] | None:
     """The spend of a session from the stats of each of its gateways: counts and this
-    session's spend summed (the concurrency limit too: the session's gateways together),
+    session's spend summed (the concurrency limit too: the session's gateways together,
+    at most ``shared_connections`` when they shared a budget of that many),
     the cap exhausted when any gateway's was, the project's figures from the last read of
     the shared ledger. ``gateways`` says how many were combined."""
     if not parts:
@@ -214,6 +217,8 @@ def combine(parts: list[dict[str, Any]]) -> dict[str, Any] | None:
     if len(parts) == 1:
         return {**parts[0], "gateways": 1}
     out: dict[str, Any] = {key: sum(int(p.get(key, 0)) for p in parts) for key in _SUMMED}
+    if shared_connections is not None:
+        out["concurrency_limit"] = min(out["concurrency_limit"], shared_connections)
     budgets = [p["budget"] for p in parts]
     budget: dict[str, Any] = dict(budgets[-1])
     for key in _SUMMED_BUDGET:
@@ -231,12 +236,14 @@ def combine(parts: list[dict[str, Any]]) -> dict[str, Any] | None:
 
 
 def session_spend(
-    gateway: Gateway | None, workers: dict[str, dict[str, Any]]
+    gateway: Gateway | None,
+    workers: dict[str, dict[str, Any]],
+    shared_connections: int | None = None,
 ) -> dict[str, Any] | None:
     """The session's spend: its own gateway's (a process that ran cells) and every
     worker's that reported (a crashed worker reports none: its spend is in the ledger)."""
     parts = [s for s in (stats(gateway), *(workers[k] for k in sorted(workers))) if s]
-    return combine(parts)
+    return combine(parts, shared_connections)
 
 
 def account_spend(url: str | None) -> dict[str, Any] | None:
