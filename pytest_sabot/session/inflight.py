@@ -145,6 +145,7 @@ class CellPool:
         self._ready: set[str] = set()  # frameworks imported in this process
         self._importing: str | None = None  # the framework being imported
         self.peak = 0  # the most cells that ran at once (the bench reads it)
+        self._ended = 0  # cells that ended here
         if self.width > 1:
             serialise_parses()
 
@@ -247,8 +248,13 @@ class CellPool:
 
     def _room(self, running: int) -> int:
         """How many cells may run now: ``width``, or more while the shared budget has
-        connections nobody holds (asked only when the pool is full)."""
+        connections nobody holds (asked only when the pool is full). Not at the start:
+        until ``width`` cells have ended here and while a framework is being imported,
+        the idle connections are the first cells' set-up (CPU the import and those
+        cells share), not room another worker left."""
         if running < self.width or self.wide <= self.width or self._spare is None:
+            return self.width
+        if self._ended < self.width or self._importing is not None:
             return self.width
         return min(self.wide, running + max(0, self._spare()))
 
@@ -290,6 +296,7 @@ class CellPool:
         finally:
             with self._lock:
                 slot.state = "done"
+                self._ended += 1
                 slot.ended.set()
                 self._fill()
 

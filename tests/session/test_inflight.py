@@ -257,3 +257,27 @@ def test_i162_a_worker_may_grow_to_the_whole_budget_and_a_quarter_more() -> None
     assert widest(1) == 2
     # the tests queued on a worker hold enough cells to fill that width in the tail
     assert queue_depth(choose(0, keyless_instant=False, max_connections=16, processes=2)) > 20
+
+
+def test_i162_a_pool_grows_only_once_its_first_width_cells_ended(wave1: Standard) -> None:
+    """At the start the connections are idle because the first cells are setting up, not
+    because another worker left them: a pool of width 2 runs two until two have ended."""
+    cells = _cells(wave1, "langgraph") + _cells(wave1, "autogen")
+    ended: list[str] = []
+    seen: list[tuple[int, int]] = []  # (cells ended, cells running) at each start
+
+    class Counting(Recorder):
+        def __call__(self, cell: Cell) -> dict[str, Any]:
+            with self.lock:
+                seen.append((len(ended), len(self.running) + 1))
+            try:
+                return super().__call__(cell)
+            finally:
+                with self.lock:
+                    ended.append(cell.id)
+
+    run = Counting(seconds=0.1)
+    pool = CellPool(run, 2, wide=6, spare=lambda: 50)
+    assert _drive(pool, cells, pool.lookahead) == [c.id for c in cells]
+    assert all(running <= 2 for done, running in seen if done < 2), seen
+    assert run.peak == 6  # and grew to ``wide`` once they had
