@@ -9,7 +9,10 @@ counts as one signal, while a retry that is rate limited again halves once more.
 The gateways of one session may share a connection budget besides (gateway/slots.py): a
 slot of the limit is then held together with one of the shared slots, taken after it, so
 the calls of all of them together never pass the budget while the limit of each (whose
-ceiling is then the whole budget) still halves under its own 429s."""
+ceiling is then the whole budget) still halves under its own 429s. A gateway that shares
+the budget may hold far fewer calls than its ceiling, so a 429 there halves what it holds
+(and the call refused), not the ceiling: halving a ceiling of 16 to 8 while it holds 8
+would not slow it at all."""
 
 from __future__ import annotations
 
@@ -37,6 +40,7 @@ class AdaptiveLimit:
         self._limit = self.maximum
         self._in_flight = 0
         self._waiting = 0  # calls waiting for a slot (of the limit or of the budget)
+        self._holding = 0  # calls holding a slot of the shared budget
         self._successes = 0
         self._generation = 0
         self._cond = threading.Condition()
@@ -81,12 +85,16 @@ class AdaptiveLimit:
                     raise SlotTimeout(
                         f"no connection of the session's budget free within {timeout:g}s"
                     )
+                with self._cond:
+                    self._holding += 1
             else:
                 self._waited()
             yield generation
         finally:
             if shared is not None and self.shared is not None:
                 self.shared.release(shared)
+                with self._cond:
+                    self._holding -= 1
             with self._cond:
                 self._in_flight -= 1
                 self._cond.notify_all()
@@ -96,7 +104,10 @@ class AdaptiveLimit:
             if generation != self._generation:
                 return  # already halved for this burst
             self._generation += 1
-            self._limit = max(1, self._limit // 2)
+            base = self._limit
+            if self.shared is not None:  # what it holds, and the call refused
+                base = min(base, self._holding + 1)
+            self._limit = max(1, base // 2)
             self._successes = 0
 
     def succeeded(self) -> None:

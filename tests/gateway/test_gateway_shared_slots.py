@@ -194,3 +194,28 @@ def test_i162_a_killed_gateway_process_leaves_its_slots_free(slots_dir: Path) ->
             proc.kill()
             proc.wait()
         upstream.close()
+
+
+def test_i162_a_rate_limited_gateway_of_a_shared_budget_halves_what_it_holds() -> None:
+    """A ceiling of the whole budget halved while the gateway holds half of it would not
+    slow the gateway: the limit halves from the calls it holds and the one refused."""
+    from contextlib import ExitStack
+
+    big = make_slots_dir(16)
+    shared = SharedSlots(big, 16)
+    try:
+        limit = AdaptiveLimit(16, shared=shared)
+        with ExitStack() as held:
+            generations = [held.enter_context(limit.slot(timeout=5)) for _ in range(7)]
+            generation = generations[-1]
+            limit.rate_limited(generation)  # 7 held + the refused call: 8 -> 4
+            assert limit.limit == 4
+        alone = AdaptiveLimit(16)  # a budget of its own: halves its ceiling, as before
+        with ExitStack() as held:
+            generations = [held.enter_context(alone.slot(timeout=5)) for _ in range(7)]
+            generation = generations[-1]
+            alone.rate_limited(generation)
+            assert alone.limit == 8
+    finally:
+        shared.close()
+        remove_slots_dir(big)
