@@ -54,6 +54,7 @@ from pytest_sabot.gateway.recording import Recorder
 from pytest_sabot.gateway.routing import ModelSpec, downgrade_spec, parse_model
 from pytest_sabot.gateway.secrets import Scrubber, new_run_key, redact_in_logs
 from pytest_sabot.gateway.settings import GatewaySettings
+from pytest_sabot.gateway.slots import SharedSlots, usable
 from pytest_sabot.gateway.sse import completion_to_sse
 
 SCOPED_PATH = "/v1"
@@ -146,6 +147,15 @@ def _text_of(response: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
     return (content if isinstance(content, str) else ""), [c for c in calls if isinstance(c, dict)]
 
 
+def shared_slots(settings: GatewaySettings) -> SharedSlots | None:
+    """The session's shared connection budget, when the settings name one this process can
+    use (gateway/slots.py); None otherwise: the gateway's own limit is then the only one."""
+    if not usable(settings.slots_dir):
+        return None
+    assert settings.slots_dir is not None
+    return SharedSlots(settings.slots_dir, settings.max_connections)
+
+
 class GatewayService:
     def __init__(
         self,
@@ -162,7 +172,10 @@ class GatewayService:
             else None
         )
         self.budget = Budget(settings.budget_usd, ledger)
-        self.limit = AdaptiveLimit(settings.max_connections, settings.recover_after)
+        self.slots = shared_slots(settings)
+        self.limit = AdaptiveLimit(
+            settings.max_connections, settings.recover_after, shared=self.slots
+        )
         # Backends given here serve their scheme as they are; every other scheme is made
         # from the registry (pytest_sabot.gateway.backends) when a run first names it.
         self._backends: dict[str, Backend] = dict(backends or {})
@@ -180,6 +193,8 @@ class GatewayService:
     def close(self) -> None:
         if self.recorder is not None:
             self.recorder.close_all()
+        if self.slots is not None:
+            self.slots.close()
         with self._lock:
             made = list(self._backends.values())
         for backend in made:

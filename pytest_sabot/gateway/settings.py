@@ -95,6 +95,14 @@ class GatewaySettings(FrozenModel):
             "so a keyless run has a live run's shape in time (answers unchanged)."
         ),
     )
+    slots_dir: Path | None = Field(
+        None,
+        description=(
+            "Directory of the session's shared connection budget (gateway/slots.py): the "
+            "gateways of the session together hold at most max_connections upstream calls, "
+            "any one of them all of them (None: this gateway's own max_connections)."
+        ),
+    )
     workdir: Path | None = Field(
         None,
         description=(
@@ -120,18 +128,27 @@ class GatewaySettings(FrozenModel):
         session: str = "",
         workdir: Path | None = None,
         share: int = 1,
+        slots_dir: Path | None = None,
     ) -> GatewaySettings:
         """The settings of a pytest session's own gateway, from the session's model and
         choices and the wave's output directory. A bad value or an unreadable spend ledger
         is a ValueError (SabotDataError for the ledger file) that names the option the value
         came from or the file.
 
-        ``share``: how many gateways of the session divide ``max_connections`` between
-        them (one per xdist worker); each keeps at least one connection."""
+        ``share``: how many gateways of the session hold ``max_connections`` between them
+        (one per xdist worker). With ``slots_dir`` (the session's shared budget, usable
+        here) they share all of them, any one taking what the others leave; without it
+        each holds a fixed share, at least one connection (SPEC I162)."""
+        from pytest_sabot.gateway.slots import usable
+
         spec = parse_model(model)
         live = spec.is_live
-        if share > 1:
-            max_connections = max(1, max_connections // share)
+        if share > 1 and usable(slots_dir):
+            pass  # every gateway's ceiling is the whole budget; the slots cap the sum
+        else:
+            slots_dir = None
+            if share > 1:
+                max_connections = max(1, max_connections // share)
         options: dict[str, Any] = {
             "prices_path": Path(prices) if prices else None,
             "allow_live": live,
@@ -142,6 +159,7 @@ class GatewaySettings(FrozenModel):
             "upstream_deadline_s": upstream_deadline_s,
             "sim_latency_s": sim_latency_s,
             "session": session,
+            "slots_dir": slots_dir,
             "workdir": workdir,
         }
         if base_url:
@@ -169,6 +187,7 @@ class GatewaySettings(FrozenModel):
         session: str = "",
         workdir: Path | None = None,
         share: int = 1,
+        slots_dir: Path | None = None,
     ) -> GatewaySettings:
         """:meth:`for_session` from option values by pytest dest (``sabot_model``,
         ``sabot_budget_usd``, ...), for a caller that holds them in that form."""
@@ -185,4 +204,5 @@ class GatewaySettings(FrozenModel):
             session=session,
             workdir=workdir,
             share=share,
+            slots_dir=slots_dir,
         )

@@ -89,6 +89,8 @@ class SabotSession:
         self.filtered: list[Cell] = []
         self.gateway: Gateway | None = None  # this process's own gateway, when it runs cells
         self.gateway_url: str | None = None
+        # The connection budget the workers' gateways share (controller; gateway/slots.py).
+        self.slots_dir: Path | None = None
         self.worker_spend: dict[str, dict[str, Any]] = {}  # controller: by worker id
         self.shard: Shard | None = None  # --sabot-shard, when given
         self.selection: Selection | None = None
@@ -219,6 +221,8 @@ class SabotSession:
                     self.settings, url, self.out_dir, self.run_id
                 )
             gateway_mod.settings_of(self.settings, self.out_dir)
+            if url is None and not self.collect_only:
+                self.slots_dir = gateway_mod.make_shared_budget(config, self.settings)
         else:
             self._start_gateway()
         self._check_judge()
@@ -226,7 +230,8 @@ class SabotSession:
 
     def _start_gateway(self) -> None:
         """This process runs cells: start its own gateway (a gateway given by URL is used
-        as it is). A worker's divides --sabot-max-connections with the other workers'."""
+        as it is). A worker's shares --sabot-max-connections with the other workers' (their
+        shared budget, or a fixed share where the platform has none: SPEC I162)."""
         url = gateway_mod.external_url(self.settings)
         if url is not None:
             self.gateway_url = (
@@ -241,6 +246,7 @@ class SabotSession:
             session=self.run_id,
             workdir=gateway_mod.worker_workdir(workerinput),
             share=int(workerinput.get("workercount", 1) or 1),
+            slots_dir=gateway_mod.worker_slots_dir(workerinput),
         )
         self.gateway, self.gateway_url = gateway_mod.start(self.config, settings)
 
@@ -519,9 +525,18 @@ class SabotSession:
             if adapter(name).one_run_at_a_time
         )
         assert self.runner is not None, "the runner is made before the pool"
+        gateway = self.gateway
+        shared = (
+            gateway is not None and gateway.service.slots is not None
+            and not self.settings.concurrency
+        )
         self.pool = inflight.CellPool(
             self.runner.run, width, alone=alone, may_start=self._may_start_ahead,
             prepare=_import_framework,
+            # The room a worker whose queue ran dry left in the shared budget (SPEC I162).
+            wide=inflight.widest(self.settings.max_connections) if shared else 0,
+            spare=(lambda: gateway_mod.spare_connections(gateway)) if shared and gateway
+            else None,
         )
 
     def _may_start_ahead(self) -> bool:
@@ -662,7 +677,10 @@ class SabotSession:
         if self.gateway is None and self.settings.gateway_url:
             spent = gateway_mod.account_spend(self.gateway_url)
         else:
-            spent = gateway_mod.session_spend(self.gateway, self.worker_spend)
+            spent = gateway_mod.session_spend(
+                self.gateway, self.worker_spend,
+                self.settings.max_connections if self.slots_dir is not None else None,
+            )
         if spent is None and self.settings.live:
             spent = gateway_mod.ledger_spend(
                 gateway_mod.ledger_dir(self.settings, self.out_dir), self.run_id

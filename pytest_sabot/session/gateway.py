@@ -51,6 +51,7 @@ def settings_of(
     session: str = "",
     workdir: Path | None = None,
     share: int = 1,
+    slots_dir: Path | None = None,
 ) -> GatewaySettings:
     """The GatewaySettings of a session's own gateway; a bad value is a usage error (so
     the controller refuses it before any worker starts)."""
@@ -71,9 +72,50 @@ def settings_of(
             session=session,
             workdir=workdir,
             share=share,
+            slots_dir=slots_dir,
         )
     except (ValueError, SabotDataError) as exc:
         raise pytest.UsageError(f"pytest-sabot: {exc}") from None
+
+
+def make_shared_budget(config: pytest.Config, settings: Settings) -> Path | None:
+    """The controller of a distributed session: the directory of the connection budget its
+    workers' gateways share (gateway/slots.py), removed when the session ends; None where
+    the platform cannot share one (each worker then holds a fixed share) or the model
+    holds no connections."""
+    from pytest_sabot.gateway.slots import make_slots_dir, remove_slots_dir, usable
+
+    if not settings.live and not (settings.model.is_sim and (settings.sim_latency or 0) > 0):
+        return None
+    try:
+        directory = make_slots_dir(settings.max_connections)
+    except OSError:
+        return None
+    if not usable(directory):
+        remove_slots_dir(directory)
+        return None
+    config.add_cleanup(lambda: remove_slots_dir(directory))
+    return directory
+
+
+def spare_connections(gateway: Gateway) -> int:
+    """The connections of the session's shared budget nobody holds now, 0 while a call of
+    this gateway waits for a slot (its process has cells enough) or without a shared
+    budget."""
+    service = gateway.service
+    if service.slots is None or service.limit.waiting > 0:
+        return 0
+    return service.slots.idle()
+
+
+def worker_slots_dir(workerinput: dict[str, Any]) -> Path | None:
+    """The session's shared budget as its controller made it (None when there is none or
+    this worker cannot see it: a worker on another machine keeps a fixed share)."""
+    given = workerinput.get("sabot_slots")
+    if not given:
+        return None
+    path = Path(given)
+    return path if path.is_dir() else None
 
 
 def external_url(settings: Settings) -> str | None:
@@ -162,9 +204,12 @@ _SUMMED = ("calls", "upstream_calls", "upstream_retries", "fixture_calls", "erro
 _SUMMED_BUDGET = ("spent_usd", "reserved_usd", "unknown_cost_calls")
 
 
-def combine(parts: list[dict[str, Any]]) -> dict[str, Any] | None:
+def combine(
+    parts: list[dict[str, Any]], shared_connections: int | None = None
+) -> dict[str, Any] | None:
     """The spend of a session from the stats of each of its gateways: counts and this
-    session's spend summed (the concurrency limit too: the session's gateways together),
+    session's spend summed (the concurrency limit too: the session's gateways together,
+    at most ``shared_connections`` when they shared a budget of that many),
     the cap exhausted when any gateway's was, the project's figures from the last read of
     the shared ledger. ``gateways`` says how many were combined."""
     if not parts:
@@ -172,6 +217,8 @@ def combine(parts: list[dict[str, Any]]) -> dict[str, Any] | None:
     if len(parts) == 1:
         return {**parts[0], "gateways": 1}
     out: dict[str, Any] = {key: sum(int(p.get(key, 0)) for p in parts) for key in _SUMMED}
+    if shared_connections is not None:
+        out["concurrency_limit"] = min(out["concurrency_limit"], shared_connections)
     budgets = [p["budget"] for p in parts]
     budget: dict[str, Any] = dict(budgets[-1])
     for key in _SUMMED_BUDGET:
@@ -189,12 +236,14 @@ def combine(parts: list[dict[str, Any]]) -> dict[str, Any] | None:
 
 
 def session_spend(
-    gateway: Gateway | None, workers: dict[str, dict[str, Any]]
+    gateway: Gateway | None,
+    workers: dict[str, dict[str, Any]],
+    shared_connections: int | None = None,
 ) -> dict[str, Any] | None:
     """The session's spend: its own gateway's (a process that ran cells) and every
     worker's that reported (a crashed worker reports none: its spend is in the ledger)."""
     parts = [s for s in (stats(gateway), *(workers[k] for k in sorted(workers))) if s]
-    return combine(parts)
+    return combine(parts, shared_connections)
 
 
 def account_spend(url: str | None) -> dict[str, Any] | None:

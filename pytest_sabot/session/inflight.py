@@ -57,6 +57,14 @@ HEADROOM = 0.25
 LOOKAHEAD = 3
 
 
+def widest(max_connections: int) -> int:
+    """The most cells a process runs at once when its gateway shares the session's budget
+    with the other workers': the whole budget and a quarter more, for the time one worker
+    is alone with the work (the end of a session: its partner's queue ran dry)."""
+    connections = max(1, max_connections)
+    return connections + math.ceil(connections * HEADROOM)
+
+
 def queue_depth(width: int) -> int:
     """The tests a worker keeps queued with ``width`` cells in flight: the one it runs and
     LOOKAHEAD widths after it."""
@@ -104,7 +112,12 @@ class CellPool:
 
     ``may_start()`` is asked before a cell starts ahead of its test (False once the
     session stops); ``alone`` names the frameworks run one cell at a time; ``prepare``
-    imports a framework (its cells start once it returned; one at a time)."""
+    imports a framework (its cells start once it returned; one at a time).
+
+    ``wide`` and ``spare``: with a connection budget shared with other processes, the pool
+    runs more than ``width`` cells, up to ``wide``, while ``spare()`` (the connections of
+    the budget nobody holds, 0 while calls of this process wait for one) says the room is
+    there: the room another worker left when its queue ran dry (SPEC I162)."""
 
     def __init__(
         self,
@@ -114,10 +127,14 @@ class CellPool:
         alone: frozenset[str] = frozenset(),
         may_start: Callable[[], bool] = lambda: True,
         prepare: Callable[[str], None] | None = None,
+        wide: int = 0,
+        spare: Callable[[], int] | None = None,
     ) -> None:
         self._run = run
         self.width = max(1, width)
-        self.lookahead = LOOKAHEAD * self.width
+        self.wide = max(self.width, wide) if spare is not None else self.width
+        self._spare = spare
+        self.lookahead = max(LOOKAHEAD * self.width, self.wide)
         self._prepare = prepare
         self._alone = alone
         self._may_start = may_start
@@ -128,6 +145,7 @@ class CellPool:
         self._ready: set[str] = set()  # frameworks imported in this process
         self._importing: str | None = None  # the framework being imported
         self.peak = 0  # the most cells that ran at once (the bench reads it)
+        self._ended = 0  # cells that ended here
         if self.width > 1:
             serialise_parses()
 
@@ -210,8 +228,9 @@ class CellPool:
         order += [s for s in self._slots.values() if s.wanted and s is not first]
         order += [s for s in self._slots.values() if not s.wanted]
         self._import_next(order)
+        width = self._room(len(running))
         for slot in order:
-            if len(running) >= self.width:
+            if len(running) >= width:
                 break
             if slot.state != "queued" or not self._startable(slot, running):
                 continue
@@ -226,6 +245,18 @@ class CellPool:
             thread.sabot_stop = slot.stop  # type: ignore[attr-defined]  # read by harness.run
             thread.start()
         self.peak = max(self.peak, len(running))
+
+    def _room(self, running: int) -> int:
+        """How many cells may run now: ``width``, or more while the shared budget has
+        connections nobody holds (asked only when the pool is full). Not at the start:
+        until ``width`` cells have ended here and while a framework is being imported,
+        the idle connections are the first cells' set-up (CPU the import and those
+        cells share), not room another worker left."""
+        if running < self.width or self.wide <= self.width or self._spare is None:
+            return self.width
+        if self._ended < self.width or self._importing is not None:
+            return self.width
+        return min(self.wide, running + max(0, self._spare()))
 
     def _import_next(self, order: list[_Slot]) -> None:
         """Start importing the framework of the first queued cell whose framework is not
@@ -265,6 +296,7 @@ class CellPool:
         finally:
             with self._lock:
                 slot.state = "done"
+                self._ended += 1
                 slot.ended.set()
                 self._fill()
 

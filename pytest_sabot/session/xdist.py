@@ -46,8 +46,9 @@ class XdistHooks:
     @pytest.hookimpl
     def pytest_configure_node(self, node: Any) -> None:
         """Hand every worker the session's run id and its paths, resolved here (a worker
-        may start in another directory). Nothing else: each worker starts its own gateway
-        (a gateway given by --sabot-gateway-url travels with the options)."""
+        may start in another directory), and the connection budget their gateways share.
+        Nothing else: each worker starts its own gateway (a gateway given by
+        --sabot-gateway-url travels with the options)."""
         from pytest_sabot.session.gateway import invocation_dir
 
         session = self.session
@@ -55,6 +56,8 @@ class XdistHooks:
         if session.wave_given:
             node.workerinput["sabot_paths"] = controller_paths(session.settings, session.out_dir)
             node.workerinput["sabot_invocation_dir"] = invocation_dir()
+            if session.slots_dir is not None:
+                node.workerinput["sabot_slots"] = str(session.slots_dir)
 
     @pytest.hookimpl
     def pytest_testnodedown(self, node: Any, error: Any) -> None:

@@ -48,6 +48,8 @@ RUNS = {
     "sequential": ["-p", "no:xdist"],
     "n0": ["-p", "no:xdist", *IN_FLIGHT],
     "n2": ["-n", "2", *IN_FLIGHT],
+    # the automatic width: the workers' gateways share four connections (SPEC I162)
+    "n2shared": ["-n", "2", "--sabot-sim-latency=20ms", "--sabot-max-connections=4"],
 }
 
 
@@ -63,6 +65,8 @@ def _session(where: Path, *args: str) -> Session:
             env["PYTHONPATH"] = os.pathsep.join(
                 p for p in (str(REPO), env.get("PYTHONPATH", "")) if p
             )
+            (where / "tmp").mkdir(exist_ok=True)
+            env["TMPDIR"] = str(where / "tmp")  # where the shared budget's slots are made
             proc = subprocess.run(
                 [sys.executable, "-m", "pytest", "-p", "no:randomly", "-p", "no:cacheprovider",
                  f"--sabot-out={where / 'out'}", f"--junitxml={where / 'junit.xml'}", *SLICE,
@@ -110,7 +114,7 @@ def _windows(out: Path) -> dict[str, tuple[float, float]]:
     return found
 
 
-@pytest.mark.parametrize("name", ["n0", "n2"])
+@pytest.mark.parametrize("name", ["n0", "n2", "n2shared"])
 def test_I161_cells_in_flight_record_what_a_sequential_run_records_cell_by_cell(
     sessions: dict[str, Session], name: str
 ) -> None:
@@ -142,7 +146,7 @@ def test_I161_cells_ran_at_the_same_time_and_crewai_never_beside_itself_in_one_p
         assert not crew, crew
 
 
-@pytest.mark.parametrize("name", ["sequential", "n0", "n2"])
+@pytest.mark.parametrize("name", ["sequential", "n0", "n2", "n2shared"])
 def test_I161_pytest_reports_one_test_per_cell_with_cells_in_flight(
     sessions: dict[str, Session], name: str
 ) -> None:
@@ -154,3 +158,15 @@ def test_I161_pytest_reports_one_test_per_cell_with_cells_in_flight(
     assert len(ids) == CELLS
     assert names == [f"test_cell[{cid}]" for cid in ids]
     assert f"cells: {CELLS} recorded / {CELLS} selected" in session.stdout, session.describe()
+
+
+def test_i162_the_shared_budget_of_a_distributed_session_is_removed_when_it_ends(
+    sessions: dict[str, Session],
+) -> None:
+    session = sessions["n2shared"]
+    assert session.returncode == 0, session.describe()
+    left = sorted(p.name for p in (session.out.parent / "tmp").glob("sabot-slots-*"))
+    assert left == []
+    spend = json.loads((session.out / "results.json").read_text())["spend"]
+    # the workers' gateways together hold the budget, not a ceiling of four each
+    assert (spend["gateways"], spend["concurrency_limit"]) == (2, 4), spend

@@ -13,7 +13,7 @@ import pytest
 
 from pytest_sabot.core.models.cells import Cell
 from pytest_sabot.matrix.standard import Standard, load_standard
-from pytest_sabot.session.inflight import CellPool, choose, not_started
+from pytest_sabot.session.inflight import CellPool, choose, not_started, queue_depth, widest
 
 
 @pytest.fixture(scope="module")
@@ -214,3 +214,70 @@ def test_I161_the_automatic_concurrency_is_one_keyless_and_the_connection_share_
     assert choose(0, keyless_instant=False, max_connections=16, processes=2, alone=True) == 1
     assert choose(3, keyless_instant=True, max_connections=8, processes=2) == 3
     assert choose(3, keyless_instant=False, max_connections=8, processes=2, alone=True) == 1
+
+
+@pytest.mark.parametrize(("budget", "least", "most"), [(0, 2, 2), (4, 4, 6), (50, 6, 6)])
+def test_i162_a_pool_runs_past_its_width_while_the_shared_budget_has_room(
+    wave1: Standard, budget: int, least: int, most: int
+) -> None:
+    """A budget of ``budget`` connections, one held by every cell inside its run: the pool
+    of width 2 grows into the room nobody holds, never past ``wide``. (A cell that just
+    started holds no connection yet, as a live cell between two calls holds none: the
+    pool may run more cells than the budget, never more than ``wide``.)"""
+    cells = _cells(wave1, "langgraph") + _cells(wave1, "autogen")
+    asked: list[int] = []
+
+    def room() -> int:
+        with run.lock:
+            free = max(0, budget - len(run.running))
+        asked.append(free)
+        return free
+
+    run = Recorder(seconds=0.1)
+    pool = CellPool(run, 2, wide=6, spare=room)
+    assert pool.lookahead == 6
+    assert _drive(pool, cells, pool.lookahead) == [c.id for c in cells]
+    assert sorted(run.started) == sorted(c.id for c in cells)
+    assert least <= run.peak <= most and least <= pool.peak <= most
+    assert asked  # asked once the pool was full
+
+
+def test_i162_without_a_shared_budget_the_pool_keeps_its_width(wave1: Standard) -> None:
+    cells = _cells(wave1, "langgraph")
+    run = Recorder()
+    pool = CellPool(run, 2, wide=6)  # no spare(): the budget is this process's own
+    assert pool.wide == 2
+    assert _drive(pool, cells, 6) == [c.id for c in cells]
+    assert run.peak == 2
+
+
+def test_i162_a_worker_may_grow_to_the_whole_budget_and_a_quarter_more() -> None:
+    assert widest(16) == 20
+    assert widest(8) == 10
+    assert widest(1) == 2
+    # the tests queued on a worker hold enough cells to fill that width in the tail
+    assert queue_depth(choose(0, keyless_instant=False, max_connections=16, processes=2)) > 20
+
+
+def test_i162_a_pool_grows_only_once_its_first_width_cells_ended(wave1: Standard) -> None:
+    """At the start the connections are idle because the first cells are setting up, not
+    because another worker left them: a pool of width 2 runs two until two have ended."""
+    cells = _cells(wave1, "langgraph") + _cells(wave1, "autogen")
+    ended: list[str] = []
+    seen: list[tuple[int, int]] = []  # (cells ended, cells running) at each start
+
+    class Counting(Recorder):
+        def __call__(self, cell: Cell) -> dict[str, Any]:
+            with self.lock:
+                seen.append((len(ended), len(self.running) + 1))
+            try:
+                return super().__call__(cell)
+            finally:
+                with self.lock:
+                    ended.append(cell.id)
+
+    run = Counting(seconds=0.1)
+    pool = CellPool(run, 2, wide=6, spare=lambda: 50)
+    assert _drive(pool, cells, pool.lookahead) == [c.id for c in cells]
+    assert all(running <= 2 for done, running in seen if done < 2), seen
+    assert run.peak == 6  # and grew to ``wide`` once they had
