@@ -12,6 +12,7 @@ import hashlib
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -61,6 +62,14 @@ def clean_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     }
     env.update(extra or {})
     return env
+
+
+def default_ctrl_c() -> None:
+    """Run in a child before it starts (``preexec_fn``): Ctrl-C as a terminal delivers it.
+    A shell starts a background job (``cmd &``) with SIGINT ignored, and a Python started
+    with SIGINT ignored keeps ignoring it; a test that interrupts its session must not
+    depend on how the test run itself was started."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def pytest_command(out: Path, *args: str, cache: bool = False) -> list[str]:

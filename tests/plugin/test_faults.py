@@ -26,6 +26,7 @@ from plugin_runs import (
     Run,
     accounted_once,
     clean_env,
+    default_ctrl_c,
     plugin,
     pytest_command,
     run,
@@ -49,7 +50,7 @@ CRASHING = "langgraph-guardrail-O3-T1-s11"
 # (SPEC I161): the faults of the machine end the same way.
 IN_FLIGHT = [[], ["--sabot-concurrency=3", "--sabot-sim-latency=30ms"]]
 IN_FLIGHT_IDS = ["one-at-a-time", "three-in-flight"]
-SLOW_IN_FLIGHT = "--sabot-sim-latency=400ms"
+SLOW_IN_FLIGHT = "--sabot-sim-latency=1s"
 
 
 @pytest.fixture(scope="module")
@@ -70,6 +71,7 @@ def _start(where: Path, *args: str, env: dict[str, str] | None = None) -> subpro
         stdout=(where / "stdout.txt").open("w"),
         stderr=subprocess.STDOUT,
         text=True,
+        preexec_fn=default_ctrl_c,
     )
 
 

@@ -473,7 +473,10 @@ def test_TA8_an_interrupt_stops_the_child_and_the_run_is_recorded_as_cancelled(
     parent = subprocess.Popen(
         [sys.executable, "-m", "pytest_sabot.lab", "run", "lost-create-response", "--agent",
          "patient_bot.agent:run", "--trust-local-agent", "--out", "o"],
-        cwd=workdir, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        cwd=workdir, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        # Ctrl-C as a terminal delivers it, even when this test run was started in the
+        # background (a shell's `cmd &` starts it with SIGINT ignored, and so its children).
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     pid_file = workdir / "child.pid"
     for _ in range(1200):
         if pid_file.exists() and pid_file.read_text():
