@@ -14,7 +14,6 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
-from scale_runs import run
 
 from pytest_sabot.commands.cli import main as sabot
 from pytest_sabot.core.trace_io import read_trace
@@ -25,9 +24,6 @@ from pytest_sabot.results import read_results
 from pytest_sabot.results.adjudicate import read_record
 
 REPO = Path(__file__).resolve().parents[2]
-# LangGraph's default row, task T1, seed 11: a baseline and two fault cells.
-TINY = ["--sabot-wave=1", "--sabot-framework=langgraph", "--sabot-config=default",
-        "--sabot-task=T1", "--sabot-seed=11", "--sabot-operator=baseline,O1,O3", "-n", "0"]
 
 
 def _bench() -> ModuleType:
@@ -37,14 +33,6 @@ def _bench() -> ModuleType:
     sys.modules[spec.name] = module
     spec.loader.exec_module(module)
     return module
-
-
-@pytest.fixture(scope="module")
-def tiny(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    done = run(tmp_path_factory.mktemp("growth-source"), *TINY, "--sabot-history=none")
-    assert done.returncode == 0, done.describe()
-    assert len(done.results.cells) == 3
-    return done.out
 
 
 def test_growth_synthetic_wave_twice_the_seeds_is_read_as_a_complete_wave(

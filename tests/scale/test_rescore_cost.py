@@ -17,25 +17,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
-from scale_runs import run
-
 from pytest_sabot.commands.cli import _SUBCOMMANDS, _parser
 from pytest_sabot.commands.cli import main as sabot
 from pytest_sabot.core.trace_io import TRACE_FILE
 
 REPO = Path(__file__).resolve().parents[2]
-# LangGraph's default row, task T1, seed 11: a baseline and two fault cells.
-TINY = ["--sabot-wave=1", "--sabot-framework=langgraph", "--sabot-config=default",
-        "--sabot-task=T1", "--sabot-seed=11", "--sabot-operator=baseline,O1,O3", "-n", "0"]
-
-
-@pytest.fixture(scope="module")
-def tiny(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    done = run(tmp_path_factory.mktemp("rescore-source"), *TINY, "--sabot-history=none")
-    assert done.returncode == 0, done.describe()
-    assert len(done.results.cells) == 3
-    return done.out
 
 
 _OPENED: list[str] | None = None
