@@ -85,7 +85,7 @@ def _parser(command: str | None = None) -> argparse.ArgumentParser:
         help="print the version of pytest-sabot and exit",
     )
     sub = parser.add_subparsers(dest="command", required=True)
-    for name, add in _SUBCOMMANDS.items():
+    for name, (add, _runs) in _SUBCOMMANDS.items():
         if command is None or command not in _SUBCOMMANDS or name == command:
             add(sub)
     return parser
@@ -290,37 +290,27 @@ def _add_demo(sub: SubParsers) -> None:
     )
 
 
-_SUBCOMMANDS: dict[str, Callable[[SubParsers], None]] = {
-    "rescore": _add_rescore,
-    "report": _add_report,
-    "validate": _add_validate,
-    "plan": _add_plan,
-    "merge": _add_merge,
-    "schema": _add_schema,
-    "compare": _add_compare,
-    "demo": _add_demo,
-    "mcp": _add_mcp,
-    "history": _add_history,
-    "regress": _add_regress,
-    "replay": _add_replay,
-    "inspect": _add_inspect,
-    "export": _add_export,
-    "lab": _add_lab,
-    "serve": _add_serve,
+_SUBCOMMANDS: dict[str, tuple[Callable[[SubParsers], None], str | None]] = {
+    "rescore": (_add_rescore, "rescore:cmd_rescore"),
+    "report": (_add_report, "report:cmd_report"),
+    "validate": (_add_validate, "validate:cmd_validate"),
+    "plan": (_add_plan, "plan:cmd_plan"),
+    "merge": (_add_merge, "merge:cmd_merge"),
+    "schema": (_add_schema, "schema:cmd_schema"),
+    "compare": (_add_compare, "compare:cmd_compare"),
+    "demo": (_add_demo, "demo:cmd_demo"),
+    "mcp": (_add_mcp, "mcp:cmd_mcp"),
+    "history": (_add_history, "history:cmd_history"),
+    "regress": (_add_regress, "history:cmd_regress"),
+    "replay": (_add_replay, "replay:cmd_replay"),
+    "inspect": (_add_inspect, "inspect:cmd_inspect"),
+    "export": (_add_export, "export:cmd_export"),
+    "lab": (_add_lab, None),
+    "serve": (_add_serve, "serve:cmd_serve"),
 }
-"""Each subcommand and what adds it to the parser, in the order ``sabot --help`` lists them."""
-
-
-def _command(module: str, name: str) -> Callable[[argparse.Namespace], int]:
-    """A command of its own module, imported when it runs (``sabot --help`` stays light)."""
-
-    def run(args: argparse.Namespace) -> int:
-        handler: Callable[[argparse.Namespace], int] = getattr(
-            importlib.import_module(f"pytest_sabot.commands.{module}"), name
-        )
-        return handler(args)
-
-    return run
+"""Each subcommand: what adds it to the parser, and the ``module:function`` of
+pytest_sabot.commands that runs it (the lab runs before parsing), in the order ``sabot
+--help`` lists them."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -333,23 +323,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _cmd_lab(given[1:])
     args = _parser(given[0] if given else None).parse_args(given)
     try:
-        handler = {
-            "rescore": _command("rescore", "cmd_rescore"),
-            "report": _command("report", "cmd_report"),
-            "validate": _command("validate", "cmd_validate"),
-            "plan": _command("plan", "cmd_plan"),
-            "schema": _command("schema", "cmd_schema"),
-            "compare": _command("compare", "cmd_compare"),
-            "demo": _command("demo", "cmd_demo"),
-            "mcp": _command("mcp", "cmd_mcp"),
-            "history": _command("history", "cmd_history"),
-            "regress": _command("history", "cmd_regress"),
-            "replay": _command("replay", "cmd_replay"),
-            "inspect": _command("inspect", "cmd_inspect"),
-            "export": _command("export", "cmd_export"),
-            "merge": _command("merge", "cmd_merge"),
-            "serve": _command("serve", "cmd_serve"),
-        }[args.command]
+        runs = _SUBCOMMANDS[args.command][1]
+        assert runs is not None, "the lab is run before the command line is parsed"
+        module, name = runs.split(":")  # imported as it runs: `sabot --help` stays light
+        handler: Callable[[argparse.Namespace], int] = getattr(
+            importlib.import_module(f"pytest_sabot.commands.{module}"), name)
         return handler(args)
     except _data_errors() as exc:
         return fail("sabot", exc)
