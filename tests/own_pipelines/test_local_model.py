@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import itertools
 import json
+import threading
+import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -95,3 +98,49 @@ def test_I153_a_local_spec_names_a_model_and_an_http_url() -> None:
     assert downgrade_target("qwen2.5:0.5b", spec).text == (
         "local:qwen2.5:0.5b@http://127.0.0.1:11434/v1")
     assert downgrade_target("sim:credulous", spec).is_sim
+
+
+class _Busy:
+    """An answer that takes a while and counts how many calls the server holds at once."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.now = 0
+        self.most = 0
+
+    def __call__(self, body: dict[str, object]) -> dict[str, object]:
+        with self.lock:
+            self.now += 1
+            self.most = max(self.most, self.now)
+        time.sleep(0.3)
+        with self.lock:
+            self.now -= 1
+        return _hello(body)
+
+
+def test_I153_local_calls_hold_a_slot_of_max_connections() -> None:
+    """--sabot-max-connections caps what a local server is sent at once, as it caps a live
+    provider's calls: six callers at once through a gateway of two connections."""
+    busy = _Busy()
+    server = LocalServerFake("ollama", answer=busy)
+    gw = start_gateway(GatewaySettings(max_connections=2))
+    try:
+        client = GatewayClient(gw.url)
+        spec = f"local:qwen2.5:7b@{server.url}"
+
+        def call(n: int) -> str:
+            client.register_run(f"busy{n}~a1", f"busy{n}", 11, spec)
+            sdk = openai.OpenAI(base_url=client.base_url(f"busy{n}~a1", "worker"),
+                                api_key="per-run", max_retries=0)
+            reply = sdk.chat.completions.create(model="gpt-5.6-terra", messages=REQUEST)
+            client.close_run(f"busy{n}~a1")
+            return reply.choices[0].message.content or ""
+
+        with ThreadPoolExecutor(max_workers=6) as pool:
+            answers = list(pool.map(call, range(6)))
+    finally:
+        gw.close()
+        server.close()
+    assert answers == ["Hello from the local model."] * 6
+    assert len(server.seen) == 6
+    assert busy.most == 2

@@ -7,6 +7,10 @@ them unknown). The server is always asked for a whole completion; the gateway st
 the client itself, so what is recorded is exactly what is served and replayed, as for a
 live upstream. A connection failure or a timeout is answered 502 or 504 naming the server;
 an error the server answers is passed through with its status.
+
+Each call holds one slot of the gateway's connection limit while it is at the server, as a
+live call does, so ``--sabot-max-connections`` caps what the server is sent at once (and,
+with a shared budget, what the whole session sends it).
 """
 
 from __future__ import annotations
@@ -26,12 +30,13 @@ from pytest_sabot.gateway.backends.base import (
     usage_of,
     whole_completion_request,
 )
+from pytest_sabot.gateway.limiter import AdaptiveLimit, SlotTimeout
 from pytest_sabot.gateway.protocol import error_body
 
 
 def local_backend(host: BackendHost) -> LocalServer:
     """The registry's factory of ``local:<model>@<url>``."""
-    return LocalServer(timeout_s=float(host.settings.upstream_timeout_s))
+    return LocalServer(timeout_s=float(host.settings.upstream_timeout_s), limit=host.limit)
 
 
 class LocalServer:
@@ -39,8 +44,9 @@ class LocalServer:
 
     records = True  # the gateway records its exchanges as it records a live upstream's
 
-    def __init__(self, timeout_s: float = 120.0) -> None:
+    def __init__(self, timeout_s: float = 120.0, limit: AdaptiveLimit | None = None) -> None:
         self.timeout_s = timeout_s
+        self._limit = limit  # None: nothing caps the calls in flight (a backend made alone)
         self._client = httpx.Client(timeout=httpx.Timeout(timeout_s, connect=10.0))
         self._lock = threading.Lock()
         self.requests_sent = 0
@@ -56,11 +62,23 @@ class LocalServer:
         spec = ModelSpec("local", call.name)
         body = whole_completion_request(request, spec.local_model)
         url = spec.local_url.rstrip("/") + "/chat/completions"
+        if self._limit is None:
+            return self._reply(self._send(url, body, spec), spec)
+        try:
+            with self._limit.slot(timeout=self.timeout_s):
+                response = self._send(url, body, spec)
+        except SlotTimeout:
+            raise BackendError(504, f"no connection to the local model server {spec.local_url} "
+                               f"came free within {self.timeout_s:g}s "
+                               "(--sabot-max-connections)", "sabot_local_timeout",
+                               "upstream_error") from None
+        return self._reply(response, spec)
+
+    def _send(self, url: str, body: dict[str, Any], spec: ModelSpec) -> httpx.Response:
         with self._lock:
             self.requests_sent += 1
         try:
-            response = self._client.post(url, json=body,
-                                         headers={"Content-Type": "application/json"})
+            return self._client.post(url, json=body, headers={"Content-Type": "application/json"})
         except httpx.TimeoutException as exc:
             raise BackendError(504, f"local model server {spec.local_url} timed out "
                                f"({type(exc).__name__})", "sabot_local_timeout",
@@ -69,6 +87,8 @@ class LocalServer:
             raise BackendError(502, f"local model server {spec.local_url} is unreachable "
                                f"({type(exc).__name__}: {exc})", "sabot_local_unreachable",
                                "upstream_error") from None
+
+    def _reply(self, response: httpx.Response, spec: ModelSpec) -> BackendReply:
         try:
             payload = response.json()
         except (json.JSONDecodeError, UnicodeDecodeError):
