@@ -5,14 +5,20 @@ splits it into the origin, where control calls go with the secret in the
 ``X-Sabot-Secret`` header, and the secret path prefix of the agents' base URLs. Runs are
 named by the caller's label; the unguessable run key the gateway answers with stays inside
 this client, which therefore is the only one able to drain or close the runs it registered.
+
+A harness in the gateway's own process hands the client the gateway's service as well
+(``GatewayClient(gateway.url, service=gateway.service)``): its control calls then run the
+same routes as a direct call (gateway/control.py), without the two HTTP ends a loopback
+request costs on each side. The agents' model calls go over HTTP either way.
 """
 
 from __future__ import annotations
 
 import functools
+import json
 import threading
-from typing import Any
-from urllib.parse import parse_qs, quote, urlencode, urlsplit
+from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qs, quote, unquote, urlencode, urlsplit
 
 import httpx
 
@@ -25,6 +31,9 @@ from pytest_sabot.gateway.protocol import (
     SessionRegistered,
 )
 from pytest_sabot.gateway.secrets import REDACTED, redact_in_logs
+
+if TYPE_CHECKING:
+    from pytest_sabot.gateway.service import GatewayService
 
 SECRET_HEADER = "X-Sabot-Secret"
 
@@ -91,8 +100,11 @@ def _http(origin: str) -> httpx.Client:
 class GatewayClient:
     """Talks to a gateway at ``url`` (e.g. from an xdist worker)."""
 
-    def __init__(self, url: str, timeout_s: float = 30.0) -> None:
+    def __init__(
+        self, url: str, timeout_s: float = 30.0, service: GatewayService | None = None
+    ) -> None:
         self._origin, self._secret, self.account = _parts(url)
+        self._service = service  # the gateway's own service, in its process (see above)
         redact_in_logs(self._secret)
         self.url = f"{self._origin}/{self._secret}"
         self.timeout_s = timeout_s
@@ -116,6 +128,8 @@ class GatewayClient:
         return f"{self.url}/run/{key}/agent/{quote(agent, safe='')}/v1"
 
     def _call(self, method: str, path: str, payload: Any = None) -> Any:
+        if self._service is not None:
+            return self._direct(self._service, method, path, payload)
         try:
             response = _http(self._origin).request(
                 method,
@@ -137,6 +151,28 @@ class GatewayClient:
                 response.status_code, code, message.replace(self._secret, REDACTED)
             )
         return response.json()
+
+    def _direct(self, service: GatewayService, method: str, path: str, payload: Any) -> Any:
+        """A control call run in this process: the route the HTTP handler would run, its
+        answer as the JSON the handler would send, its refusal as the same GatewayError."""
+        from pytest_sabot.gateway.control import control
+        from pytest_sabot.gateway.protocol import encode_body
+        from pytest_sabot.gateway.service import ControlError
+
+        parts = [unquote(p) for p in path.strip("/").split("/")]
+        body = encode_body(payload) if method == "POST" and payload is not None else b""
+        try:
+            status, answer = control(service, method, parts[1:], body)
+        except ControlError as exc:
+            status, answer = exc.status, exc.body
+        except Exception as exc:  # what the handler answers 500
+            text = service.scrubber.text(f"gateway error: {type(exc).__name__}: {exc}")
+            raise GatewayError(500, "sabot_internal_error", text) from None
+        if status >= 400:
+            err = answer.get("error", {}) if isinstance(answer, dict) else {}
+            message = str(err.get("message")).replace(self._secret, REDACTED)
+            raise GatewayError(status, err.get("code"), message)
+        return json.loads(encode_body(answer))
 
     def register_run(
         self,

@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import contextlib
 import hmac
-import json
 import re
 import threading
 from collections.abc import Mapping
@@ -50,6 +49,7 @@ from typing import Any
 from urllib.parse import quote, unquote
 
 from pytest_sabot.gateway.backends.base import Backend
+from pytest_sabot.gateway.control import control
 from pytest_sabot.gateway.protocol import encode_body, error_body
 from pytest_sabot.gateway.routing import parse_agent_path
 from pytest_sabot.gateway.secrets import new_secret, redact_in_logs
@@ -336,35 +336,8 @@ class _Handler(BaseHTTPRequestHandler):
             "unknown_route",
         )
 
-    @staticmethod
-    def _json(body: bytes, what: str) -> Any:
-        try:
-            return json.loads(body or b"null")
-        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
-            raise ControlError(
-                400, f"{what} registration is not valid JSON: {exc}", "invalid_json"
-            ) from exc
-
     def _control(self, method: str, parts: list[str], body: bytes) -> None:
-        service = self.server.service
-        if method == "GET" and parts == ["health"]:
-            self._send_json(200, {"ok": True})
-        elif method == "GET" and parts == ["stats"]:
-            self._send_json(200, service.stats().model_dump(mode="json"))
-        elif method == "POST" and parts == ["runs"]:
-            self._send_json(200, service.register_run(self._json(body, "run")))
-        elif method == "POST" and parts == ["sessions"]:
-            self._send_json(200, service.register_session(self._json(body, "session")))
-        elif method == "GET" and len(parts) == 2 and parts[0] == "sessions":
-            self._send_json(200, service.session_stats(parts[1]).model_dump(mode="json"))
-        elif method == "POST" and len(parts) == 3 and parts[0] == "runs" and parts[2] == "grant":
-            self._send_json(200, service.grant(parts[1], self._json(body, "grant")))
-        elif method == "POST" and len(parts) == 3 and parts[0] == "runs" and parts[2] == "drain":
-            self._send_json(200, {"exchanges": service.drain(parts[1])})
-        elif method == "POST" and len(parts) == 3 and parts[0] == "runs" and parts[2] == "close":
-            self._send_json(200, {"exchanges": service.close_run(parts[1])})
-        else:
-            self._error(404, f"no control route for {method} here", "unknown_route")
+        self._send_json(*control(self.server.service, method, parts, body))
 
     def do_POST(self) -> None:
         self._handle("POST")

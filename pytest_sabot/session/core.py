@@ -487,6 +487,7 @@ class SabotSession:
             resume=self.settings.resume,
             rerun_errors=self.settings.rerun_errors,
             junit_properties=junit.case_properties_allowed(self.config),
+            gateway=gateway_mod.own_client(self.gateway),
         )
         self._build_pool()
         if self.settings.judge != "none":

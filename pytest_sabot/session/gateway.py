@@ -26,6 +26,7 @@ import pytest
 from pytest_sabot.session.settings import Settings
 
 if TYPE_CHECKING:
+    from pytest_sabot.gateway.client import GatewayClient
     from pytest_sabot.gateway.server import Gateway
     from pytest_sabot.gateway.settings import GatewaySettings
 
@@ -175,6 +176,14 @@ def start(config: pytest.Config, gateway_settings: GatewaySettings) -> tuple[Gat
     gateway = start_gateway(gateway_settings)
     config.add_cleanup(gateway.close)
     return gateway, str(gateway.url)
+
+
+def own_client(gateway: Gateway | None) -> GatewayClient | None:
+    """The client of this process's own gateway, calling its control routes directly (no
+    loopback HTTP for them); None where the process has no gateway of its own."""
+    from pytest_sabot.gateway import GatewayClient
+
+    return None if gateway is None else GatewayClient(gateway.url, service=gateway.service)
 
 
 def worker_workdir(workerinput: dict[str, Any]) -> Path | None:

@@ -33,6 +33,7 @@ from pytest_sabot.core.models.cells import Cell
 from pytest_sabot.core.models.verdict import BaselineVerdict, CellVerdict
 from pytest_sabot.core.records import CRASH_FILE, LOCKS_DIR, cell_dir, set_aside
 from pytest_sabot.core.trace_io import TRACE_FILE, OutputUnwritable, read_trace
+from pytest_sabot.gateway.client import GatewayClient
 from pytest_sabot.harness.run import RunSettings, run_cell
 from pytest_sabot.judge import JudgeBackend
 from pytest_sabot.judge.run import judge_trace, read_soft_record, write_soft
@@ -96,6 +97,9 @@ class CellRunner:
     judge: JudgeBackend | None = None
     judge_label: str = ""
     junit_properties: bool = True  # per-testcase properties (only where the family allows)
+    # The client of this process's own gateway, holding its service: control calls skip
+    # HTTP (gateway/client.py). None: each run makes one from the settings' URL.
+    gateway: GatewayClient | None = None
     # What run() notes for the controller, per thread: several cells may run at once in
     # one process (session/inflight.py), each in a thread of its own.
     _local: threading.local = field(default_factory=threading.local, repr=False)
@@ -185,7 +189,7 @@ class CellRunner:
                 if status in ("failed", "RUN_ERROR"):
                     record_not_run(self.out_dir, cell, status, self.settings.session, base)
                     return read_record(self.out_dir, cell.id)
-            run_cell(cell, self.std.wave, self.settings)
+            run_cell(cell, self.std.wave, self.settings, self.gateway)
             lab_evidence(cell_dir(self.out_dir, cell.id))
             if pulled_in:
                 self._note("pulled_in", cell.id, "run")
