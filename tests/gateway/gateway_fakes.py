@@ -172,9 +172,23 @@ class FakeUpstream:
                     step = owner.steps.popleft() if owner.steps else Step()
                     owner._in_flight += 1
                     owner.max_in_flight = max(owner.max_in_flight, owner._in_flight)
+                self._counted = True
                 try:
                     owner._serve(self, step, body)
                 finally:
+                    self._answered()
+
+            def send_response(self, code: int, message: str | None = None) -> None:
+                self._answered()
+                super().send_response(code, message)
+
+            def _answered(self) -> None:
+                """A call is in flight from its body read until its answer starts to leave:
+                inside the time its caller holds a connection (the caller cannot release
+                one before the first byte arrives), so a caller's cap is never seen passed
+                because this handler's thread was slow to note an answer already read."""
+                if getattr(self, "_counted", False):
+                    self._counted = False
                     with owner._lock:
                         owner._in_flight -= 1
 
