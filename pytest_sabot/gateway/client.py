@@ -29,6 +29,7 @@ from pytest_sabot.gateway.protocol import (
     RunGranted,
     RunRegistered,
     SessionRegistered,
+    encode_body,
 )
 from pytest_sabot.gateway.secrets import REDACTED, redact_in_logs
 
@@ -155,8 +156,8 @@ class GatewayClient:
     def _direct(self, service: GatewayService, method: str, path: str, payload: Any) -> Any:
         """A control call run in this process: the route the HTTP handler would run, its
         answer as the JSON the handler would send, its refusal as the same GatewayError."""
+        # The service's modules are in this process already: it started the gateway.
         from pytest_sabot.gateway.control import control
-        from pytest_sabot.gateway.protocol import encode_body
         from pytest_sabot.gateway.service import ControlError
 
         parts = [unquote(p) for p in path.strip("/").split("/")]

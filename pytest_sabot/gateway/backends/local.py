@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import threading
+from contextlib import nullcontext
 from typing import Any
 
 import httpx
@@ -62,10 +63,9 @@ class LocalServer:
         spec = ModelSpec("local", call.name)
         body = whole_completion_request(request, spec.local_model)
         url = spec.local_url.rstrip("/") + "/chat/completions"
-        if self._limit is None:
-            return self._reply(self._send(url, body, spec), spec)
+        held = self._limit.slot(timeout=self.timeout_s) if self._limit else nullcontext()
         try:
-            with self._limit.slot(timeout=self.timeout_s):
+            with held:
                 response = self._send(url, body, spec)
         except SlotTimeout:
             raise BackendError(504, f"no connection to the local model server {spec.local_url} "
