@@ -3,7 +3,8 @@
     python bench/live_shaped.py                        # 1 s median latency, -n 2, 16 connections
     python bench/live_shaped.py --vs-sequential        # and the same slice one cell at a time
     python bench/live_shaped.py --latency 800ms -- --sabot-framework=autogen   # another slice
-    python bench/live_shaped.py --slice large          # 168 cells: seeds 11-13, T1-T4 ...
+    python bench/live_shaped.py --slice large          # 168 cells: seeds 11-13, both configurations
+    python bench/live_shaped.py --rerun                # twice: the second session in order
 
 The embedded model answers in a provider's time (``--sabot-sim-latency``: a seeded lognormal
 per call, each call holding one of ``--sabot-max-connections``), so the slice has a live
@@ -25,7 +26,10 @@ cell's start to the first moment the calls in flight reach 90 % of the connectio
 tail (from the last such moment to the last cell's end): in a short slice they weigh on
 the span, in a whole wave they do not. ``--slice large`` runs three times as many cells
 (the same frameworks, T1-T2, seeds 11-13, both configurations) to show that weight; the
-figures are the span's as a whole, ramp and tail included.
+figures are the span's as a whole, ramp and tail included. ``--rerun`` runs the slice twice
+in one project directory with pytest's cache (every other run has none): the first session
+starts the cells as collected, the second starts the cells the first recorded with the
+most model calls first (SPEC I163); the figures of both are printed.
 """
 
 from __future__ import annotations
@@ -134,12 +138,17 @@ def measure(out: Path, median_s: float) -> dict[str, Any]:
 
 def run_slice(
     workers: str, latency: str, connections: int, concurrency: str, extra: list[str],
-    keep: Path | None = None,
+    keep: Path | None = None, project: Path | None = None, name: str = "out",
 ) -> dict[str, Any]:
-    with tempfile.TemporaryDirectory(prefix="sabot-live-shaped-") as work:
-        out = (keep if keep is not None else Path(work)) / "out"
+    """One session of the slice; in ``project`` with pytest's cache (the order cells start
+    in goes by what earlier sessions there recorded: SPEC I163), else in a new directory
+    without it."""
+    with tempfile.TemporaryDirectory(prefix="sabot-live-shaped-") as tmp:
+        work = project if project is not None else Path(tmp)
+        out = (keep if keep is not None else work) / name
+        cache = [] if project is not None else ["-p", "no:cacheprovider"]
         cmd = [
-            sys.executable, "-m", "pytest", "-n", workers, "-q", "-p", "no:cacheprovider",
+            sys.executable, "-m", "pytest", "-n", workers, "-q", *cache,
             "-p", "no:randomly", f"--sabot-out={out}", "--sabot-history=none",
             f"--sabot-sim-latency={latency}", f"--sabot-max-connections={connections}",
             f"--sabot-concurrency={concurrency}", *extra,
@@ -197,6 +206,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--slice", choices=sorted(SLICES), default="default")
     parser.add_argument("--keep", type=Path, default=None,
                         help="keep the output of the in-flight session here")
+    parser.add_argument("--rerun", action="store_true",
+                        help="run the slice twice in one project: the second session "
+                        "starts the cells the first recorded longest first (SPEC I163)")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("extra", nargs="*", help="pytest arguments (after --): the slice")
     args = parser.parse_args(argv)
@@ -204,12 +216,28 @@ def main(argv: list[str] | None = None) -> int:
     load = os.getloadavg()
     print(f"load average before: {load[0]:.1f} {load[1]:.1f} {load[2]:.1f} "
           f"on {os.cpu_count()} cores; slice: {' '.join(extra)}")
-    results = {"in_flight": report(
-        f"-n {args.workers}, --sabot-concurrency {args.concurrency}",
-        run_slice(args.workers, args.latency, args.connections, args.concurrency, extra,
-                  args.keep),
-        args.connections,
-    )}
+    name = f"-n {args.workers}, --sabot-concurrency {args.concurrency}"
+    if args.rerun:
+        with tempfile.TemporaryDirectory(prefix="sabot-live-shaped-project-") as project:
+            results = {"first": report(
+                f"{name}, first session (nothing recorded yet: cells start as collected)",
+                run_slice(args.workers, args.latency, args.connections, args.concurrency,
+                          extra, args.keep, Path(project), "out-first"),
+                args.connections,
+            )}
+            results["in_flight"] = report(
+                f"{name}, the session again (the longest recorded cells start first)",
+                run_slice(args.workers, args.latency, args.connections, args.concurrency,
+                          extra, args.keep, Path(project), "out"),
+                args.connections,
+            )
+    else:
+        results = {"in_flight": report(
+            name,
+            run_slice(args.workers, args.latency, args.connections, args.concurrency, extra,
+                      args.keep),
+            args.connections,
+        )}
     if args.vs_sequential:
         results["sequential"] = report(
             f"-n {args.workers}, --sabot-concurrency 1",

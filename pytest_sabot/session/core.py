@@ -20,7 +20,7 @@ from pytest_sabot.core.models.states import NotRunReason
 from pytest_sabot.core.records import OutputInUse, SessionLock, now_iso
 from pytest_sabot.core.trace_io import OutputUnwritable
 from pytest_sabot.session import gateway as gateway_mod
-from pytest_sabot.session import junit, preflight, signals
+from pytest_sabot.session import junit, preflight, signals, start_order
 from pytest_sabot.session import secrets as secrets_mod
 from pytest_sabot.session.selection import (
     Selection,
@@ -98,6 +98,8 @@ class SabotSession:
         self.runner: CellRunner | None = None
         self.pool: CellPool | None = None  # when several cells are in flight (inflight.py)
         self.judge_note: str | None = None
+        # Model calls per cell from earlier sessions: the order cells start in (SPEC I163).
+        self._start_calls: dict[str, int] | None = None
         self.pytest_session: pytest.Session | None = None
         self.results: ResultsFile | None = None
         self.reports: dict[str, dict[str, Any]] = {}
@@ -410,9 +412,23 @@ class SabotSession:
                     *marks,
                 ],
             )
-            for cell in self.filtered
+            for cell in start_order.longest_first(self.filtered, self.start_calls())
         ]
         metafunc.parametrize("sabot_cell_id", params)
+
+    def start_calls(self) -> dict[str, int]:
+        """The model calls earlier sessions of this model recorded per cell (SPEC I163):
+        the controller's from pytest's cache, a worker's as its controller handed them."""
+        if self._start_calls is None:
+            workerinput = getattr(self.config, "workerinput", None)
+            if isinstance(workerinput, dict):
+                given = workerinput.get("sabot_start_calls")
+                self._start_calls = dict(given) if isinstance(given, dict) else {}
+            else:
+                self._start_calls = start_order.recorded_calls(
+                    getattr(self.config, "cache", None), self.settings.model.text
+                )
+        return self._start_calls
 
     def collection_finished(self, items: Sequence[pytest.Item]) -> None:
         """A process that collected: its items are final now (unless the collection was

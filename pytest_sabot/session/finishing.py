@@ -135,6 +135,19 @@ def finish(state: SabotSession, session: pytest.Session) -> None:
         ) from None
 
 
+def remember_calls(state: SabotSession) -> None:
+    """Leave the model calls of every cell this session counted in pytest's cache, for
+    the order the next session of the model starts its cells in (SPEC I163). A cache that
+    cannot be written (a read-only checkout) is pytest's warning, nothing more."""
+    from pytest_sabot.session.start_order import remember_calls as remember
+
+    counted = {
+        cid: result["calls"] for cid, result in state.reports.items()
+        if isinstance(result.get("calls"), int) and result["calls"] > 0
+    }
+    remember(getattr(state.config, "cache", None), state.settings.model.text, counted)
+
+
 def _stop_workers(state: SabotSession, session: pytest.Session) -> None:
     """An interrupted xdist session: stop the workers before reading the disk, so no
     record is added after the results were computed."""
@@ -248,6 +261,7 @@ def _finish(state: SabotSession, session: pytest.Session) -> None:
         record = None
         state.messages.append((f"pytest-sabot: the session record could not be "
                               f"written ({exc})", True))
+    remember_calls(state)
     if state.results_written:  # the run history (docs/HISTORY.md): one line, never a failure
         from pytest_sabot.history.record import record_session_end
 

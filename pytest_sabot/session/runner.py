@@ -46,6 +46,7 @@ from pytest_sabot.results.adjudicate import (
     score_baseline_dir,
     score_fault_dir,
 )
+from pytest_sabot.results.model_calls import calls_made
 from pytest_sabot.results.outcomes import (
     BUDGET_STOP,
     STRUCTURAL,
@@ -263,6 +264,8 @@ class CellRunner:
             "budget_stop": outcome is BUDGET_STOP,
             "properties": props,
             "events": list(self._events),
+            # What the next session's order goes by (SPEC I163): 0 when no run was made.
+            "calls": 0 if verdict is None else calls_made(cell_dir(self.out_dir, cell.id)),
         }
 
 

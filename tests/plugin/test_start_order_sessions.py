@@ -1,0 +1,84 @@
+"""SPEC I163 in real plugin sessions: a session leaves every cell's model calls in pytest's
+cache, and the next session of the model collects the cells recorded longest first, in
+every xdist worker alike, with the same records as in the collected order."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from plugin_runs import BASELINE, SLICE, SLICE_CELLS, run, verdicts
+
+from pytest_sabot.session.start_order import CACHE_KEY
+
+WAVE = ["--sabot-wave=1", *SLICE, "--sabot-history=none"]
+MODEL = "sim:realistic"
+
+
+def _cache_file(cwd: Path) -> Path:
+    return cwd / ".pytest_cache" / "v" / CACHE_KEY
+
+
+def _calls_in_traces(out: Path, cell_id: str) -> int:
+    cell = out / "cells" / cell_id
+    traces = [cell / "events.jsonl", *sorted(cell.glob("attempt-*/events.jsonl"))]
+    return sum(
+        json.loads(line)["kind"] == "model_call"
+        for trace in traces if trace.is_file()
+        for line in trace.read_text("utf-8").splitlines() if line
+    )
+
+
+def _collected(cwd: Path) -> list[str]:
+    got = run(cwd, *WAVE, "--collect-only", "-q", out=cwd / "collect-out", cache=True)
+    assert got.returncode == 0, got.describe()
+    return [line.split("[", 1)[1].rstrip("]") for line in got.stdout.splitlines()
+            if "::test_cell[" in line]
+
+
+def test_I163_a_session_leaves_each_cells_model_calls_in_pytests_cache(tmp_path: Path) -> None:
+    got = run(tmp_path, *WAVE, cache=True)
+    assert got.returncode == 0, got.describe()
+    stored = json.loads(_cache_file(tmp_path).read_text("utf-8"))
+    assert list(stored) == [MODEL]
+    expected = {cid: _calls_in_traces(got.out, cid) for cid in SLICE_CELLS}
+    assert all(n > 0 for n in expected.values()), expected
+    assert stored[MODEL] == expected
+    # ... and leaves the next session's order by them: the most calls first.
+    order = _collected(tmp_path)
+    faults = sorted(
+        (c for c in SLICE_CELLS if c != BASELINE),
+        key=lambda c: (-expected[c], SLICE_CELLS.index(c)),
+    )
+    assert order == [BASELINE, *faults]
+
+
+def test_I163_the_next_session_starts_the_longest_recorded_first_in_every_worker(
+    tmp_path: Path,
+) -> None:
+    plain = run(tmp_path / "plain", *WAVE)  # no cache: the collected order
+    assert plain.returncode == 0, plain.describe()
+    assert _collected(tmp_path / "plain") == SLICE_CELLS
+
+    ordered = tmp_path / "ordered"
+    counts = {cid: 5 for cid in SLICE_CELLS}
+    counts["langgraph-default-O6-T1-s11"] = 64
+    counts["langgraph-default-O3-T1-s11"] = 40
+    _cache_file(ordered).parent.mkdir(parents=True)
+    _cache_file(ordered).write_text(json.dumps({MODEL: counts, "openai:other": {
+        "langgraph-default-O1-T1-s11": 999}}), "utf-8")
+    assert _collected(ordered) == [
+        BASELINE, "langgraph-default-O6-T1-s11", "langgraph-default-O3-T1-s11",
+        "langgraph-default-O1-T1-s11", "langgraph-default-O2-T1-s11",
+        "langgraph-default-O4-T1-s11", "langgraph-default-O5-T1-s11",
+    ], "another model's counts are not this model's"
+
+    # Two workers collect in the controller's order (xdist refuses a session whose
+    # workers collected different orders) and record what the collected order recorded.
+    got = run(ordered, *WAVE, "-n", "2", cache=True)
+    assert got.returncode == 0, got.describe()
+    assert verdicts(got.results) == verdicts(plain.results)
+    # The session replaced the made-up counts with the ones it recorded.
+    stored = json.loads(_cache_file(ordered).read_text("utf-8"))
+    assert stored[MODEL] == {cid: _calls_in_traces(got.out, cid) for cid in SLICE_CELLS}
+    assert stored["openai:other"] == {"langgraph-default-O1-T1-s11": 999}
