@@ -5,6 +5,7 @@ targets, from one run.
     python bench/live_rate.py --rate 12 --latency 1   # a provider that needs 12 calls in flight
     python bench/live_rate.py --rate 20 -- --sabot-framework=langgraph   # another slice
     python bench/live_rate.py --budget-usd 0.5         # the same load against a small cap
+    python bench/live_rate.py --rerun                  # twice: the second session in order
 
 Unlike ``bench/adaptive_rate.py`` (synthetic callers), the load here is a pytest session of
 real pipeline cells (LangGraph and AutoGen, default configuration, T1 and T2, seeds 11 and
@@ -24,6 +25,11 @@ asserted: one run on a shared machine is an order of magnitude, not a gate):
 * the spend the session's ledger recorded and what the provider billed, against the cap
                                                                   never above it;
 * the 429s, the calls the session counted, and the load average.
+
+With ``--rerun`` the slice runs twice in one project directory with pytest's cache (every
+other run has none), each session against a fresh provider: the first starts the cells as
+collected, the second starts the cells the first recorded with the most model calls first
+(SPEC I163); both are printed.
 
 The verdicts of such a session are fixtures of the embedded model, never measurements.
 """
@@ -114,29 +120,20 @@ def _per_second(times: list[float], start: float, end: float) -> float:
     return len(inside) / (end - start) if end > start else 0.0
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else "")
-    parser.add_argument("--rate", type=float, default=20.0, help="provider requests/s")
-    parser.add_argument("--burst", type=int, default=5, help="provider bucket size")
-    parser.add_argument("--latency", type=float, default=0.25, help="median latency, s")
-    parser.add_argument("--workers", default="2")
-    parser.add_argument("--connections", type=int, default=16)
-    parser.add_argument("--concurrency", default="auto")
-    parser.add_argument("--budget-usd", type=float, default=100.0, help="the spend cap")
-    parser.add_argument("--seed", type=int, default=11)
-    parser.add_argument("--json", action="store_true")
-    parser.add_argument("extra", nargs="*", help="pytest arguments (after --): the slice")
-    args = parser.parse_args(argv)
-    extra = args.extra or SLICE
-    load = os.getloadavg()
-    print(f"load average before: {load[0]:.1f} {load[1]:.1f} {load[2]:.1f} on "
-          f"{os.cpu_count()} cores; provider {args.rate:g} req/s (burst {args.burst}), "
-          f"{args.latency:g} s median; slice: {' '.join(extra)}")
+def session(
+    args: argparse.Namespace, extra: list[str], title: str, project: Path | None = None,
+    name: str = "out",
+) -> dict[str, Any]:
+    """One session of the slice against a fresh provider, printed and returned; in
+    ``project`` with pytest's cache (the order cells start in goes by what earlier sessions
+    there recorded: SPEC I163), else in a new directory without it."""
     provider = BucketedProvider(args.rate, args.burst, args.latency, args.seed)
-    with tempfile.TemporaryDirectory(prefix="sabot-live-rate-") as work:
-        out = Path(work) / "out"
+    with tempfile.TemporaryDirectory(prefix="sabot-live-rate-") as tmp:
+        work = project if project is not None else Path(tmp)
+        out = work / name
+        cache = [] if project is not None else ["-p", "no:cacheprovider"]
         cmd = [
-            sys.executable, "-m", "pytest", "-n", args.workers, "-q", "-p", "no:cacheprovider",
+            sys.executable, "-m", "pytest", "-n", args.workers, "-q", *cache,
             "-p", "no:randomly", f"--sabot-out={out}", "--sabot-history=none",
             f"--sabot-model=openai:{MODEL}", f"--sabot-base-url={provider.url}",
             f"--sabot-max-connections={args.connections}",
@@ -181,7 +178,7 @@ def main(argv: list[str] | None = None) -> int:
         "ledger_spent_usd": budget.get("spent_usd"), "provider_bill_usd": round(bill, 6),
         "budget_usd": args.budget_usd, "load_after": round(load[0], 1),
     }
-    print(f"session: exit {proc.returncode}, wall {wall:.1f} s, {len(answered)} calls "
+    print(f"{title}: exit {proc.returncode}, wall {wall:.1f} s, {len(answered)} calls "
           f"answered in {span:.1f} s (first to last), {len(limited)} answered 429")
     print(f"  answered {achieved:.2f} calls/s of the provider's {args.rate:g}/s = "
           f"{utilisation:.0%}   target >= {TARGET_UTILISATION:.0%} "
@@ -193,11 +190,45 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  spend: ledger ${spent if spent is not None else float('nan'):.6f}, provider "
           f"bill ${bill:.6f}, cap ${args.budget_usd:g} -> "
           f"{'under' if bill <= args.budget_usd else 'OVER'} the cap")
-    print(f"load average after: {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")
+    print(f"  load average after: {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")
     if proc.returncode:
         print(proc.stdout[-2000:], proc.stderr[-2000:])
+    return report
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else "")
+    parser.add_argument("--rate", type=float, default=20.0, help="provider requests/s")
+    parser.add_argument("--burst", type=int, default=5, help="provider bucket size")
+    parser.add_argument("--latency", type=float, default=0.25, help="median latency, s")
+    parser.add_argument("--workers", default="2")
+    parser.add_argument("--connections", type=int, default=16)
+    parser.add_argument("--concurrency", default="auto")
+    parser.add_argument("--budget-usd", type=float, default=100.0, help="the spend cap")
+    parser.add_argument("--seed", type=int, default=11)
+    parser.add_argument("--rerun", action="store_true",
+                        help="run the slice twice in one project: the second session "
+                        "starts the cells the first recorded longest first (SPEC I163)")
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument("extra", nargs="*", help="pytest arguments (after --): the slice")
+    args = parser.parse_args(argv)
+    extra = args.extra or SLICE
+    load = os.getloadavg()
+    print(f"load average before: {load[0]:.1f} {load[1]:.1f} {load[2]:.1f} on "
+          f"{os.cpu_count()} cores; provider {args.rate:g} req/s (burst {args.burst}), "
+          f"{args.latency:g} s median; slice: {' '.join(extra)}")
+    if args.rerun:
+        with tempfile.TemporaryDirectory(prefix="sabot-live-rate-project-") as project:
+            reports = {
+                "first": session(args, extra, "first session (nothing recorded yet: cells "
+                                 "start as collected)", Path(project), "out-first"),
+                "again": session(args, extra, "the session again (the longest recorded "
+                                 "cells start first)", Path(project), "out"),
+            }
+    else:
+        reports = {"session": session(args, extra, "session")}
     if args.json:
-        print(json.dumps(report))
+        print(json.dumps(reports))
     return 0
 
 
