@@ -416,9 +416,15 @@ class SabotSession:
         ]
         metafunc.parametrize("sabot_cell_id", params)
 
+    def start_table(self) -> str:
+        """The name of this session's table of model calls in pytest's cache (SPEC I163)."""
+        assert self.std is not None, "a wave is loaded"
+        return start_order.table_name(self.std.wave.wave, self.settings.model.text)
+
     def start_calls(self) -> dict[str, int]:
-        """The model calls earlier sessions of this model recorded per cell (SPEC I163):
-        the controller's from pytest's cache, a worker's as its controller handed them."""
+        """The model calls earlier sessions of this wave and model recorded per cell (SPEC
+        I163): the controller's from pytest's cache, a worker's as its controller handed
+        them."""
         if self._start_calls is None:
             workerinput = getattr(self.config, "workerinput", None)
             if isinstance(workerinput, dict):
@@ -426,7 +432,7 @@ class SabotSession:
                 self._start_calls = dict(given) if isinstance(given, dict) else {}
             else:
                 self._start_calls = start_order.recorded_calls(
-                    getattr(self.config, "cache", None), self.settings.model.text
+                    getattr(self.config, "cache", None), self.start_table()
                 )
         return self._start_calls
 

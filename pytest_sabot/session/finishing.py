@@ -145,7 +145,7 @@ def remember_calls(state: SabotSession) -> None:
         cid: result["calls"] for cid, result in state.reports.items()
         if isinstance(result.get("calls"), int) and result["calls"] > 0
     }
-    remember(getattr(state.config, "cache", None), state.settings.model.text, counted)
+    remember(getattr(state.config, "cache", None), state.start_table(), counted)
 
 
 def _stop_workers(state: SabotSession, session: pytest.Session) -> None:

@@ -5,10 +5,11 @@ takes 64 latencies however many connections the provider allows. Started last, i
 only cell left for most of a minute while every other connection idles. Which cell runs
 that long is the model's doing and is not known before a run; it is known after one.
 So each session leaves, in pytest's cache (``.pytest_cache``, beside ``--lf``'s list),
-how many model calls every cell it counted made, by model; the next session of the same
-model starts the fault cells with the most calls first. Baselines still come first, the
-baseline of the longest fault cells first among them (a fault cell waits for its
-baseline). A cell the cache does not know counts as the median of the ones it does.
+how many model calls every cell it counted made, by wave and model; the next session of
+the same wave and model starts the fault cells with the most calls first. Baselines still
+come first, the baseline of the longest fault cells first among them (a fault cell waits
+for its baseline). A cell the cache does not know counts as the median of the ones it
+does.
 
 The order is the only thing this changes: every record, verdict and test id is the same
 in any order (SPEC I126). ``-p no:cacheprovider`` or ``--cache-clear`` leaves the order
@@ -24,8 +25,13 @@ from typing import Any
 from pytest_sabot.core.models.cells import Cell
 
 CACHE_KEY = "sabot/model-calls"
-# The models whose counts the cache keeps at most (the most recently written kept).
-MODELS_KEPT = 8
+# The tables (a wave and a model each) the cache keeps at most, the most recently written.
+TABLES_KEPT = 8
+
+
+def table_name(wave: int | str, model: str) -> str:
+    """The cache's table of one wave's cells under one model spec."""
+    return f"wave {wave} {model}"
 
 
 def longest_first(cells: Sequence[Cell], calls: Mapping[str, int]) -> list[Cell]:
@@ -54,13 +60,13 @@ def longest_first(cells: Sequence[Cell], calls: Mapping[str, int]) -> list[Cell]
     return [cell for _, cell in sorted(enumerate(cells), key=key)]
 
 
-def recorded_calls(cache: Any, model: str) -> dict[str, int]:
-    """The calls per cell the cache holds for ``model`` ({} without a cache, or with
+def recorded_calls(cache: Any, name: str) -> dict[str, int]:
+    """The calls per cell the cache's table ``name`` holds ({} without a cache, or with
     anything in it that is not such a table)."""
     if cache is None:
         return {}
     stored = cache.get(CACHE_KEY, None)
-    table = stored.get(model) if isinstance(stored, dict) else None
+    table = stored.get(name) if isinstance(stored, dict) else None
     if not isinstance(table, dict):
         return {}
     return {
@@ -69,17 +75,17 @@ def recorded_calls(cache: Any, model: str) -> dict[str, int]:
     }
 
 
-def remember_calls(cache: Any, model: str, counted: Mapping[str, int]) -> None:
-    """Add this session's counts for ``model`` to the cache (later counts replace earlier
-    ones; the other cells' stay). Nothing without a cache or without counts."""
+def remember_calls(cache: Any, name: str, counted: Mapping[str, int]) -> None:
+    """Add this session's counts to the cache's table ``name`` (later counts replace
+    earlier ones; the other cells' stay). Nothing without a cache or without counts."""
     if cache is None or not counted:
         return
     stored = cache.get(CACHE_KEY, None)
     tables: dict[str, Any] = dict(stored) if isinstance(stored, dict) else {}
-    table = tables.pop(model, None)
+    table = tables.pop(name, None)
     merged = dict(table) if isinstance(table, dict) else {}
     merged.update(counted)
-    tables[model] = dict(sorted(merged.items()))
-    # Insertion order is recency: the oldest models go first when there are too many.
-    kept = list(tables.items())[-MODELS_KEPT:]
+    tables[name] = dict(sorted(merged.items()))
+    # Insertion order is recency: the oldest tables go first when there are too many.
+    kept = list(tables.items())[-TABLES_KEPT:]
     cache.set(CACHE_KEY, dict(kept))

@@ -12,7 +12,7 @@ from plugin_runs import BASELINE, SLICE, SLICE_CELLS, run, verdicts
 from pytest_sabot.session.start_order import CACHE_KEY
 
 WAVE = ["--sabot-wave=1", *SLICE, "--sabot-history=none"]
-MODEL = "sim:realistic"
+TABLE = "wave 1 sim:realistic"  # the wave and the model spec
 
 
 def _cache_file(cwd: Path) -> Path:
@@ -29,8 +29,8 @@ def _calls_in_traces(out: Path, cell_id: str) -> int:
     )
 
 
-def _collected(cwd: Path) -> list[str]:
-    got = run(cwd, *WAVE, "--collect-only", "-q", out=cwd / "collect-out", cache=True)
+def _collected(cwd: Path, *extra: str) -> list[str]:
+    got = run(cwd, *WAVE, "--collect-only", "-q", *extra, out=cwd / "collect-out", cache=True)
     assert got.returncode == 0, got.describe()
     return [line.split("[", 1)[1].rstrip("]") for line in got.stdout.splitlines()
             if "::test_cell[" in line]
@@ -40,10 +40,10 @@ def test_I163_a_session_leaves_each_cells_model_calls_in_pytests_cache(tmp_path:
     got = run(tmp_path, *WAVE, cache=True)
     assert got.returncode == 0, got.describe()
     stored = json.loads(_cache_file(tmp_path).read_text("utf-8"))
-    assert list(stored) == [MODEL]
+    assert list(stored) == [TABLE]
     expected = {cid: _calls_in_traces(got.out, cid) for cid in SLICE_CELLS}
     assert all(n > 0 for n in expected.values()), expected
-    assert stored[MODEL] == expected
+    assert stored[TABLE] == expected
     # ... and leaves the next session's order by them: the most calls first.
     order = _collected(tmp_path)
     faults = sorted(
@@ -65,7 +65,7 @@ def test_I163_the_next_session_starts_the_longest_recorded_first_in_every_worker
     counts["langgraph-default-O6-T1-s11"] = 64
     counts["langgraph-default-O3-T1-s11"] = 40
     _cache_file(ordered).parent.mkdir(parents=True)
-    _cache_file(ordered).write_text(json.dumps({MODEL: counts, "openai:other": {
+    _cache_file(ordered).write_text(json.dumps({TABLE: counts, "wave 1 openai:other": {
         "langgraph-default-O1-T1-s11": 999}}), "utf-8")
     assert _collected(ordered) == [
         BASELINE, "langgraph-default-O6-T1-s11", "langgraph-default-O3-T1-s11",
@@ -80,5 +80,7 @@ def test_I163_the_next_session_starts_the_longest_recorded_first_in_every_worker
     assert verdicts(got.results) == verdicts(plain.results)
     # The session replaced the made-up counts with the ones it recorded.
     stored = json.loads(_cache_file(ordered).read_text("utf-8"))
-    assert stored[MODEL] == {cid: _calls_in_traces(got.out, cid) for cid in SLICE_CELLS}
-    assert stored["openai:other"] == {"langgraph-default-O1-T1-s11": 999}
+    assert stored[TABLE] == {cid: _calls_in_traces(got.out, cid) for cid in SLICE_CELLS}
+    assert stored["wave 1 openai:other"] == {"langgraph-default-O1-T1-s11": 999}
+    # --cache-clear forgets them: the wave's order again.
+    assert _collected(ordered, "--cache-clear") == SLICE_CELLS

@@ -9,10 +9,11 @@ from pytest_sabot.core.models.cells import Cell
 from pytest_sabot.matrix.standard import load_standard
 from pytest_sabot.session.start_order import (
     CACHE_KEY,
-    MODELS_KEPT,
+    TABLES_KEPT,
     longest_first,
     recorded_calls,
     remember_calls,
+    table_name,
 )
 
 
@@ -86,14 +87,16 @@ def test_I163_a_cell_nothing_was_recorded_for_counts_as_the_median() -> None:
     assert ordered[6] == new
 
 
-def test_I163_the_cache_keeps_each_models_counts_apart_and_adds_to_them() -> None:
+def test_I163_the_cache_keeps_each_wave_and_models_counts_apart_and_adds_to_them() -> None:
     cache = FakeCache()
-    remember_calls(cache, "sim:realistic", {"a": 7, "b": 3})
-    remember_calls(cache, "openai:gpt-x", {"a": 12})
-    remember_calls(cache, "sim:realistic", {"b": 9, "c": 1})
-    assert recorded_calls(cache, "sim:realistic") == {"a": 7, "b": 9, "c": 1}
-    assert recorded_calls(cache, "openai:gpt-x") == {"a": 12}
-    assert recorded_calls(cache, "local:other@http://127.0.0.1:1") == {}
+    sim, live, other_wave = (table_name(1, "sim:realistic"), table_name(1, "openai:gpt-x"),
+                             table_name(2, "sim:realistic"))
+    remember_calls(cache, sim, {"a": 7, "b": 3})
+    remember_calls(cache, live, {"a": 12})
+    remember_calls(cache, sim, {"b": 9, "c": 1})
+    assert recorded_calls(cache, sim) == {"a": 7, "b": 9, "c": 1}
+    assert recorded_calls(cache, live) == {"a": 12}
+    assert recorded_calls(cache, other_wave) == {}, "the same cell id in another wave"
     assert list(cache.data) == [CACHE_KEY]
 
 
@@ -115,11 +118,11 @@ def test_I163_a_cache_entry_that_is_not_a_table_of_counts_is_not_read() -> None:
     assert cache.data[CACHE_KEY] == {"m": {"a": 1}}
 
 
-def test_I163_the_cache_keeps_the_most_recent_models_only() -> None:
+def test_I163_the_cache_keeps_the_most_recent_tables_only() -> None:
     cache = FakeCache()
-    for i in range(MODELS_KEPT + 2):
+    for i in range(TABLES_KEPT + 2):
         remember_calls(cache, f"model-{i}", {"a": i + 1})
     kept = cache.data[CACHE_KEY]
-    assert list(kept) == [f"model-{i}" for i in range(2, MODELS_KEPT + 2)]
+    assert list(kept) == [f"model-{i}" for i in range(2, TABLES_KEPT + 2)]
     remember_calls(cache, "model-2", {"b": 1})
     assert list(cache.data[CACHE_KEY])[-1] == "model-2", "a model written again is recent"
