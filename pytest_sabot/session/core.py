@@ -743,6 +743,8 @@ class SabotSession:
         if self.report_html is not None and not boards.apart:
             shown.append(self.report_html)
         lines = ["results: " + ", ".join(map(str, shown))]
+        if len(lines[0]) > width:  # one path a line where the three do not fit
+            lines = ["results:", *(f"  {path}" for path in shown)]
         kept = self.directory_results
         if not boards.apart or kept is None or self.results is None:
             return lines

@@ -41,7 +41,17 @@ def session(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
 def _sabot_section(stdout: str) -> list[str]:
     lines = stdout.splitlines()
     start = next(i for i, line in enumerate(lines) if " Sabot " in line and "=" in line)
-    end = next(i for i, line in enumerate(lines) if line.startswith("results: "))
+    end = next(i for i, line in enumerate(lines) if line.startswith("results:"))
+    return lines[start:end]
+
+
+def _where(stdout: str) -> list[str]:
+    """The lines that say where the results are: one, or one path a line."""
+    lines = stdout.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("results:"))
+    if lines[start] != "results:":
+        return lines[start:start + 1]
+    end = next(i for i in range(start + 1, len(lines)) if not lines[i].startswith("  /"))
     return lines[start:end]
 
 
@@ -52,6 +62,23 @@ def test_issue22_15_the_sabot_summary_of_a_wave_fits_80_columns(session: tuple[P
     too_wide = [line for line in section if len(line) > WIDTH]
     assert not too_wide, too_wide
     assert any("narrow terminal:" in line for line in section)  # what was left out is said
+
+
+def test_issue22_15_the_paths_of_the_results_fit_80_columns_one_a_line(
+    session: tuple[Path, str],
+) -> None:
+    _out, stdout = session
+    where = _where(stdout)
+    named = " ".join(where)
+    for name in ("results.json", "RESULTS.md"):
+        assert name in named, where
+    paths = [line.strip() for line in where[1:]] if where[0] == "results:" else []
+    if paths:  # one path a line only where the one line would not fit
+        assert len("results: " + ", ".join(paths)) > WIDTH, where
+    else:
+        assert len(where[0]) <= WIDTH, where
+    too_wide = [line for line in where if len(line) > WIDTH and " " in line.strip()]
+    assert not too_wide, too_wide
 
 
 @pytest.mark.parametrize("command", [["report"], ["rescore"]])
