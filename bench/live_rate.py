@@ -28,8 +28,8 @@ asserted: one run on a shared machine is an order of magnitude, not a gate):
 
 With ``--rerun`` the slice runs twice in one project directory with pytest's cache (every
 other run has none), each session against a fresh provider: the first starts the cells as
-collected, the second starts the cells the first recorded with the most model calls first
-(SPEC I163); both are printed.
+collected, the second starts the cells that ran longest in the first one first (SPEC
+I163); both are printed.
 
 The verdicts of such a session are fixtures of the embedded model, never measurements.
 """

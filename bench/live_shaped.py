@@ -28,8 +28,8 @@ the span, in a whole wave they do not. ``--slice large`` runs three times as man
 (the same frameworks, T1-T2, seeds 11-13, both configurations) to show that weight; the
 figures are the span's as a whole, ramp and tail included. ``--rerun`` runs the slice twice
 in one project directory with pytest's cache (every other run has none): the first session
-starts the cells as collected, the second starts the cells the first recorded with the
-most model calls first (SPEC I163); the figures of both are printed.
+starts the cells as collected, the second starts the cells that ran longest in the first
+one first (SPEC I163); the figures of both are printed.
 """
 
 from __future__ import annotations

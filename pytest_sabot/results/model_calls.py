@@ -129,15 +129,6 @@ def model_calls(out_dir: Path, cells: Iterable[tuple[str, str]]) -> ModelCalls:
     return out
 
 
-def calls_made(run_dir: Path) -> int:
-    """The model calls a cell's run made, every attempt's (what the order cells start in
-    goes by: SPEC I163)."""
-    row = _Row()
-    for path in _traces(run_dir):
-        _tally(path, row)
-    return sum(agent.calls for agent in row.agents.values())
-
-
 def refusal_lines(calls: ModelCalls | None) -> list[str]:
     """The summary's lines: the session's count, each row's, and for a row with an agent
     whose every call was refused, why and what to do."""

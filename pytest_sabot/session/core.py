@@ -98,8 +98,8 @@ class SabotSession:
         self.runner: CellRunner | None = None
         self.pool: CellPool | None = None  # when several cells are in flight (inflight.py)
         self.judge_note: str | None = None
-        # Model calls per cell from earlier sessions: the order cells start in (SPEC I163).
-        self._start_calls: dict[str, int] | None = None
+        # Seconds per cell from earlier sessions: the order cells start in (SPEC I163).
+        self._start_seconds: dict[str, float] | None = None
         self.pytest_session: pytest.Session | None = None
         self.results: ResultsFile | None = None
         self.reports: dict[str, dict[str, Any]] = {}
@@ -412,29 +412,28 @@ class SabotSession:
                     *marks,
                 ],
             )
-            for cell in start_order.longest_first(self.filtered, self.start_calls())
+            for cell in start_order.longest_first(self.filtered, self.start_seconds())
         ]
         metafunc.parametrize("sabot_cell_id", params)
 
     def start_table(self) -> str:
-        """The name of this session's table of model calls in pytest's cache (SPEC I163)."""
+        """The name of this session's table of cell times in pytest's cache (SPEC I163)."""
         assert self.std is not None, "a wave is loaded"
         return start_order.table_name(self.std.wave.wave, self.settings.model.text)
 
-    def start_calls(self) -> dict[str, int]:
-        """The model calls earlier sessions of this wave and model recorded per cell (SPEC
-        I163): the controller's from pytest's cache, a worker's as its controller handed
-        them."""
-        if self._start_calls is None:
+    def start_seconds(self) -> dict[str, float]:
+        """How long each cell ran in earlier sessions of this wave and model (SPEC I163):
+        the controller's from pytest's cache, a worker's as its controller handed them."""
+        if self._start_seconds is None:
             workerinput = getattr(self.config, "workerinput", None)
             if isinstance(workerinput, dict):
-                given = workerinput.get("sabot_start_calls")
-                self._start_calls = dict(given) if isinstance(given, dict) else {}
+                given = workerinput.get("sabot_start_seconds")
+                self._start_seconds = dict(given) if isinstance(given, dict) else {}
             else:
-                self._start_calls = start_order.recorded_calls(
+                self._start_seconds = start_order.recorded_seconds(
                     getattr(self.config, "cache", None), self.start_table()
                 )
-        return self._start_calls
+        return self._start_seconds
 
     def collection_finished(self, items: Sequence[pytest.Item]) -> None:
         """A process that collected: its items are final now (unless the collection was

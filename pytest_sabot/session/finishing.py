@@ -135,17 +135,17 @@ def finish(state: SabotSession, session: pytest.Session) -> None:
         ) from None
 
 
-def remember_calls(state: SabotSession) -> None:
-    """Leave the model calls of every cell this session counted in pytest's cache, for
-    the order the next session of the model starts its cells in (SPEC I163). A cache that
+def remember_seconds(state: SabotSession) -> None:
+    """Leave how long every cell this session counted ran in pytest's cache, for the order
+    the next session of the wave and model starts its cells in (SPEC I163). A cache that
     cannot be written (a read-only checkout) is pytest's warning, nothing more."""
-    from pytest_sabot.session.start_order import remember_calls as remember
+    from pytest_sabot.session.start_order import remember_seconds as remember
 
-    counted = {
-        cid: result["calls"] for cid, result in state.reports.items()
-        if isinstance(result.get("calls"), int) and result["calls"] > 0
+    measured = {
+        cid: float(result["seconds"]) for cid, result in state.reports.items()
+        if isinstance(result.get("seconds"), int | float) and result["seconds"] > 0
     }
-    remember(getattr(state.config, "cache", None), state.start_table(), counted)
+    remember(getattr(state.config, "cache", None), state.start_table(), measured)
 
 
 def _stop_workers(state: SabotSession, session: pytest.Session) -> None:
@@ -261,7 +261,7 @@ def _finish(state: SabotSession, session: pytest.Session) -> None:
         record = None
         state.messages.append((f"pytest-sabot: the session record could not be "
                               f"written ({exc})", True))
-    remember_calls(state)
+    remember_seconds(state)
     if state.results_written:  # the run history (docs/HISTORY.md): one line, never a failure
         from pytest_sabot.history.record import record_session_end
 

@@ -46,13 +46,13 @@ from pytest_sabot.results.adjudicate import (
     score_baseline_dir,
     score_fault_dir,
 )
-from pytest_sabot.results.model_calls import calls_made
 from pytest_sabot.results.outcomes import (
     BUDGET_STOP,
     STRUCTURAL,
     Outcome,
     outcome_of,
 )
+from pytest_sabot.session.start_order import run_seconds
 
 
 def lab_evidence(run_dir: Path) -> None:
@@ -265,7 +265,7 @@ class CellRunner:
             "properties": props,
             "events": list(self._events),
             # What the next session's order goes by (SPEC I163): 0 when no run was made.
-            "calls": 0 if verdict is None else calls_made(cell_dir(self.out_dir, cell.id)),
+            "seconds": 0.0 if verdict is None else run_seconds(cell_dir(self.out_dir, cell.id)),
         }
 
 

@@ -46,16 +46,16 @@ class XdistHooks:
     @pytest.hookimpl
     def pytest_configure_node(self, node: Any) -> None:
         """Hand every worker the session's run id, its paths, resolved here (a worker may
-        start in another directory), the connection budget their gateways share and the
-        model calls earlier sessions recorded per cell, so that every worker collects the
-        cells in one order. Nothing else: each worker starts its own gateway (a gateway
+        start in another directory), the connection budget their gateways share and how long
+        each cell ran in earlier sessions, so that every worker collects the cells in one
+        order. Nothing else: each worker starts its own gateway (a gateway
         given by --sabot-gateway-url travels with the options)."""
         from pytest_sabot.session.gateway import invocation_dir
 
         session = self.session
         node.workerinput["sabot_run_id"] = session.run_id
         if session.wave_given:
-            node.workerinput["sabot_start_calls"] = session.start_calls()
+            node.workerinput["sabot_start_seconds"] = session.start_seconds()
             node.workerinput["sabot_paths"] = controller_paths(session.settings, session.out_dir)
             node.workerinput["sabot_invocation_dir"] = invocation_dir()
             if session.slots_dir is not None:

@@ -1,8 +1,10 @@
-"""SPEC I163: the order a session's cells start in goes by the model calls earlier
-sessions of the same model recorded, longest first, baselines first."""
+"""SPEC I163: the order a session's cells start in goes by how long each cell ran in
+earlier sessions of the same wave and model, longest first, baselines first."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 from pytest_sabot.core.models.cells import Cell
@@ -11,8 +13,9 @@ from pytest_sabot.session.start_order import (
     CACHE_KEY,
     TABLES_KEPT,
     longest_first,
-    recorded_calls,
-    remember_calls,
+    recorded_seconds,
+    remember_seconds,
+    run_seconds,
     table_name,
 )
 
@@ -47,7 +50,7 @@ def test_I163_nothing_recorded_keeps_the_collected_order() -> None:
     assert longest_first(cells, {"some-other-wave-cell": 9}) == cells
 
 
-def test_I163_the_fault_cells_recorded_with_the_most_calls_start_first() -> None:
+def test_I163_the_fault_cells_that_ran_longest_start_first() -> None:
     cells = _slice()
     faults = [c for c in cells if not c.is_baseline]
     calls = {c.id: 5 for c in cells}
@@ -91,38 +94,60 @@ def test_I163_the_cache_keeps_each_wave_and_models_counts_apart_and_adds_to_them
     cache = FakeCache()
     sim, live, other_wave = (table_name(1, "sim:realistic"), table_name(1, "openai:gpt-x"),
                              table_name(2, "sim:realistic"))
-    remember_calls(cache, sim, {"a": 7, "b": 3})
-    remember_calls(cache, live, {"a": 12})
-    remember_calls(cache, sim, {"b": 9, "c": 1})
-    assert recorded_calls(cache, sim) == {"a": 7, "b": 9, "c": 1}
-    assert recorded_calls(cache, live) == {"a": 12}
-    assert recorded_calls(cache, other_wave) == {}, "the same cell id in another wave"
+    remember_seconds(cache, sim, {"a": 7, "b": 3})
+    remember_seconds(cache, live, {"a": 12})
+    remember_seconds(cache, sim, {"b": 9, "c": 1})
+    assert recorded_seconds(cache, sim) == {"a": 7, "b": 9, "c": 1}
+    assert recorded_seconds(cache, live) == {"a": 12}
+    assert recorded_seconds(cache, other_wave) == {}, "the same cell id in another wave"
     assert list(cache.data) == [CACHE_KEY]
 
 
 def test_I163_no_cache_or_nothing_counted_writes_nothing() -> None:
-    remember_calls(None, "sim:realistic", {"a": 1})
+    remember_seconds(None, "sim:realistic", {"a": 1})
     cache = FakeCache()
-    remember_calls(cache, "sim:realistic", {})
+    remember_seconds(cache, "sim:realistic", {})
     assert cache.data == {}
-    assert recorded_calls(None, "sim:realistic") == {}
+    assert recorded_seconds(None, "sim:realistic") == {}
 
 
-def test_I163_a_cache_entry_that_is_not_a_table_of_counts_is_not_read() -> None:
-    assert recorded_calls(FakeCache({CACHE_KEY: ["not", "a", "table"]}), "m") == {}
-    assert recorded_calls(FakeCache({CACHE_KEY: {"m": "seven"}}), "m") == {}
-    table = {"m": {"a": 3, "b": "many", "c": -1, "d": True, "e": 2.5}}
-    assert recorded_calls(FakeCache({CACHE_KEY: table}), "m") == {"a": 3}
+def test_I163_a_cache_entry_that_is_not_a_table_of_times_is_not_read() -> None:
+    assert recorded_seconds(FakeCache({CACHE_KEY: ["not", "a", "table"]}), "m") == {}
+    assert recorded_seconds(FakeCache({CACHE_KEY: {"m": "seven"}}), "m") == {}
+    table = {"m": {"a": 3, "b": "many", "c": -1, "d": True, "e": 2.5, "f": float("inf"),
+                   "g": float("nan"), "h": None}}
+    assert recorded_seconds(FakeCache({CACHE_KEY: table}), "m") == {"a": 3.0, "e": 2.5}
     cache = FakeCache({CACHE_KEY: "garbage"})
-    remember_calls(cache, "m", {"a": 1})
+    remember_seconds(cache, "m", {"a": 1})
     assert cache.data[CACHE_KEY] == {"m": {"a": 1}}
 
 
 def test_I163_the_cache_keeps_the_most_recent_tables_only() -> None:
     cache = FakeCache()
     for i in range(TABLES_KEPT + 2):
-        remember_calls(cache, f"model-{i}", {"a": i + 1})
+        remember_seconds(cache, f"model-{i}", {"a": i + 1})
     kept = cache.data[CACHE_KEY]
     assert list(kept) == [f"model-{i}" for i in range(2, TABLES_KEPT + 2)]
-    remember_calls(cache, "model-2", {"b": 1})
+    remember_seconds(cache, "model-2", {"b": 1})
     assert list(cache.data[CACHE_KEY])[-1] == "model-2", "a model written again is recent"
+
+
+def _trace(path: Path, times: list[float]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps({"seq": i, "t": t, "kind": "x"}) + "\n"
+                            for i, t in enumerate(times)), "utf-8")
+
+
+def test_I163_a_run_lasts_from_each_traces_first_event_to_its_last_every_attempt(
+    tmp_path: Path,
+) -> None:
+    run = tmp_path / "cell"
+    assert run_seconds(run) == 0.0, "no trace, no time"
+    _trace(run / "events.jsonl", [100.0, 100.5, 103.25])
+    assert run_seconds(run) == 3.25
+    _trace(run / "attempt-1" / "events.jsonl", [50.0, 51.5])
+    assert run_seconds(run) == 4.75, "the attempts before the last ran too"
+    (run / "attempt-2").mkdir()
+    (run / "attempt-2" / "events.jsonl").write_text('{"t": 1}\n{"seq": 9, "t": "late"',
+                                                     "utf-8")
+    assert run_seconds(run) == 4.75, "a damaged trace tells no time"
