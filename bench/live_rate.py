@@ -56,6 +56,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from adaptive_rate import TokenBucket  # noqa: E402
 from live_provider import FakeProvider, _error  # type: ignore[import-not-found]  # noqa: E402
+from live_shaped import session_arguments  # noqa: E402
 
 from pytest_sabot.gateway.prices import load_prices  # noqa: E402
 from pytest_sabot.gateway.protocol import Usage  # noqa: E402
@@ -201,16 +202,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rate", type=float, default=20.0, help="provider requests/s")
     parser.add_argument("--burst", type=int, default=5, help="provider bucket size")
     parser.add_argument("--latency", type=float, default=0.25, help="median latency, s")
-    parser.add_argument("--workers", default="2")
-    parser.add_argument("--connections", type=int, default=16)
-    parser.add_argument("--concurrency", default="auto")
     parser.add_argument("--budget-usd", type=float, default=100.0, help="the spend cap")
     parser.add_argument("--seed", type=int, default=11)
-    parser.add_argument("--rerun", action="store_true",
-                        help="run the slice twice in one project: the second session "
-                        "starts the cells the first recorded longest first (SPEC I163)")
-    parser.add_argument("--json", action="store_true")
-    parser.add_argument("extra", nargs="*", help="pytest arguments (after --): the slice")
+    session_arguments(parser)
     args = parser.parse_args(argv)
     extra = args.extra or SLICE
     load = os.getloadavg()

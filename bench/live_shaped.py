@@ -196,21 +196,28 @@ def report(name: str, got: dict[str, Any], connections: int) -> dict[str, Any]:
     return {**got, **figures}
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[1] if __doc__ else "")
-    parser.add_argument("--latency", default="1s")
+def session_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of a bench that runs a slice as plugin sessions (this one and
+    bench/live_rate.py): the workers, the connections, the cells in flight, the second
+    session, JSON, and the slice itself after ``--``."""
     parser.add_argument("--workers", default="2")
     parser.add_argument("--connections", type=int, default=16)
     parser.add_argument("--concurrency", default="auto")
+    parser.add_argument("--rerun", action="store_true",
+                        help="run the slice twice in one project: the second session "
+                        "starts the cells that ran longest in the first first (SPEC I163)")
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument("extra", nargs="*", help="pytest arguments (after --): the slice")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[1] if __doc__ else "")
+    parser.add_argument("--latency", default="1s")
     parser.add_argument("--vs-sequential", action="store_true")
     parser.add_argument("--slice", choices=sorted(SLICES), default="default")
     parser.add_argument("--keep", type=Path, default=None,
                         help="keep the output of the in-flight session here")
-    parser.add_argument("--rerun", action="store_true",
-                        help="run the slice twice in one project: the second session "
-                        "starts the cells the first recorded longest first (SPEC I163)")
-    parser.add_argument("--json", action="store_true")
-    parser.add_argument("extra", nargs="*", help="pytest arguments (after --): the slice")
+    session_arguments(parser)
     args = parser.parse_args(argv)
     extra = args.extra or SLICES[args.slice]
     load = os.getloadavg()
