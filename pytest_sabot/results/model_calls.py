@@ -20,7 +20,7 @@ from pydantic import Field
 from pytest_sabot.core.errors import REFUSED_MARK
 from pytest_sabot.core.models.base import StrictModel
 from pytest_sabot.core.records import cell_dir
-from pytest_sabot.core.trace_io import TRACE_FILE
+from pytest_sabot.core.trace_io import every_trace
 
 WHAT_TO_DO = (
     "keyless, the embedded model answers only the harness's own prompts: run the row with a "
@@ -56,12 +56,6 @@ class ModelCalls(StrictModel):
     recognised: int = Field(0, description="Calls the embedded model answered.")
     refused: int = Field(0, description="Calls it refused as not recognised (SPEC I151).")
     rows: dict[str, RowCalls] = Field(default_factory=dict, description="By row.")
-
-
-def _traces(run_dir: Path) -> list[Path]:
-    found = [run_dir / TRACE_FILE]
-    found += sorted(run_dir.glob(f"attempt-*/{TRACE_FILE}"))
-    return [p for p in found if p.is_file()]
 
 
 @dataclass
@@ -121,7 +115,7 @@ def model_calls(out_dir: Path, cells: Iterable[tuple[str, str]]) -> ModelCalls:
     rows: dict[str, _Row] = {}
     for cell_id, row_name in cells:
         row = rows.setdefault(row_name, _Row())
-        for path in _traces(cell_dir(out_dir, cell_id)):
+        for path in every_trace(cell_dir(out_dir, cell_id)):
             _tally(path, row)
     out = ModelCalls(rows={name: rows[name].done() for name in sorted(rows)})
     out.recognised = sum(r.recognised for r in out.rows.values())

@@ -16,7 +16,7 @@ from pytest_sabot.core.records import now_iso
 from pytest_sabot.core.trace_io import OutputUnwritable
 from pytest_sabot.harness.run import wait_for_abandoned
 from pytest_sabot.results import ResultsFile, SessionInfo
-from pytest_sabot.session import junit
+from pytest_sabot.session import junit, start_order
 from pytest_sabot.session.gates import evaluate, failures
 
 if TYPE_CHECKING:
@@ -139,13 +139,13 @@ def remember_seconds(state: SabotSession) -> None:
     """Leave how long every cell this session counted ran in pytest's cache, for the order
     the next session of the wave and model starts its cells in (SPEC I163). A cache that
     cannot be written (a read-only checkout) is pytest's warning, nothing more."""
-    from pytest_sabot.session.start_order import remember_seconds as remember
-
     measured = {
         cid: float(result["seconds"]) for cid, result in state.reports.items()
         if isinstance(result.get("seconds"), int | float) and result["seconds"] > 0
     }
-    remember(getattr(state.config, "cache", None), state.start_table(), measured)
+    start_order.remember_seconds(
+        getattr(state.config, "cache", None), state.start_table(), measured
+    )
 
 
 def _stop_workers(state: SabotSession, session: pytest.Session) -> None:

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_sabot.core.models.cells import Cell
-from pytest_sabot.core.trace_io import TRACE_FILE
+from pytest_sabot.core.trace_io import every_trace
 
 CACHE_KEY = "sabot/cell-seconds"
 # The tables (a wave and a model each) the cache keeps at most, the most recently written.
@@ -68,9 +68,7 @@ def run_seconds(run_dir: Path) -> float:
     """How long a cell's run took, every attempt's: from the first event of each trace to
     its last (0.0 for a cell with no trace). Only the first and last lines are parsed."""
     total = 0.0
-    for trace in [run_dir / TRACE_FILE, *sorted(run_dir.glob(f"attempt-*/{TRACE_FILE}"))]:
-        if not trace.is_file():
-            continue
+    for trace in every_trace(run_dir):
         lines = [line for line in trace.read_text("utf-8", errors="replace").splitlines()
                  if line.strip()]
         try:

@@ -46,10 +46,10 @@ class XdistHooks:
     @pytest.hookimpl
     def pytest_configure_node(self, node: Any) -> None:
         """Hand every worker the session's run id, its paths, resolved here (a worker may
-        start in another directory), the connection budget their gateways share and how long
-        each cell ran in earlier sessions, so that every worker collects the cells in one
-        order. Nothing else: each worker starts its own gateway (a gateway
-        given by --sabot-gateway-url travels with the options)."""
+        start in another directory), the connection budget their gateways share and how
+        long each cell ran in earlier sessions, so that every worker collects the cells in
+        one order. Nothing else: each worker starts its own gateway (a gateway given by
+        --sabot-gateway-url travels with the options)."""
         from pytest_sabot.session.gateway import invocation_dir
 
         session = self.session
