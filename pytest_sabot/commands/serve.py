@@ -10,6 +10,7 @@ fresh access token. Ctrl-C (or SIGTERM) stops it, and any run it launched, with 
 from __future__ import annotations
 
 import argparse
+import socket
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
     from pytest_sabot.web import ServeConfig
 
 DEFAULT_PORT = 8765
+BACKLOG = 2048  # uvicorn's own default
 HOST_WARNING = (
     "warning: --host {host}: the inspector is reachable beyond this machine. Anyone who "
     "can reach it and holds the token can read every run and, unless --read-only, start "
@@ -74,9 +76,23 @@ def config_of(args: argparse.Namespace) -> ServeConfig:
     )
 
 
-def cmd_serve(args: argparse.Namespace) -> int:
-    import socket
+def listening_socket(host: str, port: int) -> socket.socket:
+    """A socket bound to ``host:port`` and already listening, so that the URL printed
+    next answers at once: a connection made before uvicorn's loop starts waits in the
+    backlog instead of being refused. uvicorn serves on this socket as it is."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(BACKLOG)
+    except OSError:
+        sock.close()
+        raise
+    return sock
 
+
+def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from pytest_sabot.web import create_app
@@ -88,11 +104,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
                     "pytest --sabot-wave=1 -n auto, which writes reports/)")
     if not is_loopback(args.host):
         print(HOST_WARNING.format(host=args.host), file=sys.stderr)
-    family = socket.AF_INET6 if ":" in args.host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
-        sock.bind((args.host, args.port))
+        sock = listening_socket(args.host, args.port)
     except OSError as exc:
         return fail("sabot serve", f"cannot listen on {args.host}:{args.port}: {exc}")
     args.port = sock.getsockname()[1]
