@@ -18,6 +18,7 @@ import httpx
 import uvicorn
 from filelock import FileLock
 
+from pytest_sabot.commands.serve import listening_socket
 from pytest_sabot.history import index_output
 from pytest_sabot.web import ServeConfig, create_app
 
@@ -86,10 +87,8 @@ def lab_output(root: Path, agents: dict[str, str],
 
 
 def free_socket() -> socket.socket:
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
-    return sock
+    """A loopback socket on a free port, listening as ``sabot serve``'s does."""
+    return listening_socket("127.0.0.1", 0)
 
 
 class Server:
