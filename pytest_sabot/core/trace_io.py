@@ -59,12 +59,12 @@ class OutputUnwritable(OSError):
         return f"could not write {self.path}: {self.strerror}"
 
 
-
 def every_trace(run_dir: Path) -> list[Path]:
     """A cell's final traces, every attempt's: the last attempt's and those of the
     attempts kept before it (``attempt-N/``, harness/run.py), where they exist."""
     found = [run_dir / TRACE_FILE, *sorted(run_dir.glob(f"attempt-*/{TRACE_FILE}"))]
     return [path for path in found if path.is_file()]
+
 
 def looks_like_output_error(text: str) -> bool:
     """Whether an error text is a failed write of the machine (e.g. a full disk)."""
