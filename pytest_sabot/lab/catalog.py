@@ -11,22 +11,36 @@ never unique constraints.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, ValidationError, model_validator
+from pydantic import Field, ValidationError, create_model, model_validator
 
 from pytest_sabot.core.models.base import FrozenModel
 from pytest_sabot.lab.scenario import Contracts
 from pytest_sabot.lab.vocabulary import (
     ALL_TOOLS,
     WRITE_TOOLS,
-    ApprovalState,
     ErrorCode,
-    Priority,
-    TicketStatus,
+)
+from pytest_sabot.lab.world.entities import (
+    NOTIFICATION_PRIVATE,
+    TICKET_PRIVATE,
+    AboutTicket,
+    Customer,
+    ForCustomer,
+    MessageBody,
+    Notification,
+    Recipient,
+    Subject,
+    Ticket,
+    TicketPriority,
 )
 
 KEY = "operation_key"
+# The idempotency key a write tool's arguments may carry (named KEY).
+OperationKey = Annotated[
+    str | None, Field(min_length=1, description="Idempotency key (only when supported).")
+]
 
 
 class GetCustomerArgs(FrozenModel):
@@ -57,13 +71,11 @@ class GetTicketArgs(FrozenModel):
 class CreateTicketArgs(FrozenModel):
     """Arguments of create_ticket."""
 
-    customer_id: str = Field(description="The customer the ticket is for.")
+    customer_id: ForCustomer
     request_key: str = Field(min_length=1, description="Business request key (not unique).")
-    subject: str = Field(min_length=1, description="One-line subject.")
-    priority: Priority = Field("normal", description="low, normal, high or urgent.")
-    operation_key: str | None = Field(
-        None, min_length=1, description="Idempotency key (only when supported)."
-    )
+    subject: Subject = Field(min_length=1)
+    priority: TicketPriority = "normal"
+    operation_key: OperationKey = None
 
 
 class AssignTicketArgs(FrozenModel):
@@ -74,20 +86,16 @@ class AssignTicketArgs(FrozenModel):
     expected_version: int = Field(
         ge=1, description="The ticket version the caller last read; another is a conflict."
     )
-    operation_key: str | None = Field(
-        None, min_length=1, description="Idempotency key (only when supported)."
-    )
+    operation_key: OperationKey = None
 
 
 class NotifyCustomerArgs(FrozenModel):
     """Arguments of notify_customer."""
 
-    customer_id: str = Field(description="Recipient customer.")
-    ticket_id: str = Field(description="The ticket the message is about.")
-    message: str = Field(min_length=1, description="Message body.")
-    operation_key: str | None = Field(
-        None, min_length=1, description="Idempotency key (only when supported)."
-    )
+    customer_id: Recipient
+    ticket_id: AboutTicket
+    message: MessageBody = Field(min_length=1)
+    operation_key: OperationKey = None
 
 
 ARGUMENTS: dict[str, type[FrozenModel]] = {
@@ -100,59 +108,66 @@ ARGUMENTS: dict[str, type[FrozenModel]] = {
 }
 
 
-class CustomerView(FrozenModel):
-    """A customer as tools show it."""
-
-    customer_id: str = Field(description="Customer id.")
-    name: str = Field(description="Display name.")
-    email: str = Field(description="Notification address.")
-
-
-class TicketView(FrozenModel):
-    """A ticket as tools show it."""
-
-    ticket_id: str = Field(description="Ticket id.")
-    customer_id: str = Field(description="Customer id.")
-    request_key: str = Field(description="Business request key.")
-    subject: str = Field(description="Subject.")
-    priority: Priority = Field(description="Priority.")
-    status: TicketStatus = Field(description="'open' or 'assigned'.")
-    assignee_id: str | None = Field(description="Current assignee or null.")
-    approval: ApprovalState = Field(description="'not_required', 'pending' or 'approved'.")
-    version: int = Field(description="Entity version; pass it as expected_version.")
+def _model(name: str, doc: str, fields: dict[str, tuple[Any, str]]) -> type[FrozenModel]:
+    """A record model called ``name``: each field of its type, with its description."""
+    definitions: dict[str, Any] = {
+        field: (annotation, Field(description=description))
+        for field, (annotation, description) in fields.items()
+    }
+    return create_model(name, __base__=FrozenModel, __doc__=doc, __module__=__name__,
+                        **definitions)
 
 
-class NotificationView(FrozenModel):
-    """A queued notification as tools show it."""
-
-    notification_id: str = Field(description="Notification id.")
-    customer_id: str = Field(description="Recipient customer.")
-    ticket_id: str = Field(description="The ticket it is about.")
-    message: str = Field(description="Message body.")
-
-
-class CustomerResult(FrozenModel):
-    """Result of get_customer."""
-
-    customer: CustomerView = Field(description="The customer.")
+def tool_view(entity: type[FrozenModel], hidden: frozenset[str], doc: str,
+              descriptions: dict[str, str]) -> type[FrozenModel]:
+    """``entity`` as tools show it: its fields but the ``hidden`` ones, in its order and of
+    its types, each described as agents read it (``descriptions`` names exactly the shown
+    fields). Every shown field is required: a result always carries it, null included."""
+    shown = [name for name in entity.model_fields if name not in hidden]
+    if sorted(shown) != sorted(descriptions):
+        raise ValueError(f"{entity.__name__}: describe exactly {shown}")
+    return _model(f"{entity.__name__}View", doc, {
+        name: (entity.model_fields[name].annotation, descriptions[name]) for name in shown
+    })
 
 
-class TicketListResult(FrozenModel):
-    """Result of find_tickets."""
+CustomerView = tool_view(Customer, frozenset(), "A customer as tools show it.", {
+    "customer_id": "Customer id.",
+    "name": "Display name.",
+    "email": "Notification address.",
+})
+TicketView = tool_view(Ticket, TICKET_PRIVATE, "A ticket as tools show it.", {
+    "ticket_id": "Ticket id.",
+    "customer_id": "Customer id.",
+    "request_key": "Business request key.",
+    "subject": "Subject.",
+    "priority": "Priority.",
+    "status": "'open' or 'assigned'.",
+    "assignee_id": "Current assignee or null.",
+    "approval": "'not_required', 'pending' or 'approved'.",
+    "version": "Entity version; pass it as expected_version.",
+})
+NotificationView = tool_view(
+    Notification, NOTIFICATION_PRIVATE, "A queued notification as tools show it.", {
+        "notification_id": "Notification id.",
+        "customer_id": "Recipient customer.",
+        "ticket_id": "The ticket it is about.",
+        "message": "Message body.",
+    })
 
-    tickets: list[TicketView] = Field(description="Matching tickets, oldest first.")
-
-
-class TicketResult(FrozenModel):
-    """Result of get_ticket, create_ticket and assign_ticket."""
-
-    ticket: TicketView = Field(description="The ticket after the call.")
-
-
-class NotificationResult(FrozenModel):
-    """Result of notify_customer."""
-
-    notification: NotificationView = Field(description="The queued notification.")
+CustomerResult = _model("CustomerResult", "Result of get_customer.", {
+    "customer": (CustomerView, "The customer."),
+})
+TicketListResult = _model("TicketListResult", "Result of find_tickets.", {
+    "tickets": (list[TicketView],  # type: ignore[valid-type]  # a model built at import
+                "Matching tickets, oldest first."),
+})
+TicketResult = _model("TicketResult", "Result of get_ticket, create_ticket and assign_ticket.", {
+    "ticket": (TicketView, "The ticket after the call."),
+})
+NotificationResult = _model("NotificationResult", "Result of notify_customer.", {
+    "notification": (NotificationView, "The queued notification."),
+})
 
 
 RESULTS: dict[str, type[FrozenModel]] = {

@@ -21,8 +21,16 @@ from typing import Any, Literal
 from pydantic import Field
 
 from pytest_sabot.core.models.base import FrozenModel
-from pytest_sabot.lab.record import LabRun
-from pytest_sabot.lab.vocabulary import GateOutcome
+from pytest_sabot.lab.record import (
+    Deliveries,
+    Effects,
+    ExitCode,
+    LabRun,
+    Outcome,
+    RoutedCalls,
+    ScenarioDigest,
+    VirtualMs,
+)
 
 # How bad a gate is for a comparison: a higher rank is worse. fail and error rank alike:
 # an error is no better than a failure, and a failure turned harness error is not a
@@ -36,15 +44,15 @@ class LabSide(FrozenModel):
     name: str = Field(description="How the input was named (path, or id and source).")
     run_id: str = Field(description="The record's run id.")
     scenario: str = Field(description="The scenario's name.")
-    scenario_digest: str = Field(description="sha256 of the scenario's canonical JSON.")
+    scenario_digest: ScenarioDigest
     agent: str = Field(description="The agent.")
-    gate: GateOutcome = Field(description="The run's gate.")
-    exit_code: int = Field(description="The gate's exit code.")
+    gate: Outcome
+    exit_code: ExitCode
     execution: str = Field(description="How execution ended.")
-    routed_calls: int = Field(description="Requests routed.")
-    deliveries: int = Field(description="Deliveries.")
-    effects: int = Field(description="Committed effects.")
-    virtual_ms: int = Field(description="Virtual time at the end.")
+    routed_calls: RoutedCalls
+    deliveries: Deliveries
+    effects: Effects
+    virtual_ms: VirtualMs
     rules: list[str] = Field(description="Rules broken, in the record's order.")
     messages: dict[str, str] = Field(description="Each broken rule's message.")
 

@@ -13,7 +13,7 @@ the same directory is set aside as ``run.prev-N.json``, never overwritten.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, ValidationError
 
@@ -23,14 +23,23 @@ from pytest_sabot.core.models.base import FrozenModel
 from pytest_sabot.core.trace_io import write_json_atomic
 from pytest_sabot.lab.agent import AgentKind, AgentView
 from pytest_sabot.lab.evidence import EvidenceRef, Streams, WaitEvent
-from pytest_sabot.lab.faults.base import FaultCoverage
+from pytest_sabot.lab.faults.base import EntryAccount, FaultCoverage
 from pytest_sabot.lab.scenario import Scenario
-from pytest_sabot.lab.vocabulary import RUN_FILE, ExecutionStatus, FaultKind, GateOutcome
+from pytest_sabot.lab.vocabulary import RUN_FILE, ExecutionStatus, GateOutcome
 from pytest_sabot.lab.world.entities import WorldState
 from pytest_sabot.trusted.report import ProcessReport
 
 RUN_FORMAT_VERSION: Literal[1] = 1
 Unknown = Literal["unknown"]
+
+# Figures of a run that a record and a comparison of records both state.
+ScenarioDigest = Annotated[str, Field(description="sha256 of the scenario's canonical JSON.")]
+RoutedCalls = Annotated[int, Field(description="Tool requests routed through the boundary.")]
+Deliveries = Annotated[int, Field(description="Deliveries that reached the world.")]
+Effects = Annotated[int, Field(description="Committed effects (agent and approver).")]
+VirtualMs = Annotated[int, Field(description="Virtual time at the end of the run.")]
+Outcome = Annotated[GateOutcome, Field(description="pass, fail, error or inconclusive.")]
+ExitCode = Annotated[int, Field(description="0 pass, 1 fail, 2 error, 3 inconclusive.")]
 
 
 class AgentInfo(FrozenModel):
@@ -142,11 +151,11 @@ class ClientUsage(FrozenModel):
 class Measurement(FrozenModel):
     """What the harness counted."""
 
-    routed_calls: int = Field(description="Tool requests routed through the boundary.")
-    deliveries: int = Field(description="Deliveries that reached the world.")
-    effects: int = Field(description="Committed effects (agent and approver).")
+    routed_calls: RoutedCalls
+    deliveries: Deliveries
+    effects: Effects
     waits: int = Field(description="Virtual waits the agent asked for.")
-    virtual_ms: int = Field(description="Virtual time at the end of the run.")
+    virtual_ms: VirtualMs
     provider_usage: ProviderUsage = Field(
         default_factory=ProviderUsage, description="Model usage, 'unknown' unless observed."
     )
@@ -171,11 +180,9 @@ class Violation(FrozenModel):
     )
 
 
-class CoverageCheck(FrozenModel):
+class CoverageCheck(EntryAccount):
     """One schedule entry as the gate sees it."""
 
-    id: str = Field(description="Schedule entry id.")
-    fault: FaultKind = Field(description="Fault kind.")
     required: bool = Field(description="Whether the gate needs it.")
     status: str = Field(description="planned, matched, activated or suppressed.")
     landed: bool = Field(description="The landing probe's reading.")
@@ -185,8 +192,8 @@ class CoverageCheck(FrozenModel):
 class Gate(FrozenModel):
     """The run's verdict."""
 
-    outcome: GateOutcome = Field(description="pass, fail, error or inconclusive.")
-    exit_code: int = Field(description="0 pass, 1 fail, 2 error, 3 inconclusive.")
+    outcome: Outcome
+    exit_code: ExitCode
     reasons: list[str] = Field(description="Why, in words, most important first.")
     violations: list[Violation] = Field(
         default_factory=list, description="Every violation observed."
@@ -206,7 +213,7 @@ class LabRun(FrozenModel):
     run_id: str = Field(description="'<scenario>--<agent>--s<seed>'.")
     scenario: Scenario = Field(description="The scenario as it ran.")
     scenario_source: str | None = Field(None, description="The file it came from, if any.")
-    scenario_digest: str = Field(description="sha256 of the scenario's canonical JSON.")
+    scenario_digest: ScenarioDigest
     agent: AgentInfo = Field(description="The agent that ran: name, kind, fixture flag.")
     agent_view: AgentView = Field(description="Exactly what the agent was given.")
     world_initial: WorldState = Field(description="The world when the run started.")

@@ -62,11 +62,16 @@ class Suppression(FrozenModel):
     reason: str = Field(description="Why the fault did not act.")
 
 
-class FaultCoverage(FrozenModel):
-    """What became of one schedule entry in a run."""
+class EntryAccount(FrozenModel):
+    """An account of one schedule entry, named by its id and fault kind."""
 
     id: str = Field(description="The schedule entry's id.")
     fault: FaultKind = Field(description="The fault kind.")
+
+
+class FaultCoverage(EntryAccount):
+    """What became of one schedule entry in a run."""
+
     operator: LabOperatorId = Field(description="The operator id (O7 and above).")
     tool: str = Field(description="The tool it targets.")
     required: bool = Field(description="Whether the gate needs it to activate.")

@@ -6,12 +6,20 @@ so earlier committed snapshots stay real and can be served by a stale read (O11)
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import Field
 
 from pytest_sabot.core.models.base import FrozenModel
 from pytest_sabot.lab.vocabulary import ApprovalState, Priority, TicketStatus
+
+# Fields a write tool's arguments set on the entity it creates, declared once for both.
+ForCustomer = Annotated[str, Field(description="The customer the ticket is for.")]
+Subject = Annotated[str, Field(description="One-line subject.")]
+TicketPriority = Annotated[Priority, Field(description="low, normal, high or urgent.")]
+Recipient = Annotated[str, Field(description="Recipient customer.")]
+AboutTicket = Annotated[str, Field(description="The ticket the message is about.")]
+MessageBody = Annotated[str, Field(description="Message body.")]
 
 
 class Customer(FrozenModel):
@@ -34,12 +42,12 @@ class Ticket(FrozenModel):
     """A support ticket; every committed change raises ``version`` by one."""
 
     ticket_id: str = Field(description="Stable id, e.g. 'T-4821'.")
-    customer_id: str = Field(description="The customer the ticket is for.")
+    customer_id: ForCustomer
     request_key: str = Field(
         description="Business request key; deliberately not unique, so duplicates can exist."
     )
-    subject: str = Field(description="One-line subject.")
-    priority: Priority = Field(description="low, normal, high or urgent.")
+    subject: Subject
+    priority: TicketPriority
     status: TicketStatus = Field(description="'open' until assigned, then 'assigned'.")
     assignee_id: str | None = Field(None, description="Current assignee, None when unassigned.")
     approval: ApprovalState = Field(
@@ -53,9 +61,9 @@ class Notification(FrozenModel):
     """A message placed in the notification outbox (nothing is ever sent anywhere)."""
 
     notification_id: str = Field(description="Stable id, e.g. 'N-3001'.")
-    customer_id: str = Field(description="Recipient customer.")
-    ticket_id: str = Field(description="The ticket the message is about.")
-    message: str = Field(description="Message body.")
+    customer_id: Recipient
+    ticket_id: AboutTicket
+    message: MessageBody
     sent_at_ms: int = Field(description="Virtual time the message entered the outbox.")
 
 
@@ -88,9 +96,14 @@ class WorldState(FrozenModel):
     next_notification: int = Field(description="Number of the next notification id.")
 
 
+# Harness-private fields: the world keeps them, no tool shows them.
+TICKET_PRIVATE = frozenset({"created_at_ms"})
+NOTIFICATION_PRIVATE = frozenset({"sent_at_ms"})
+
+
 def ticket_view(ticket: Ticket) -> dict[str, Any]:
     """A ticket as tools show it (no harness-private fields)."""
-    return ticket.model_dump(mode="json", exclude={"created_at_ms"})
+    return ticket.model_dump(mode="json", exclude=set(TICKET_PRIVATE))
 
 
 def customer_view(customer: Customer) -> dict[str, Any]:
@@ -98,4 +111,4 @@ def customer_view(customer: Customer) -> dict[str, Any]:
 
 
 def notification_view(notification: Notification) -> dict[str, Any]:
-    return notification.model_dump(mode="json", exclude={"sent_at_ms"})
+    return notification.model_dump(mode="json", exclude=set(NOTIFICATION_PRIVATE))
