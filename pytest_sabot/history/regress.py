@@ -34,10 +34,16 @@ from typing import Literal
 from pydantic import Field
 
 from pytest_sabot.core.exit_codes import EXIT_GATE, EXIT_INCONCLUSIVE, EXIT_PASS
-from pytest_sabot.core.models.base import FrozenModel
+from pytest_sabot.core.models.base import FrozenModel, fields_of
 from pytest_sabot.results import ResultsFile
-from pytest_sabot.results.compare import DEFAULT_RESAMPLES, DEFAULT_SEED, Comparison, compare
-from pytest_sabot.scoring.aggregate import Rate
+from pytest_sabot.results.compare import (
+    DEFAULT_RESAMPLES,
+    DEFAULT_SEED,
+    Comparison,
+    PairedRow,
+    ResultsIdentity,
+    compare,
+)
 
 DEFAULT_MIN_PAIRED = 5
 
@@ -53,34 +59,21 @@ RowStatus = Literal["regression", "improvement", "no regression", "not tested"]
 Outcome = Literal["regression", "no regression", "inconclusive"]
 
 
-class RunRef(FrozenModel):
+class RunRef(ResultsIdentity):
     """One side of the check, as its results describe it."""
 
     name: str = Field(description="How it was named: a run id or a path.")
     run_id: str | None = Field(description="The session's run id, when it has one.")
     source: str = Field(description="Where its results were read.")
-    wave: int
-    rules: str
-    model: str
-    registration_hash: str
-    fixture: bool = Field(description="Keyless: fixtures of the embedded model.")
-    label: str = Field(description="How its numbers must be described.")
     complete: bool = Field(description="Its session recorded its whole selection.")
 
 
-class RowCheck(FrozenModel):
+class RowCheck(PairedRow):
     """One scoreboard row checked for a regression."""
 
-    row: str
-    status: RowStatus
-    a: Rate | None = Field(description="A's published Sabot Score (None: no such row).")
-    b: Rate | None = Field(description="B's published Sabot Score (None: no such row).")
-    paired: int = Field(description="Fault cells valid in both runs.")
-    difference: float | None = Field(description="Mean B - A of DETECTED_HARD, paired cells.")
-    ci_low: float | None = Field(description="Lower bound of its 95% bootstrap interval.")
-    ci_high: float | None = Field(description="Upper bound of its 95% bootstrap interval.")
-    detected_a_only: int = Field(description="Paired cells DETECTED_HARD in A only.")
-    detected_b_only: int = Field(description="Paired cells DETECTED_HARD in B only.")
+    status: RowStatus = Field(
+        description="The reading: regression, improvement, no regression or not tested."
+    )
     why: str = Field(description="The reading, in words.")
 
 
@@ -103,15 +96,10 @@ class RegressionReport(FrozenModel):
 
 def _ref(results: ResultsFile, name: str, source: str) -> RunRef:
     return RunRef(
+        **fields_of(ResultsIdentity, results),
         name=name,
         run_id=results.session.run_id if results.session else None,
         source=source,
-        wave=results.wave,
-        rules=results.rules,
-        model=results.model,
-        registration_hash=results.registration_hash,
-        fixture=results.fixture,
-        label=results.label,
         complete=results.selection.complete,
     )
 
@@ -139,11 +127,7 @@ def _row(comparison: Comparison, min_paired: int) -> list[RowCheck]:
             status = "no regression"
             why = (f"B - A {_pct(r.difference)}, 95% CI [{_pct(r.ci_low)}, "
                    f"{_pct(r.ci_high)}] includes zero over {r.paired} paired cells")
-        out.append(RowCheck(
-            row=r.row, status=status, a=r.a, b=r.b, paired=r.paired, difference=r.difference,
-            ci_low=r.ci_low, ci_high=r.ci_high, detected_a_only=r.detected_a_only,
-            detected_b_only=r.detected_b_only, why=why,
-        ))
+        out.append(RowCheck(**fields_of(PairedRow, r), status=status, why=why))
     return out
 
 

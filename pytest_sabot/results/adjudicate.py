@@ -31,7 +31,12 @@ from pytest_sabot.core.loading import parse_json, validate
 from pytest_sabot.core.models.base import StrictModel
 from pytest_sabot.core.models.cells import Cell
 from pytest_sabot.core.models.trace import Trace
-from pytest_sabot.core.models.verdict import BaselineVerdict, CellVerdict, Exclusion
+from pytest_sabot.core.models.verdict import (
+    BaselineVerdict,
+    CellVerdict,
+    Exclusion,
+    cell_coordinates,
+)
 from pytest_sabot.core.records import OUTCOME_FILE, RunOutcome, cell_dir
 from pytest_sabot.core.records import set_aside as _set_aside
 from pytest_sabot.core.trace_io import PARTIAL_SUFFIX, TRACE_FILE, read_trace, write_json_atomic
@@ -39,6 +44,7 @@ from pytest_sabot.judge.models import SoftRecord
 from pytest_sabot.judge.run import SOFT_FILE, read_soft_record
 from pytest_sabot.matrix.standard import Standard
 from pytest_sabot.scoring import score_baseline, score_cell
+from pytest_sabot.scoring.funnel import nothing_found
 
 NOT_RUN_FILE = "not_run.json"
 
@@ -298,28 +304,12 @@ def not_run_verdict(std: Standard, cell: Cell, note: NotRun) -> CellVerdict:
     assert cell.operator is not None
     return CellVerdict(
         cell_id=cell.id,
-        wave=cell.wave,
-        framework=cell.framework,
-        config=cell.config,
+        **cell_coordinates(cell),
         operator=cell.operator,
-        task=cell.task,
-        seed=cell.seed,
-        row=cell.row,
         rules=std.rules.version,
         mapping_since=std.mappings[cell.framework].since,
         excluded=Exclusion(code="BASELINE_FAIL", reason=note.reason),
-        mapping_permissive=False,
-        mapping_narrow=False,
-        wave1_mapping=False,
-        anchored_flag=False,
-        any_flag=False,
-        detected_hard=False,
-        detected_soft=False,
-        detection="MISSED",
-        reacted=False,
-        reacted_identity=False,
-        reacted_independent=False,
-        reacted_causal=False,
+        **nothing_found(std.rules).verdict_fields(),
         recovered=None,
         soft_judged=False,
         baseline_known=True,

@@ -25,7 +25,7 @@ from typing import Literal
 from pydantic import Field, ValidationError
 
 from pytest_sabot.core.errors import SabotDataError, from_validation_error
-from pytest_sabot.core.models.base import FrozenModel
+from pytest_sabot.core.models.base import FrozenModel, fields_of
 from pytest_sabot.core.models.mapping import load_mapping_file
 from pytest_sabot.core.models.verdict import CellVerdict
 from pytest_sabot.core.paths import standard_root
@@ -40,16 +40,22 @@ Side = Literal["A", "B"]
 PairKey = tuple[str, str, str, str, int]
 
 
-class RunInfo(FrozenModel):
-    """One input of the comparison, as its results.json describes it."""
+class ResultsIdentity(FrozenModel):
+    """What a results.json says of the run it scored: the wave, rules, model and
+    registration it ran under, and how its numbers must be described."""
 
-    path: str = Field(description="The results.json that was read.")
     wave: int = Field(description="Wave number recorded in the file.")
     rules: str = Field(description="Rule version its verdicts were adjudicated under.")
     model: str = Field(description="Pipeline model spec, e.g. 'sim:vigilant'.")
     fixture: bool = Field(description="True when the embedded model served (keyless).")
     label: str = Field(description="How its numbers must be described.")
     registration_hash: str = Field(description="sha256 of the cells/tasks/mappings used.")
+
+
+class RunInfo(ResultsIdentity):
+    """One input of the comparison, as its results.json describes it."""
+
+    path: str = Field(description="The results.json that was read.")
     fault_cells: int = Field(description="Fault cells recorded in the file.")
     valid: int = Field(description="Fault cells without an exclusion code.")
 
@@ -65,8 +71,9 @@ class Mismatch(FrozenModel):
     meaning: str = Field(description="What the difference means for the comparison.")
 
 
-class RowComparison(FrozenModel):
-    """One scoreboard row (framework-config) compared across the two runs."""
+class PairedRow(FrozenModel):
+    """One scoreboard row's published scores in the two runs and the paired difference of
+    its cells valid in both."""
 
     row: str = Field(description="framework-config.")
     a: Rate | None = Field(description="A's published Sabot Score for the row (None: no row).")
@@ -79,6 +86,11 @@ class RowComparison(FrozenModel):
     ci_high: float | None = Field(description="Upper bound of the 95% bootstrap interval.")
     detected_a_only: int = Field(description="Paired cells DETECTED_HARD in A but not in B.")
     detected_b_only: int = Field(description="Paired cells DETECTED_HARD in B but not in A.")
+
+
+class RowComparison(PairedRow):
+    """One scoreboard row (framework-config) compared across the two runs."""
+
     one_sided: int = Field(description="Cells of this row valid in one run only.")
     a_clean_fire: Rate | None = Field(
         None, description="A's clean-run firing rate for the row (SPEC I27; None: no row)."
@@ -162,13 +174,8 @@ def _faults(results: ResultsFile) -> dict[PairKey, CellVerdict]:
 def _info(results: ResultsFile, path: str) -> RunInfo:
     faults = _faults(results)
     return RunInfo(
+        **fields_of(ResultsIdentity, results),
         path=path,
-        wave=results.wave,
-        rules=results.rules,
-        model=results.model,
-        fixture=results.fixture,
-        label=results.label,
-        registration_hash=results.registration_hash,
         fault_cells=len(faults),
         valid=sum(1 for v in faults.values() if v.excluded is None),
     )
@@ -340,6 +347,8 @@ __all__ = [
     "Comparison",
     "Mismatch",
     "OneSidedCell",
+    "PairedRow",
+    "ResultsIdentity",
     "RowComparison",
     "RunInfo",
     "compare",

@@ -28,7 +28,8 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+from typing import Any
 
 from pytest_sabot.core.models.rules import HeadlineReading, RuleSet
 from pytest_sabot.core.models.verdict import ActRecord, Detection, FlagRecord
@@ -54,6 +55,15 @@ class FunnelOutcome:
     """(row, seq) of the acts read as reactions under the independent reading (the text)."""
     reactions_causal: frozenset[tuple[str, int]] = frozenset()
     """(row, seq) of the acts read as reactions under the causal reading."""
+
+    def verdict_fields(self) -> dict[str, Any]:
+        """The outcome as a CellVerdict records it: every field but the two reaction sets,
+        which mark the acts instead."""
+        return {
+            f.name: getattr(self, f.name)
+            for f in fields(self)
+            if f.name not in ("reactions", "reactions_causal")
+        }
 
 
 def flag_acts(flags: Sequence[FlagRecord], mechanism: str, component: str) -> list[ActRecord]:
@@ -148,6 +158,13 @@ def run_funnel(
         reactions=reactions,
         reactions_causal=causal,
     )
+
+
+def nothing_found(rules: RuleSet) -> FunnelOutcome:
+    """The funnel of a fault run without an act, a FLAGS line or a soft-tier verdict:
+    nothing detected (MISSED) and nothing reacted, what the verdict of a cell that was
+    never run records."""
+    return run_funnel([], [], [], rules, None)
 
 
 def _norm(text: str | None) -> str:

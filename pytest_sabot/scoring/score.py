@@ -16,7 +16,12 @@ from pytest_sabot.core.models.defects import GROUND_TRUTH_MATERIAL
 from pytest_sabot.core.models.mapping import ActKind, MappingRevision
 from pytest_sabot.core.models.rules import RuleSet, version_key
 from pytest_sabot.core.models.trace import Trace, injection_seq
-from pytest_sabot.core.models.verdict import ActRecord, BaselineVerdict, CellVerdict
+from pytest_sabot.core.models.verdict import (
+    ActRecord,
+    BaselineVerdict,
+    CellVerdict,
+    cell_coordinates,
+)
 from pytest_sabot.core.operators import served_model
 from pytest_sabot.scoring.acts import find_acts
 from pytest_sabot.scoring.exclusions import fault_run_exclusion, run_error_reason
@@ -105,13 +110,8 @@ def score_cell(
     probes = trace.of_kind("probe")
     return CellVerdict(
         cell_id=start.cell_id,
-        wave=start.wave,
-        framework=start.framework,
-        config=start.config,
+        **cell_coordinates(start),
         operator=operator,
-        task=start.task,
-        seed=start.seed,
-        row=row,
         rules=rules.version,
         mapping_since=mapping.since,
         headline_reading=reading,
@@ -122,19 +122,7 @@ def score_cell(
             key=lambda a: a.seq,
         ),
         flags=flags,
-        mapping_permissive=outcome.mapping_permissive,
-        mapping_narrow=outcome.mapping_narrow,
-        wave1_mapping=outcome.wave1_mapping,
-        anchored_flag=outcome.anchored_flag,
-        any_flag=outcome.any_flag,
-        detected_hard=outcome.detected_hard,
-        detected_soft=outcome.detected_soft,
-        detection=outcome.detection,
-        detecting_seq=outcome.detecting_seq,
-        reacted=outcome.reacted,
-        reacted_identity=outcome.reacted_identity,
-        reacted_independent=outcome.reacted_independent,
-        reacted_causal=outcome.reacted_causal,
+        **outcome.verdict_fields(),
         recovered=passed,
         soft_judged=soft_noticed is not None,
         soft_noticed=soft_noticed,
@@ -244,12 +232,7 @@ def score_baseline(
     return BaselineVerdict(
         cell_id=start.cell_id or cell_id(start.framework, start.config, None, start.task,
                                          start.seed),
-        wave=start.wave,
-        framework=start.framework,
-        config=start.config,
-        task=start.task,
-        seed=start.seed,
-        row=f"{start.framework}-{start.config}",
+        **cell_coordinates(start),
         rules=rules.version,
         status=status,
         reason=reason,

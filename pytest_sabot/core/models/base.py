@@ -7,6 +7,8 @@ it, never a value silently dropped). A record, once read or built, does not chan
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, ConfigDict
 
 
@@ -20,3 +22,9 @@ class StrictModel(BaseModel):
     """A document: unknown fields are refused; its fields may be set after validation."""
 
     model_config = ConfigDict(extra="forbid")
+
+
+def fields_of(view: type[BaseModel], source: object) -> dict[str, Any]:
+    """The value ``source`` holds for each field of ``view``, to build a model that
+    declares those fields (a view of ``source``) from it."""
+    return {name: getattr(source, name) for name in view.model_fields}

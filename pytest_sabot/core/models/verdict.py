@@ -12,9 +12,10 @@ from typing import Any, Literal
 from pydantic import Field, model_validator
 
 from pytest_sabot.core.models.base import FrozenModel
+from pytest_sabot.core.models.cells import Cell
 from pytest_sabot.core.models.mapping import ActKind
 from pytest_sabot.core.models.rules import HeadlineReading
-from pytest_sabot.core.models.trace import Config, Framework, OperatorId, TaskId
+from pytest_sabot.core.models.trace import Config, Framework, OperatorId, RunStartData, TaskId
 
 ExclusionCode = Literal["RUN_ERROR", "BASELINE_FAIL", "INJECTION_UNVERIFIED"]
 EXCLUSION_PRECEDENCE: tuple[ExclusionCode, ...] = (
@@ -27,6 +28,19 @@ Detection = Literal["DETECTED_HARD", "DETECTED_SOFT", "MISSED", "UNJUDGED"]
 verdict (the judge did not run on the cell, or answered with an error), so whether anything
 noticed the fault is unknown; such a cell is never MISSED."""
 SoftTier = Literal["noticed", "not_noticed", "unjudged"]
+
+
+def cell_coordinates(run: Cell | RunStartData) -> dict[str, Any]:
+    """What a verdict records of its cell's place in the matrix (wave, framework, config,
+    task, seed and scoreboard row), read from the cell or from its run's run_start."""
+    return {
+        "wave": run.wave,
+        "framework": run.framework,
+        "config": run.config,
+        "task": run.task,
+        "seed": run.seed,
+        "row": f"{run.framework}-{run.config}",
+    }
 
 
 class ActRecord(FrozenModel):
