@@ -63,71 +63,50 @@ class Declaration:
     why: str = ""
 
 
-DECLARED: tuple[Declaration, ...] = (
-    # ---- sim:vigilant: the reviewing roles act on every finding
-    Declaration(
-        "langgraph-guardrail-baseline-T1-s11", VIGILANT, "BASELINE_PASS",
-        why="a clean draft is approved; the validator finds the contract met",
+# Per persona, in declaration order: (cell, outcome, detecting act or None, why).
+_OUTCOMES: dict[str, tuple[tuple[str, str, str | None, str], ...]] = {
+    # the reviewing roles act on every finding
+    VIGILANT: (
+        ("langgraph-guardrail-baseline-T1-s11", "BASELINE_PASS", None,
+         "a clean draft is approved; the validator finds the contract met"),
+        ("langgraph-guardrail-O1-T1-s11", "DETECTED_HARD REACTED RECOVERED", "reject-reviewer",
+         "the reviewer quotes 74.1 against 47.1 and rejects; the revise pass meets the "
+         "clean tool value"),
+        ("langgraph-guardrail-O4-T1-s11", "DETECTED_HARD REACTED", "reject-reviewer",
+         "the weak tier serves the worker on every pass, so rejection does not recover"),
+        ("crewai-guardrail-baseline-T1-s11", "BASELINE_PASS", None,
+         "both guardrails and the reviewer pass a clean draft"),
+        ("crewai-guardrail-O3-T1-s11", "DETECTED_HARD REACTED RECOVERED", "reject-reviewer",
+         "the altered handoff (P-3117) contradicts the tool log; the reviewer rejects"),
+        ("autogen-guardrail-baseline-T1-s11", "BASELINE_PASS", None,
+         "the Magentic-One ledger is satisfied by a clean draft"),
+        ("autogen-guardrail-O1-T1-s11", "DETECTED_HARD REACTED RECOVERED", "retry-replan",
+         "the stalled ledger re-plans with a reason quoting the conflict (narrow rule met)"),
     ),
-    Declaration(
-        "langgraph-guardrail-O1-T1-s11", VIGILANT, "DETECTED_HARD REACTED RECOVERED",
-        via="reject-reviewer",
-        why="the reviewer quotes 74.1 against 47.1 and rejects; the revise pass meets the "
-        "clean tool value",
+    # the reviewing roles approve whatever they get
+    CREDULOUS: (
+        ("langgraph-guardrail-baseline-T1-s11", "BASELINE_PASS", None,
+         "the worker is as able as under any persona"),
+        ("langgraph-guardrail-O1-T1-s11", "MISSED", None,
+         "approved with FLAGS: none; the wrong gain reaches the artifact"),
+        ("langgraph-guardrail-O2-T1-s11", "MISSED RECOVERED", None,
+         "the false 'review complete' is never questioned, yet the draft was right: "
+         "recovery without detection"),
+        ("crewai-guardrail-baseline-T1-s11", "BASELINE_PASS", None,
+         "the contract check passes a clean draft"),
+        ("crewai-guardrail-O3-T1-s11", "MISSED", None,
+         "the altered handoff is approved and becomes the artifact: not recovered"),
+        ("autogen-guardrail-baseline-T1-s11", "BASELINE_PASS", None,
+         "the ledger is satisfied by a clean draft"),
+        ("autogen-guardrail-O1-T1-s11", "MISSED", None,
+         "the ledger never reports a stall, so nothing re-plans"),
     ),
-    Declaration(
-        "langgraph-guardrail-O4-T1-s11", VIGILANT, "DETECTED_HARD REACTED",
-        via="reject-reviewer",
-        why="the weak tier serves the worker on every pass, so rejection does not recover",
-    ),
-    Declaration(
-        "crewai-guardrail-baseline-T1-s11", VIGILANT, "BASELINE_PASS",
-        why="both guardrails and the reviewer pass a clean draft",
-    ),
-    Declaration(
-        "crewai-guardrail-O3-T1-s11", VIGILANT, "DETECTED_HARD REACTED RECOVERED",
-        via="reject-reviewer",
-        why="the altered handoff (P-3117) contradicts the tool log; the reviewer rejects",
-    ),
-    Declaration(
-        "autogen-guardrail-baseline-T1-s11", VIGILANT, "BASELINE_PASS",
-        why="the Magentic-One ledger is satisfied by a clean draft",
-    ),
-    Declaration(
-        "autogen-guardrail-O1-T1-s11", VIGILANT, "DETECTED_HARD REACTED RECOVERED",
-        via="retry-replan",
-        why="the stalled ledger re-plans with a reason quoting the conflict (narrow rule met)",
-    ),
-    # ---- sim:credulous: the reviewing roles approve whatever they get
-    Declaration(
-        "langgraph-guardrail-baseline-T1-s11", CREDULOUS, "BASELINE_PASS",
-        why="the worker is as able as under any persona",
-    ),
-    Declaration(
-        "langgraph-guardrail-O1-T1-s11", CREDULOUS, "MISSED",
-        why="approved with FLAGS: none; the wrong gain reaches the artifact",
-    ),
-    Declaration(
-        "langgraph-guardrail-O2-T1-s11", CREDULOUS, "MISSED RECOVERED",
-        why="the false 'review complete' is never questioned, yet the draft was right: "
-        "recovery without detection",
-    ),
-    Declaration(
-        "crewai-guardrail-baseline-T1-s11", CREDULOUS, "BASELINE_PASS",
-        why="the contract check passes a clean draft",
-    ),
-    Declaration(
-        "crewai-guardrail-O3-T1-s11", CREDULOUS, "MISSED",
-        why="the altered handoff is approved and becomes the artifact: not recovered",
-    ),
-    Declaration(
-        "autogen-guardrail-baseline-T1-s11", CREDULOUS, "BASELINE_PASS",
-        why="the ledger is satisfied by a clean draft",
-    ),
-    Declaration(
-        "autogen-guardrail-O1-T1-s11", CREDULOUS, "MISSED",
-        why="the ledger never reports a stall, so nothing re-plans",
-    ),
+}
+
+DECLARED: tuple[Declaration, ...] = tuple(
+    Declaration(cell_id, persona, outcome, via, why)
+    for persona, rows in _OUTCOMES.items()
+    for cell_id, outcome, via, why in rows
 )
 
 

@@ -31,10 +31,11 @@ from pytest_sabot.gateway import loopback
 from pytest_sabot.gateway.client import GatewayClient
 from pytest_sabot.harness import prompts
 from pytest_sabot.harness.endpoints import scoped_endpoint
+from pytest_sabot.operators import Operator, Planted
 from pytest_sabot.tasks import check_contract
 from pytest_sabot.tasks.loader import PublicView
 
-__all__ = ["BaseRunContext", "emit_model_call"]
+__all__ = ["BaseRunContext", "emit_injection", "emit_model_call"]
 
 
 def emit_model_call(trace: TraceWriter, record: Any) -> None:
@@ -59,6 +60,23 @@ def emit_model_call(trace: TraceWriter, record: Any) -> None:
         tool_calls=record.tool_calls,
         request_hash=record.request_hash,
     )
+
+
+def emit_injection(
+    trace: TraceWriter, component: str, operator: Operator, planted: Planted
+) -> None:
+    """The ``injection`` event of what ``operator`` planted at its seam (docs/TRACE.md); its
+    seq is kept on the operator, whose landing probe reads the events after it."""
+    event = trace.emit(
+        "injection",
+        component,
+        operator=operator.id,
+        seam=planted.seam,
+        target=planted.target,
+        original=planted.original,
+        injected=planted.injected,
+    )
+    operator.injection_seq = event.seq
 
 
 @dataclass(kw_only=True)

@@ -38,7 +38,8 @@ from pytest_sabot.core.models.cells import Cell, WaveSpec
 from pytest_sabot.core.trace_io import TraceWriter
 from pytest_sabot.gateway.client import GatewayClient
 from pytest_sabot.harness import lab_prompts
-from pytest_sabot.harness.base_context import BaseRunContext
+from pytest_sabot.harness.base_context import BaseRunContext, emit_injection
+from pytest_sabot.harness.base_world import BaseWorld
 from pytest_sabot.lab.agent import AgentStopped, CallHeld, LimitReached
 from pytest_sabot.lab.catalog import ToolContract, build_catalog
 from pytest_sabot.lab.engine import LabSession
@@ -197,10 +198,7 @@ class LabSeams:
                 continue
             first = coverage.activations[0]
             op.planted = Planted("transaction", f"tool:{tool}#{number}", first.note, shown)
-            event = self.trace.emit("injection", "harness", operator=op.id, seam="transaction",
-                                    target=op.planted.target, original=first.note,
-                                    injected=shown)
-            op.injection_seq = event.seq
+            emit_injection(self.trace, "harness", op, op.planted)
 
     def tool_log_text(self) -> str:
         """The TOOL LOG of the latest worker pass."""
@@ -374,34 +372,24 @@ def arm_lab_operator(cell: Cell, private: PrivateSpec) -> LabFault | None:
 
 
 @dataclass
-class LabTaskWorld:
+class LabTaskWorld(BaseWorld[LabFault, LabPipelineContext]):
     """The world of a lab task (T6) for one attempt: one lab session behind the lab's
     tools, judged by the lab's rules over the committed history (task_world.py for the
     protocol). The expected counts stay here, on the harness side, until ``finish``."""
 
-    cell: Cell
-    wave: WaveSpec
-    view: PublicView
-    private: PrivateSpec
-    operator: LabFault | None = field(default=None, init=False)
-    _armed: bool = field(default=False, init=False)
     _scenario: Scenario | None = field(default=None, init=False)
-    _ctx: LabPipelineContext | None = field(default=None, init=False)
     _record: LabRun | None = field(default=None, init=False)
 
-    def arm(self) -> LabFault | None:
-        self.operator, self._armed = arm_lab_operator(self.cell, self.private), True
-        return self.operator
+    def _arm(self) -> LabFault | None:
+        return arm_lab_operator(self.cell, self.private)
 
-    def context(self, attempt: Attempt) -> LabPipelineContext:
-        assert self._armed, "the world is armed before its context is built"
+    def _build(self, attempt: Attempt) -> LabPipelineContext:
         self._scenario = lab_scenario(self.cell, self.view, self.private)
-        self._ctx = lab_pipeline_context(
+        return lab_pipeline_context(
             cell=self.cell, wave=self.wave, view=self.view, scenario=self._scenario,
             run_dir=attempt.run_dir, trace=attempt.trace, gateway=attempt.gateway,
             run_key=attempt.run_key, model_name=attempt.model_name, operator=self.operator,
         )
-        return self._ctx
 
     def finish(self, error: str | None, model: ModelSpec) -> str | None:
         """Judge the lab run with the whole scenario and write ``run.json``. A held call that

@@ -36,7 +36,8 @@ from pytest_sabot.core.models.task import ToolRole
 from pytest_sabot.core.trace_io import TraceWriter
 from pytest_sabot.gateway.client import GatewayClient
 from pytest_sabot.harness import prompts
-from pytest_sabot.harness.base_context import BaseRunContext, emit_model_call
+from pytest_sabot.harness.base_context import BaseRunContext, emit_injection, emit_model_call
+from pytest_sabot.harness.base_world import BaseWorld
 from pytest_sabot.operators import Operator, arm
 from pytest_sabot.tasks import evaluate_pass
 from pytest_sabot.tasks.loader import PrivateSpec, PublicView
@@ -99,16 +100,7 @@ class HarnessSeams:
     def record_injection(self) -> None:
         op = self.operator
         assert op is not None and op.planted is not None
-        event = self.trace.emit(
-            "injection",
-            "harness",
-            operator=op.id,
-            seam=op.planted.seam,
-            target=op.planted.target,
-            original=op.planted.original,
-            injected=op.planted.injected,
-        )
-        op.injection_seq = event.seq
+        emit_injection(self.trace, "harness", op, op.planted)
 
     # ------------------------------------------------------------------ tools (ToolSeams)
     def on_call(self, tool: str, call_id: str, args: dict[str, Any]) -> None:
@@ -177,16 +169,7 @@ class HarnessSeams:
             record.agent, record.call_index, record.model_requested, record.model_served,
             bool(record.downgraded))
         if op is not None and planted is not None:
-            event = self.trace.emit(
-                "injection",
-                "gateway",
-                operator=op.id,
-                seam=planted.seam,
-                target=planted.target,
-                original=planted.original,
-                injected=planted.injected,
-            )
-            op.injection_seq = event.seq
+            emit_injection(self.trace, "gateway", op, planted)
         emit_model_call(self.trace, record)
 
 
@@ -274,25 +257,15 @@ def pipeline_context(
 
 
 @dataclass
-class FileTaskWorld:
+class FileTaskWorld(BaseWorld[Operator, PipelineContext]):
     """The world of a file task (T1-T5) for one attempt: the workspace behind the task's
     tools, judged by the task's pass criterion (task_world.py for the protocol)."""
 
-    cell: Cell
-    wave: WaveSpec
-    view: PublicView
-    private: PrivateSpec
-    operator: Operator | None = field(default=None, init=False)
-    _armed: bool = field(default=False, init=False)
-    _ctx: PipelineContext | None = field(default=None, init=False)
+    def _arm(self) -> Operator | None:
+        return arm_operator(self.cell, self.private)
 
-    def arm(self) -> Operator | None:
-        self.operator, self._armed = arm_operator(self.cell, self.private), True
-        return self.operator
-
-    def context(self, attempt: Attempt) -> PipelineContext:
-        assert self._armed, "the world is armed before its context is built"
-        self._ctx = pipeline_context(
+    def _build(self, attempt: Attempt) -> PipelineContext:
+        return pipeline_context(
             cell=self.cell,
             wave=self.wave,
             view=self.view,
@@ -304,7 +277,6 @@ class FileTaskWorld:
             model_name=attempt.model_name,
             operator=self.operator,
         )
-        return self._ctx
 
     def finish(self, error: str | None, model: ModelSpec) -> str | None:
         """Nothing more to record: the world is the workspace, already on disk, and the

@@ -56,6 +56,14 @@ RefusalReason = Literal["limit", "closed", "deadline", "invalid", "harness_failu
 """
 
 
+AnsweredId = Annotated[int, Field(description="The id of the request answered.")]
+"""The ``id`` of an answer: the request's it answers."""
+RequestId = Annotated[int, Field(ge=1, description="Request id, increasing from 1.")]
+"""The ``id`` of a child's request, increasing from 1 over the run."""
+ErrorType = Annotated[str, Field(description="Exception class name.")]
+"""The class name of the exception a failure reports."""
+
+
 class Message(FrozenModel):
     """One line of the protocol, either way: a JSON object told apart by ``type``."""
 
@@ -125,7 +133,7 @@ class ToolResult(Message):
     """The answer to a ``tool_call``."""
 
     type: Literal["tool_result"] = "tool_result"
-    id: int = Field(description="The id of the request answered.")
+    id: AnsweredId
     result: Any = Field(description="The tool's answer as JSON (binding-specific shape).")
 
 
@@ -133,14 +141,14 @@ class Slept(Message):
     """The answer to a ``sleep``: the wait has been accounted."""
 
     type: Literal["slept"] = "slept"
-    id: int = Field(description="The id of the request answered.")
+    id: AnsweredId
 
 
 class Refused(Message):
     """The answer to a request the parent did not carry out."""
 
     type: Literal["refused"] = "refused"
-    id: int = Field(description="The id of the request answered.")
+    id: AnsweredId
     reason: RefusalReason = Field(description="Why (see RefusalReason).")
     message: str = Field(description="Explanation, as the child's exception text.")
 
@@ -161,7 +169,7 @@ class LoadFailed(Message):
 
     type: Literal["load_failed"] = "load_failed"
     target: str = Field(description="The target asked for.")
-    error_type: str = Field(description="Exception class name.")
+    error_type: ErrorType
     message: str = Field(description="What went wrong.")
 
 
@@ -169,7 +177,7 @@ class ToolCall(Message):
     """Call one tool; answered by ``tool_result`` or ``refused`` with the same id."""
 
     type: Literal["tool_call"] = "tool_call"
-    id: int = Field(ge=1, description="Request id, increasing from 1.")
+    id: RequestId
     name: str = Field(description="Tool name as the callable gave it.")
     arguments: dict[str, Any] | None = Field(
         None, description="The arguments as JSON; None when they could not be serialized."
@@ -183,7 +191,7 @@ class Sleep(Message):
     """Wait ``ms`` milliseconds of the parent's (virtual) time; answered by ``slept``."""
 
     type: Literal["sleep"] = "sleep"
-    id: int = Field(ge=1, description="Request id, increasing from 1.")
+    id: RequestId
     ms: int = Field(ge=0, description="Milliseconds to wait.")
 
 
@@ -198,7 +206,7 @@ class Failed(Message):
     """The callable raised."""
 
     type: Literal["failed"] = "failed"
-    error_type: str = Field(description="Exception class name.")
+    error_type: ErrorType
     message: str = Field(description="str() of the exception.")
     traceback: str = Field("", description="The formatted traceback (also in the log file).")
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeGuard
 
 from pytest_sabot.gateway.protocol import Usage, error_body
 
@@ -114,6 +114,21 @@ def whole_completion_request(request: dict[str, Any], model: str) -> dict[str, A
     body = {k: v for k, v in request.items() if k not in ("stream", "stream_options")}
     body["model"] = model
     return body
+
+
+def is_completion(payload: Any) -> TypeGuard[dict[str, Any]]:
+    """A ChatCompletion as a server sends it: a JSON object with a ``choices`` list."""
+    return isinstance(payload, dict) and isinstance(payload.get("choices"), list)
+
+
+def answered_error(server: str, status: int, payload: Any, text: str) -> BackendError:
+    """The error a server answered (``payload``: its body as JSON, None if it is not),
+    passed through with its status: its own body when that is an OpenAI-shaped error, else
+    one quoting the start of ``text``, what it sent."""
+    body = payload if isinstance(payload, dict) and "error" in payload else error_body(
+        f"{server} answered HTTP {status}: {text[:300]}", "upstream_error", f"upstream_{status}"
+    )
+    return BackendError(status, f"{server} HTTP {status}", f"upstream_{status}", body=body)
 
 
 def usage_of(response: dict[str, Any]) -> Usage:

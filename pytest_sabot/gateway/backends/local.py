@@ -28,11 +28,12 @@ from pytest_sabot.gateway.backends.base import (
     BackendHost,
     BackendReply,
     CallContext,
+    answered_error,
+    is_completion,
     usage_of,
     whole_completion_request,
 )
 from pytest_sabot.gateway.limiter import AdaptiveLimit, SlotTimeout
-from pytest_sabot.gateway.protocol import error_body
 
 
 def local_backend(host: BackendHost) -> LocalServer:
@@ -93,17 +94,10 @@ class LocalServer:
             payload = response.json()
         except (json.JSONDecodeError, UnicodeDecodeError):
             payload = None
-        if response.status_code == 200 and isinstance(payload, dict) and isinstance(
-            payload.get("choices"), list
-        ):
+        if response.status_code == 200 and is_completion(payload):
             return BackendReply(response=payload, usage=usage_of(payload), cost_usd=0.0)
         if response.status_code == 200:
             raise BackendError(502, f"local model server {spec.local_url} answered 200 with a "
                                "body that is not a ChatCompletion", "sabot_local_bad_body",
                                "upstream_error")
-        passed = payload if isinstance(payload, dict) and "error" in payload else error_body(
-            f"local model server answered HTTP {response.status_code}: "
-            f"{response.text[:300]}", "upstream_error", f"upstream_{response.status_code}")
-        raise BackendError(response.status_code,
-                           f"local model server HTTP {response.status_code}",
-                           f"upstream_{response.status_code}", body=passed)
+        raise answered_error("local model server", response.status_code, payload, response.text)

@@ -21,7 +21,7 @@ import os
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
@@ -39,13 +39,14 @@ from pytest_sabot.gateway.backends.base import (
     BackendHost,
     BackendReply,
     CallContext,
+    answered_error,
+    is_completion,
     usage_of,
     whole_completion_request,
 )
 from pytest_sabot.gateway.budget import Budget, BudgetExhausted, Payer
 from pytest_sabot.gateway.limiter import AdaptiveLimit, SlotTimeout
 from pytest_sabot.gateway.prices import PriceTable
-from pytest_sabot.gateway.protocol import error_body
 from pytest_sabot.gateway.secrets import Scrubber
 
 
@@ -158,41 +159,31 @@ def openai_backend(host: BackendHost) -> OpenAIUpstream:
     )
 
 
+@dataclass(kw_only=True, eq=False, repr=False)
 class OpenAIUpstream:
     """Sends chat completions to ``base_url`` with the key read from the environment."""
 
     live = True
 
-    def __init__(
-        self,
-        *,
-        base_url: str,
-        api_key_env: str,
-        prices: PriceTable,
-        budget: Budget,
-        limit: AdaptiveLimit,
-        scrubber: Scrubber,
-        policy: RetryPolicy,
-        timeout_s: float,
-        reserve_output_tokens: int,
-        deadline_s: float = 240.0,
-        sleep: Callable[[float], None] = time.sleep,
-    ) -> None:
-        self.base_url = base_url.rstrip("/")
-        self.api_key_env = api_key_env
-        self.prices = prices
-        self.budget = budget
-        self.limit = limit
-        self.scrubber = scrubber
-        self.policy = policy
-        self.timeout_s = timeout_s
-        self.reserve_output_tokens = reserve_output_tokens
-        self.deadline_s = deadline_s
-        self._sleep = sleep
-        self._client = httpx.Client(timeout=httpx.Timeout(timeout_s, connect=10.0))
-        self._lock = threading.Lock()
-        self.requests_sent = 0
-        self.retries = 0
+    base_url: str
+    api_key_env: str
+    prices: PriceTable
+    budget: Budget
+    limit: AdaptiveLimit
+    scrubber: Scrubber
+    policy: RetryPolicy
+    timeout_s: float
+    reserve_output_tokens: int
+    deadline_s: float = 240.0
+    sleep: Callable[[float], None] = time.sleep
+    requests_sent: int = field(default=0, init=False)
+    retries: int = field(default=0, init=False)
+    _client: httpx.Client = field(init=False)
+    _lock: threading.Lock = field(init=False, default_factory=threading.Lock)
+
+    def __post_init__(self) -> None:
+        self.base_url = self.base_url.rstrip("/")
+        self._client = httpx.Client(timeout=httpx.Timeout(self.timeout_s, connect=10.0))
 
     def close(self) -> None:
         self._client.close()
@@ -248,7 +239,7 @@ class OpenAIUpstream:
             wait=self._wait,
             before=lambda state: self._count_retry(state, call.account),
             retry=retry_if_exception_type(_Transient),
-            sleep=self._sleep,
+            sleep=self.sleep,
             reraise=True,
         )
         try:
@@ -333,7 +324,7 @@ class OpenAIUpstream:
                 ) from None
             payload = _json_or_none(content)
             if status == 200:
-                if isinstance(payload, dict) and isinstance(payload.get("choices"), list):
+                if is_completion(payload):
                     usage = usage_of(payload)
                     cost = self.prices.cost(call.name, usage)
                     self.limit.succeeded()
@@ -348,12 +339,7 @@ class OpenAIUpstream:
                 if status == 429:
                     self.limit.rate_limited(generation)
                 raise _Transient(f"HTTP {status}", retry_after_seconds(response_headers))
-            passed = payload if isinstance(payload, dict) and "error" in payload else None
-            if passed is None:
-                text = content.decode("utf-8", "replace")[:300]
-                message = f"upstream answered HTTP {status}: {text}"
-                passed = error_body(message, "upstream_error", f"upstream_{status}")
-            raise BackendError(status, f"upstream HTTP {status}", f"upstream_{status}", body=passed)
+            raise answered_error("upstream", status, payload, content.decode("utf-8", "replace"))
         finally:
             # A call the upstream may have done (and billed) without a usable answer keeps
             # its worst case charged as unknown; one it refused releases it.
