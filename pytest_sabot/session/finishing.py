@@ -78,6 +78,18 @@ def info(state: SabotSession, status: SessionStatus, detail: str) -> SessionInfo
     )
 
 
+def with_session(first: ResultsFile, session: SessionInfo) -> ResultsFile:
+    """``first`` with how the session ended. A build reads the session only to choose the
+    records it counts (its run id and mode, never its status) and to copy it; the reasons
+    it is given apply only to cells without a record. So when ``first`` has none, building
+    again with the final session and reasons gives ``first`` with that session: the records
+    are not read and scored a second time."""
+    assert not first.selection.not_run, "cells without a record need their reasons"
+    assert first.session is not None and first.session.run_id == session.run_id
+    assert first.session.mode == session.mode
+    return first.model_copy(update={"session": session})
+
+
 def common(state: SabotSession, judge: dict[str, Any] | None) -> dict[str, Any]:
     """The inputs of build_results every results.json of this session shares."""
     from pytest_sabot.results.adjudicate import Provenance
@@ -225,9 +237,12 @@ def _finish(state: SabotSession, session: pytest.Session) -> None:
         if cid in damaged:  # its own reason says more than how the session ended
             reasons.setdefault(cid, ("damaged record", damaged[cid]))
         reasons.setdefault(cid, (reason, detail))
-    results = build_results(
-        std, state.out_dir, session=info(state, status, detail), not_run=reasons, **shared
-    )
+    if first.selection.not_run:  # reasons to give: build again with them
+        results = build_results(
+            std, state.out_dir, session=info(state, status, detail), not_run=reasons, **shared
+        )
+    else:  # every cell was recorded: the same scoring, only how the session ended is new
+        results = with_session(first, info(state, status, detail))
     results = extended(state, results)
     state.results = results
     state.gates = evaluate(results, state.settings.fail_under, state.settings.max_run_errors)
