@@ -18,7 +18,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
@@ -31,9 +31,11 @@ from pytest_sabot.gateway import loopback
 from pytest_sabot.gateway.client import GatewayClient
 from pytest_sabot.harness import prompts
 from pytest_sabot.harness.endpoints import scoped_endpoint
-from pytest_sabot.operators import Operator, Planted
 from pytest_sabot.tasks import check_contract
 from pytest_sabot.tasks.loader import PublicView
+
+if TYPE_CHECKING:
+    from pytest_sabot.operators import Operator, Planted
 
 __all__ = ["BaseRunContext", "emit_injection", "emit_model_call"]
 
