@@ -129,7 +129,10 @@ def test_I83_an_mcp_client_completes_a_baseline_and_a_fault_cell(tmp_path: Path)
     assert verdict["excluded"] is None, verdict
     assert verdict["detection"] == "DETECTED_HARD", verdict
     # The public context only: nothing of the operator, the seed or the private spec.
-    text = json.dumps(fault["context"])
+    # The run's keys are random tokens: one may spell "O3" by chance, so they are left out.
+    context = fault["context"]
+    keyless = [{k: v for k, v in m.items() if k != "api_key"} for m in context["models"]]
+    text = json.dumps({**context, "models": keyless})
     for private in ("O3", "operator", "seed", "pass_criteria", "ground_truth", "anchors"):
         assert private not in text, private
     kinds = [e["kind"] for e in _events(out, "mcp_client-default-O3-T1-s11")]
