@@ -33,7 +33,8 @@ def rebuild(original: ResultsFile, directory: Path, rules: str, root: str | None
     with session_standard(
         directory, original.wave, session=session, root=root, rules=rules
     ) as std:
-        return rebuilt(original, std, directory)
+        # Offline, each cell's record is read and scored on its own: one process per core.
+        return rebuilt(original, std, directory, processes=None)
 
 
 def cmd_rescore(args: argparse.Namespace) -> int:

@@ -43,6 +43,8 @@ from pytest_sabot.core.trace_io import PARTIAL_SUFFIX, TRACE_FILE, read_trace, w
 from pytest_sabot.judge.models import SoftRecord
 from pytest_sabot.judge.run import SOFT_FILE, read_soft_record
 from pytest_sabot.matrix.standard import Standard
+from pytest_sabot.results.forked import forked_map
+from pytest_sabot.results.model_calls import Tally, cell_tally
 from pytest_sabot.scoring import score_baseline, score_cell
 from pytest_sabot.scoring.funnel import nothing_found
 
@@ -362,6 +364,8 @@ class Scored:
     stopped: dict[str, str] = field(default_factory=dict)  # cells the spend cap stopped
     damaged: dict[str, str] = field(default_factory=dict)  # cell -> what is wrong with it
     sessions: dict[str, str] = field(default_factory=dict)  # cell -> session of its record
+    # cell -> its model calls, for each counted record (results.model_calls)
+    tallies: dict[str, Tally] = field(default_factory=dict)
 
 
 def pairing_problem(cell: Cell, fault: Record, base: Record | None) -> str | None:
@@ -390,7 +394,12 @@ def pairing_problem(cell: Cell, fault: Record, base: Record | None) -> str | Non
 
 
 def score_dir(
-    std: Standard, out_dir: Path, cells: Iterable[Cell], accept: Accept | None = None
+    std: Standard,
+    out_dir: Path,
+    cells: Iterable[Cell],
+    accept: Accept | None = None,
+    *,
+    processes: int | None = 1,
 ) -> Scored:
     """Score every recorded cell among ``cells``.
 
@@ -402,9 +411,11 @@ def score_dir(
 
     Each cell's files are read once: a cell is scored right after its record is read, from
     the trace, outcome and soft verdict that reading read (nothing is kept for later, so a
-    wave of any size holds one trace at a time). Every baseline is read before every fault
-    cell, each group in the order of ``cells``; the lists and maps of the result keep the
-    order of ``cells``."""
+    wave of any size holds one trace at a time per process). Every baseline is read before
+    every fault cell, each group in the order of ``cells``; the lists and maps of the result
+    keep the order of ``cells``. ``processes`` spreads each group's reading over forked
+    processes (None: one per core; :mod:`pytest_sabot.results.forked`); the result is the
+    same whatever it is."""
     chosen = [c for c in cells if not c.carved_out]
     out = Scored()
     records: dict[str, Record] = {}
@@ -413,51 +424,69 @@ def score_dir(
     damaged: dict[str, str] = {}
     statuses: dict[str, str] = {}
 
-    def read(cell: Cell) -> Reading | None:
-        """The cell's record when it counts (kept in ``records``), else None (missing)."""
+    def read(cell: Cell) -> tuple[Reading, Tally | None]:
+        """The cell's record, and its model calls when it counts (None: it does not)."""
         reading = read_cell(out_dir, cell.id)
-        record = reading.record
+        counts = reading.record.finished and (accept is None or accept(cell, reading.record))
+        return reading, cell_tally(cell_dir(out_dir, cell.id), reading.trace) if counts else None
+
+    def noted(cell: Cell, record: Record, tally: Tally | None) -> None:
+        """What the cell's record says for the result's lists, in the order of reading."""
         if record.kind == "stopped" and record.outcome is not None:
             stopped[cell.id] = record.outcome.error or "stopped by the spend cap"
         if record.kind == "damaged":
             damaged[cell.id] = str(record.damage)
-        if record.finished and (accept is None or accept(cell, record)):
+        if tally is not None:
             records[cell.id] = record
-            return reading
-        missing.add(cell.id)
-        return None
+            out.tallies[cell.id] = tally
+        else:
+            missing.add(cell.id)
 
-    for cell in chosen:
-        if not cell.is_baseline:
-            continue
-        reading = read(cell)
-        if reading is not None and reading.record.kind == "run":
-            scored = score_baseline_dir(std, cell_dir(out_dir, cell.id), reading)
-            statuses[cell.id] = scored.status
-            out.verdicts.append(scored)
-            out.sessions[cell.id] = reading.record.session
+    def baseline(cell: Cell) -> tuple[Record, Tally | None, BaselineVerdict | None]:
+        reading, tally = read(cell)
+        if tally is None or reading.record.kind != "run":
+            return reading.record, tally, None
+        return reading.record, tally, score_baseline_dir(
+            std, cell_dir(out_dir, cell.id), reading
+        )
+
+    baselines = [c for c in chosen if c.is_baseline]
+    for cell, (record, tally, verdict) in zip(
+        baselines, forked_map(baseline, baselines, processes), strict=True
+    ):
+        noted(cell, record, tally)
+        if verdict is not None:
+            statuses[cell.id] = verdict.status
+            out.verdicts.append(verdict)
+            out.sessions[cell.id] = record.session
     in_scope = {c.id for c in chosen}
-    for cell in chosen:
-        if cell.is_baseline:
-            continue
-        reading = read(cell)
-        if reading is None:
-            continue
-        fault = reading.record
-        problem, base = _pairing(out_dir, cell, fault, records, in_scope)
+
+    def fault(cell: Cell) -> tuple[Record, Tally | None, str | None, CellVerdict | None]:
+        reading, tally = read(cell)
+        if tally is None:
+            return reading.record, tally, None, None
+        problem, base = _pairing(out_dir, cell, reading.record, records, in_scope)
         if problem is not None:
-            out.unpaired[cell.id] = problem
-            continue
+            return reading.record, tally, problem, None
         assert base is not None
         status = statuses.get(cell.baseline_id)
         if status is None:
             status = score_baseline_dir(
                 std, cell_dir(out_dir, cell.baseline_id), Reading(base)
             ).status
-        out.verdicts.append(
-            score_fault_dir(std, cell, cell_dir(out_dir, cell.id), status, reading)
-        )
-        out.sessions[cell.id] = fault.session
+        verdict = score_fault_dir(std, cell, cell_dir(out_dir, cell.id), status, reading)
+        return reading.record, tally, None, verdict
+
+    faults = [c for c in chosen if not c.is_baseline]
+    for cell, (record, tally, problem, scored) in zip(
+        faults, forked_map(fault, faults, processes), strict=True
+    ):
+        noted(cell, record, tally)
+        if problem is not None:
+            out.unpaired[cell.id] = problem
+        if scored is not None:
+            out.verdicts.append(scored)
+            out.sessions[cell.id] = record.session
     for cell in chosen:  # in the order of ``cells``, as each was read
         if cell.id in stopped:
             out.stopped[cell.id] = stopped[cell.id]

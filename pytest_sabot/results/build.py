@@ -386,10 +386,13 @@ def build_results(
     markexpr: str | None = None,
     filters: dict[str, list[str]] | None = None,
     versions: dict[str, str] | None = None,
+    processes: int | None = 1,
 ) -> ResultsFile:
     """Score every counted record of the selection (and the baselines it pulled in) and
     assemble results.json. ``versions`` are the installed packages the records were made
-    with (a rebuild carries the original's; by default, those installed here)."""
+    with (a rebuild carries the original's; by default, those installed here).
+    ``processes`` spreads the reading of the records over forked processes (None: one per
+    core; ``score_dir``); the file is the same whatever it is."""
     spec = parse_model(model)
     wanted = None if selected_ids is None else set(selected_ids)
     chosen = std.cells if wanted is None else [c for c in std.cells if c.id in wanted]
@@ -400,7 +403,7 @@ def build_results(
     extra = [std.cell(cid) for cid in pulled]
     runnable = [c for c in chosen if not c.carved_out]
     accept = acceptance(provenance, session, pulled, downgrade_model, counted)
-    scored = score_dir(std, out_dir, [*runnable, *extra], accept)
+    scored = score_dir(std, out_dir, [*runnable, *extra], accept, processes=processes)
     used = dict(scored.sessions)
     for cid in scored.unpaired:
         record = read_record(out_dir, cid)
@@ -469,7 +472,10 @@ def build_results(
         judge=judge,
         spend=spend,
         model_calls=(
-            model_calls(out_dir, [(cid, std.cell(cid).row) for cid in sorted(used)])
+            model_calls(
+                out_dir, [(cid, std.cell(cid).row) for cid in sorted(used)], processes,
+                known=scored.tallies,
+            )
             if spec.is_sim
             else None
         ),

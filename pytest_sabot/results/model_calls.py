@@ -13,14 +13,18 @@ import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
 from pytest_sabot.core.errors import REFUSED_MARK
 from pytest_sabot.core.models.base import StrictModel
 from pytest_sabot.core.records import cell_dir
-from pytest_sabot.core.trace_io import every_trace
+from pytest_sabot.core.trace_io import TRACE_FILE, every_trace
+from pytest_sabot.results.forked import forked_map
+
+if TYPE_CHECKING:
+    from pytest_sabot.core.models.trace import Trace
 
 WHAT_TO_DO = (
     "keyless, the embedded model answers only the harness's own prompts: run the row with a "
@@ -68,8 +72,8 @@ class _Agent:
 
 
 @dataclass
-class _Row:
-    """A row's count while the traces are read (``RowCalls`` once they are)."""
+class Tally:
+    """A count while the traces are read: one cell's, or a row's (``RowCalls`` once read)."""
 
     recognised: int = 0
     refused: int = 0
@@ -82,8 +86,33 @@ class _Row:
                     for name, a in self.agents.items()},
         )
 
+    def count(self, agent: str, error: str, fixture: bool) -> None:
+        """One model call of ``agent``: refused (its error says so), or recognised."""
+        calls = self.agents.get(agent)
+        if calls is None:
+            calls = self.agents[agent] = _Agent()
+        calls.calls += 1
+        if error.startswith(REFUSED_MARK):
+            calls.refused += 1
+            self.refused += 1
+            calls.reason = calls.reason or error
+        elif fixture:
+            self.recognised += 1
 
-def _tally(path: Path, row: _Row) -> None:
+    def add(self, part: Tally) -> None:
+        """``part`` added, as if its traces had been read into this count."""
+        self.recognised += part.recognised
+        self.refused += part.refused
+        for name, seen in part.agents.items():
+            calls = self.agents.get(name)
+            if calls is None:
+                calls = self.agents[name] = _Agent()
+            calls.calls += seen.calls
+            calls.refused += seen.refused
+            calls.reason = calls.reason or seen.reason
+
+
+def _tally(path: Path, row: Tally) -> None:
     """Add one trace's model calls (a light read: only the model_call lines are parsed)."""
     for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
         if '"model_call"' not in line:
@@ -96,27 +125,44 @@ def _tally(path: Path, row: _Row) -> None:
             continue
         raw = event.get("data")
         data: dict[str, Any] = raw if isinstance(raw, dict) else {}
-        agent = str(event.get("component") or "?")
-        calls = row.agents.get(agent)
-        if calls is None:
-            calls = row.agents[agent] = _Agent()
-        calls.calls += 1
-        error = str(data.get("error") or "")
-        if error.startswith(REFUSED_MARK):
-            calls.refused += 1
-            row.refused += 1
-            calls.reason = calls.reason or error
-        elif data.get("fixture"):
-            row.recognised += 1
+        row.count(
+            str(event.get("component") or "?"), str(data.get("error") or ""),
+            bool(data.get("fixture")),
+        )
 
 
-def model_calls(out_dir: Path, cells: Iterable[tuple[str, str]]) -> ModelCalls:
-    """The tally over ``cells`` given as (cell id, row)."""
-    rows: dict[str, _Row] = {}
-    for cell_id, row_name in cells:
-        row = rows.setdefault(row_name, _Row())
-        for path in every_trace(cell_dir(out_dir, cell_id)):
+def cell_tally(run_dir: Path, trace: Trace | None = None) -> Tally:
+    """One cell's count, over every attempt's trace; ``trace`` is its final trace when it
+    has been read already (it is counted as read, not read again)."""
+    row = Tally()
+    final = run_dir / TRACE_FILE
+    for path in every_trace(run_dir):
+        if trace is None or path != final:
             _tally(path, row)
+            continue
+        for event in trace.of_kind("model_call"):
+            row.count(event.component or "?", event.data.error or "", event.data.fixture)
+    return row
+
+
+def model_calls(
+    out_dir: Path,
+    cells: Iterable[tuple[str, str]],
+    processes: int | None = 1,
+    known: dict[str, Tally] | None = None,
+) -> ModelCalls:
+    """The tally over ``cells`` given as (cell id, row). ``known`` holds the cells already
+    counted (``score_dir`` counts each cell it reads); the others are read here, spread over
+    ``processes`` forked processes (None: one per core). The tally is the same either way."""
+    pairs = list(cells)
+    counted = known or {}
+    unread = [cid for cid, _row in pairs if cid not in counted]
+    read = dict(zip(unread, forked_map(
+        lambda cid: cell_tally(cell_dir(out_dir, cid)), unread, processes
+    ), strict=True))
+    rows: dict[str, Tally] = {}
+    for cell_id, row_name in pairs:
+        rows.setdefault(row_name, Tally()).add(counted.get(cell_id) or read[cell_id])
     out = ModelCalls(rows={name: rows[name].done() for name in sorted(rows)})
     out.recognised = sum(r.recognised for r in out.rows.values())
     out.refused = sum(r.refused for r in out.rows.values())

@@ -19,10 +19,11 @@ def rebuild(
     *,
     counted: dict[str, str] | None = None,
     session: SessionInfo | None = None,
+    processes: int | None = 1,
 ) -> ResultsFile:
     """``original`` scored again from the records in ``directory`` under ``std``'s rules;
     ``counted`` and ``session`` replace the original's when given (a board kept up to date
-    with a later session's records)."""
+    with a later session's records); ``processes`` as for ``build_results``."""
     sel = original.selection
     chosen = counted if counted is not None else original.counted
     reasons = {n.cell_id: (n.reason, n.detail) for n in sel.not_run}
@@ -52,4 +53,5 @@ def rebuild(
         markexpr=sel.markexpr,
         filters=sel.filters,
         versions=original.versions,
+        processes=processes,
     )

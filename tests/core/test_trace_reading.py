@@ -116,3 +116,36 @@ def test_27_a_bad_json_record_is_named_by_file_and_field(tmp_path: Path) -> None
     (run_dir / OUTCOME_FILE).write_text('{"cell_id": "' + CELL + '", ', encoding="utf-8")
     damage = read_record(tmp_path, CELL).damage
     assert damage is not None and str(run_dir / OUTCOME_FILE) in damage
+
+
+@pytest.mark.parametrize(
+    ("name", "lines"),
+    [
+        ("a seq that skips", [json.dumps(START), END]),
+        ("a first event that is not run_start", [_call("{}").replace('"seq": 1', '"seq": 0'),
+                                                  END.replace('"seq": 2', '"seq": 1')]),
+        ("no event at all", ["", "  "]),
+    ],
+)
+def test_27_an_ill_formed_trace_is_named_as_the_trace_model_names_it(
+    tmp_path: Path, name: str, lines: list[str]
+) -> None:
+    """Events read line by line are not validated again as a whole trace: only its shape is
+    checked, and a trace of the wrong shape is refused with the model's own words."""
+    path = tmp_path / TRACE_FILE
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with pytest.raises(SabotDataError) as got:
+        read_trace(path)
+    events = [_EVENT.validate_json(line) for line in lines if line.strip()]
+    with pytest.raises(ValueError) as model:
+        Trace(events=events)
+    assert str(path) in str(got.value), name
+    said = str(model.value).split("Value error, ")[1].split(" [type=")[0]
+    assert said in str(got.value), (name, str(got.value))
+
+
+def test_27_a_trace_read_line_by_line_is_the_trace_the_model_validates() -> None:
+    lines = [json.dumps(START), _call('{"q": [1, 2]}'), END]
+    read = parse_events(lines, "events.jsonl")
+    assert read == _line_by_line(lines)
+    assert read.model_dump(mode="json") == _line_by_line(lines).model_dump(mode="json")

@@ -558,14 +558,20 @@ class Trace(BaseModel):
 
     @model_validator(mode="after")
     def _well_formed(self) -> Trace:
-        if not self.events or self.events[0].kind != "run_start":
-            raise ValueError("the first event of a trace must be run_start")
-        for position, event in enumerate(self.events):
-            if event.seq != position:
-                raise ValueError(
-                    f"seq must be gap-free from 0; event {position} has seq {event.seq}"
-                )
+        problem = _ill_formed(self.events)
+        if problem is not None:
+            raise ValueError(problem)
         return self
+
+    @classmethod
+    def of_events(cls, events: list[Any]) -> Trace:
+        """The trace of events each already validated as a ``TraceEvent`` (read from a
+        file line by line): only what a whole trace adds is checked, the events are not
+        validated again. Raises ``ValueError`` naming what is ill-formed."""
+        problem = _ill_formed(events)
+        if problem is not None:
+            raise ValueError(problem)
+        return cls.model_construct(events=events)
 
     @property
     def start(self) -> RunStartData:
@@ -575,6 +581,16 @@ class Trace(BaseModel):
 
     def of_kind(self, kind: str) -> list[Any]:
         return [e for e in self.events if e.kind == kind]
+
+
+def _ill_formed(events: list[Any]) -> str | None:
+    """What breaks a trace's shape (its first event run_start, seq gap-free from 0)."""
+    if not events or events[0].kind != "run_start":
+        return "the first event of a trace must be run_start"
+    for position, event in enumerate(events):
+        if event.seq != position:
+            return f"seq must be gap-free from 0; event {position} has seq {event.seq}"
+    return None
 
 
 def injection_seq(trace: Trace) -> int | None:
