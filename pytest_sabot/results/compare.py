@@ -27,17 +27,15 @@ from pydantic import Field, ValidationError
 from pytest_sabot.core.errors import SabotDataError, from_validation_error
 from pytest_sabot.core.models.base import FrozenModel, fields_of
 from pytest_sabot.core.models.mapping import load_mapping_file
-from pytest_sabot.core.models.verdict import CellVerdict
+from pytest_sabot.core.models.verdict import CellVerdict, PairKey
 from pytest_sabot.core.paths import standard_root
 from pytest_sabot.results import RESULTS_FILE, ResultsFile
 from pytest_sabot.scoring.aggregate import Rate, paired_contrast
 from pytest_sabot.scoring.predictions import Prediction, evaluate
+from pytest_sabot.scoring.stats import DEFAULT_RESAMPLES, DEFAULT_SEED
 
-DEFAULT_RESAMPLES = 10_000
-DEFAULT_SEED = 20260723
 METRIC = "detected_hard"
 Side = Literal["A", "B"]
-PairKey = tuple[str, str, str, str, int]
 
 
 class ResultsIdentity(FrozenModel):
@@ -163,12 +161,8 @@ def load_side(path: Path) -> ResultsFile:
 # --------------------------------------------------------------------------- pure parts
 
 
-def _key(v: CellVerdict) -> PairKey:
-    return (v.framework, v.config, v.operator, v.task, v.seed)
-
-
 def _faults(results: ResultsFile) -> dict[PairKey, CellVerdict]:
-    return {_key(c): c for c in results.cells if isinstance(c, CellVerdict)}
+    return {c.pair_key: c for c in results.cells if isinstance(c, CellVerdict)}
 
 
 def _info(results: ResultsFile, path: str) -> RunInfo:

@@ -40,7 +40,13 @@ from pytest_sabot.core.models.verdict import (
     CellVerdict,
     ExclusionCode,
 )
-from pytest_sabot.scoring.stats import Contrast, paired_bootstrap, wilson
+from pytest_sabot.scoring.stats import (
+    DEFAULT_RESAMPLES,
+    DEFAULT_SEED,
+    Contrast,
+    paired_bootstrap,
+    wilson,
+)
 
 Band = Literal["full_push", "guardrails_mostly_work"]
 BAND_THRESHOLD = 0.50
@@ -514,23 +520,19 @@ def scoreboard(
     )
 
 
-def _pair_key(v: CellVerdict) -> tuple[str, str, str, str, int]:
-    return (v.framework, v.config, v.operator, v.task, v.seed)
-
-
 def paired_contrast(
     first: Iterable[CellVerdict],
     second: Iterable[CellVerdict],
     *,
     metric: Callable[[CellVerdict], bool] = lambda v: v.detected_hard,
-    resamples: int = 10_000,
-    seed: int = 20260723,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
 ) -> Contrast | None:
     """Wave-to-wave (or reading-to-reading) contrast of a per-cell outcome, paired by
     (framework, config, operator, task, seed) over the cells valid in both; None when no
     cell pairs up."""
-    before = {_pair_key(v): v for v in first if v.excluded is None}
-    after = {_pair_key(v): v for v in second if v.excluded is None}
+    before = {v.pair_key: v for v in first if v.excluded is None}
+    after = {v.pair_key: v for v in second if v.excluded is None}
     keys = sorted(before.keys() & after.keys())
     if not keys:
         return None

@@ -34,6 +34,8 @@ from pytest_sabot.core.models.base import FrozenModel
 from pytest_sabot.core.models.verdict import CellVerdict
 from pytest_sabot.core.operators import of_kind
 from pytest_sabot.scoring.stats import (
+    DEFAULT_RESAMPLES,
+    DEFAULT_SEED,
     Contrast,
     independent_bootstrap,
     paired_bootstrap,
@@ -41,7 +43,6 @@ from pytest_sabot.scoring.stats import (
 )
 
 Status = Literal["held", "not held", "untestable"]
-Key = tuple[str, str, str, str, int]
 CEILING = 0.8
 VIEW_OPERATORS = of_kind("value")
 """Fault-in-view operators: a plausible wrong value reaches an agent (O1, O3, O5)."""
@@ -72,10 +73,6 @@ class Prediction(FrozenModel):
     ci_low: float | None = Field(None, description="Lower bound of its 95% interval.")
     ci_high: float | None = Field(None, description="Upper bound of its 95% interval.")
     n: int = Field(0, description="Cells (or pairs) the estimate rests on.")
-
-
-def _key(v: CellVerdict) -> Key:
-    return (v.framework, v.config, v.operator, v.task, v.seed)
 
 
 def _union(v: CellVerdict) -> bool:
@@ -118,16 +115,16 @@ def evaluate(
     wave2: Sequence[CellVerdict],
     *,
     reviewer_rows: Collection[str],
-    resamples: int = 10_000,
-    seed: int = 20260723,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
 ) -> list[Prediction]:
     """P1-P5 from the fault verdicts of a wave-1 run and its paired wave-2 run."""
 
     def paired(a: Sequence[float | bool], b: Sequence[float | bool]) -> Contrast:
         return paired_bootstrap(a, b, resamples=resamples, seed=seed)
 
-    one = {_key(v): v for v in wave1 if v.excluded is None}
-    two = {_key(v): v for v in wave2 if v.excluded is None}
+    one = {v.pair_key: v for v in wave1 if v.excluded is None}
+    two = {v.pair_key: v for v in wave2 if v.excluded is None}
     both = sorted(one.keys() & two.keys())
     out: list[Prediction] = []
 

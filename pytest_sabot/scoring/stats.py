@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 Z95 = 1.959963984540054  # two-sided 95% normal quantile
 KAPPA_THRESHOLD = 0.7  # section 6: below this the soft tier is low-confidence
+DEFAULT_RESAMPLES = 10_000  # bootstrap resamples of every published contrast
+DEFAULT_SEED = 20260723  # seed of the bootstrap's random generator
 
 
 @dataclass(frozen=True)
@@ -49,8 +51,8 @@ def paired_bootstrap(
     first: Sequence[float | bool],
     second: Sequence[float | bool],
     *,
-    resamples: int = 10_000,
-    seed: int = 20260723,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
     level: float = 0.95,
 ) -> Contrast:
     """Paired percentile bootstrap of mean(second) - mean(first).
@@ -78,8 +80,8 @@ def independent_bootstrap(
     first: Sequence[float | bool],
     second: Sequence[float | bool],
     *,
-    resamples: int = 10_000,
-    seed: int = 20260723,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
     level: float = 0.95,
 ) -> Contrast:
     """Percentile bootstrap of mean(second) - mean(first) for two independent samples

@@ -28,6 +28,9 @@ Detection = Literal["DETECTED_HARD", "DETECTED_SOFT", "MISSED", "UNJUDGED"]
 verdict (the judge did not run on the cell, or answered with an error), so whether anything
 noticed the fault is unknown; such a cell is never MISSED."""
 SoftTier = Literal["noticed", "not_noticed", "unjudged"]
+PairKey = tuple[str, str, str, str, int]
+"""What pairs a fault cell with itself in another run or wave (standard S10.5.3): its
+framework, config, operator, task and seed."""
 
 
 def cell_coordinates(run: Cell | RunStartData) -> dict[str, Any]:
@@ -189,6 +192,12 @@ class CellVerdict(FrozenModel):
     @property
     def valid(self) -> bool:
         return self.excluded is None
+
+    @property
+    def pair_key(self) -> PairKey:
+        """The cell's (framework, config, operator, task, seed): the same cell of two runs
+        or waves has the same key."""
+        return (self.framework, self.config, self.operator, self.task, self.seed)
 
 
 class BaselineVerdict(FrozenModel):

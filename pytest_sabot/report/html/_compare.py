@@ -41,12 +41,8 @@ class CompareView:
 
 def _paired_flips(a: ResultsFile, b: ResultsFile) -> dict[str, list[Flip]]:
     """Cells valid in both runs whose hard-tier outcome differs, by row."""
-
-    def key(v: CellVerdict) -> tuple[str, str, str, str, int]:
-        return (v.framework, v.config, v.operator, v.task, v.seed)
-
-    fa = {key(c): c for c in a.cells if isinstance(c, CellVerdict) and c.excluded is None}
-    fb = {key(c): c for c in b.cells if isinstance(c, CellVerdict) and c.excluded is None}
+    fa = {c.pair_key: c for c in a.cells if isinstance(c, CellVerdict) and c.excluded is None}
+    fb = {c.pair_key: c for c in b.cells if isinstance(c, CellVerdict) and c.excluded is None}
     flips: dict[str, list[Flip]] = defaultdict(list)
     for k in sorted(fa.keys() & fb.keys()):
         if fa[k].detected_hard != fb[k].detected_hard:
