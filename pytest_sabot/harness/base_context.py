@@ -18,13 +18,13 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self, TypedDict
 
 import httpx
 
 from pytest_sabot.core.context import Messages, ToolHandle
 from pytest_sabot.core.frameworks import adapter
-from pytest_sabot.core.models.cells import Cell
+from pytest_sabot.core.models.cells import Cell, WaveSpec
 from pytest_sabot.core.trace_io import TraceWriter
 from pytest_sabot.core.verdict_token import strip_flags_head
 from pytest_sabot.gateway import loopback
@@ -35,9 +35,39 @@ from pytest_sabot.tasks import check_contract
 from pytest_sabot.tasks.loader import PublicView
 
 if TYPE_CHECKING:
+    from pytest_sabot.harness.task_world import Attempt
     from pytest_sabot.operators import Operator, Planted
 
-__all__ = ["BaseRunContext", "emit_injection", "emit_model_call"]
+__all__ = ["BaseRunContext", "RunParts", "emit_injection", "emit_model_call", "run_parts"]
+
+
+class RunParts(TypedDict):
+    """What the context of every kind of task is built from: the cell, its wave and the
+    task's public view, and what the harness opened for the attempt (its directory, trace,
+    gateway, the run's key there and the model name the frameworks send)."""
+
+    cell: Cell
+    wave: WaveSpec
+    view: PublicView
+    run_dir: Path
+    trace: TraceWriter
+    gateway: GatewayClient
+    run_key: str
+    model_name: str
+
+
+def run_parts(cell: Cell, wave: WaveSpec, view: PublicView, attempt: Attempt) -> RunParts:
+    """The parts of the context of ``attempt``, one attempt of ``cell`` in ``wave``."""
+    return RunParts(
+        cell=cell,
+        wave=wave,
+        view=view,
+        run_dir=attempt.run_dir,
+        trace=attempt.trace,
+        gateway=attempt.gateway,
+        run_key=attempt.run_key,
+        model_name=attempt.model_name,
+    )
 
 
 def emit_model_call(trace: TraceWriter, record: Any) -> None:
@@ -101,6 +131,21 @@ class BaseRunContext(ABC):
     _tools: list[ToolHandle] = field(default_factory=list, init=False)
     _closed: bool = field(default=False, init=False)
     _grants: dict[str, tuple[str, str]] = field(default_factory=dict, init=False)
+
+    @classmethod
+    def from_parts(cls, parts: RunParts, **own: Any) -> Self:
+        """A context of this kind from the shared ``parts`` and the fields of its own."""
+        return cls(
+            cell=parts["cell"],
+            view=parts["view"],
+            run_dir=parts["run_dir"],
+            trace=parts["trace"],
+            gateway=parts["gateway"],
+            run_key=parts["run_key"],
+            model_name=parts["model_name"],
+            flags_protocol=parts["wave"].flags_protocol,
+            **own,
+        )
 
     # ------------------------------------------------------------------ the stage prompts
     @abstractmethod

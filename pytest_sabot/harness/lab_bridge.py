@@ -29,16 +29,14 @@ import json
 import threading
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 from pytest_sabot.core.context import Messages, ToolHandle
 from pytest_sabot.core.model_spec import ModelSpec
-from pytest_sabot.core.models.cells import Cell, WaveSpec
+from pytest_sabot.core.models.cells import Cell
 from pytest_sabot.core.trace_io import TraceWriter
-from pytest_sabot.gateway.client import GatewayClient
 from pytest_sabot.harness import lab_prompts
-from pytest_sabot.harness.base_context import BaseRunContext, emit_injection
+from pytest_sabot.harness.base_context import BaseRunContext, RunParts, emit_injection, run_parts
 from pytest_sabot.harness.base_world import BaseWorld
 from pytest_sabot.lab.agent import AgentStopped, CallHeld, LimitReached
 from pytest_sabot.lab.catalog import ToolContract, build_catalog
@@ -273,34 +271,18 @@ def lab_scenario(cell: Cell, view: PublicView, private: PrivateSpec) -> Scenario
 
 
 def lab_pipeline_context(
-    *,
-    cell: Cell,
-    wave: WaveSpec,
-    view: PublicView,
-    scenario: Scenario,
-    run_dir: Path,
-    trace: TraceWriter,
-    gateway: GatewayClient,
-    run_key: str,
-    model_name: str,
-    operator: LabFault | None,
+    *, scenario: Scenario, operator: LabFault | None, **parts: Unpack[RunParts]
 ) -> LabPipelineContext:
     """The context handed to the adapter of a lab-task cell. Its session runs the cell's
     scenario without the expected counts (they judge the run, on the harness side)."""
+    view = parts["view"]
     assert isinstance(view, LabPublicView), "not a lab task"
     session = LabSession(scenario.model_copy(update={"expect": Expectations()}),
-                         source=f"{view.task_id}:{cell.id}")
+                         source=f"{view.task_id}:{parts['cell'].id}")
     catalog = tuple(build_catalog(view.lab.contracts, list(view.lab.capabilities)))
-    return LabPipelineContext(
-        cell=cell,
-        view=view,
-        run_dir=run_dir,
-        trace=trace,
-        gateway=gateway,
-        run_key=run_key,
-        model_name=model_name,
-        flags_protocol=wave.flags_protocol,
-        seams=LabSeams(trace, session, operator, wave.hang_bound_s),
+    return LabPipelineContext.from_parts(
+        parts,
+        seams=LabSeams(parts["trace"], session, operator, parts["wave"].hang_bound_s),
         catalog=catalog,
     )
 
@@ -386,9 +368,8 @@ class LabTaskWorld(BaseWorld[LabFault, LabPipelineContext]):
     def _build(self, attempt: Attempt) -> LabPipelineContext:
         self._scenario = lab_scenario(self.cell, self.view, self.private)
         return lab_pipeline_context(
-            cell=self.cell, wave=self.wave, view=self.view, scenario=self._scenario,
-            run_dir=attempt.run_dir, trace=attempt.trace, gateway=attempt.gateway,
-            run_key=attempt.run_key, model_name=attempt.model_name, operator=self.operator,
+            scenario=self._scenario, operator=self.operator,
+            **run_parts(self.cell, self.wave, self.view, attempt),
         )
 
     def finish(self, error: str | None, model: ModelSpec) -> str | None:

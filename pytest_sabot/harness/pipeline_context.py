@@ -26,21 +26,25 @@ and checks it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 from pytest_sabot.core.context import Messages
 from pytest_sabot.core.model_spec import ModelSpec
-from pytest_sabot.core.models.cells import Cell, WaveSpec
+from pytest_sabot.core.models.cells import Cell
 from pytest_sabot.core.models.task import ToolRole
 from pytest_sabot.core.trace_io import TraceWriter
-from pytest_sabot.gateway.client import GatewayClient
 from pytest_sabot.harness import prompts
-from pytest_sabot.harness.base_context import BaseRunContext, emit_injection, emit_model_call
+from pytest_sabot.harness.base_context import (
+    BaseRunContext,
+    RunParts,
+    emit_injection,
+    emit_model_call,
+    run_parts,
+)
 from pytest_sabot.harness.base_world import BaseWorld
 from pytest_sabot.operators import Operator, arm
 from pytest_sabot.tasks import evaluate_pass
-from pytest_sabot.tasks.loader import PrivateSpec, PublicView
+from pytest_sabot.tasks.loader import PrivateSpec
 from pytest_sabot.tasks.world import Workspace, make_tools
 
 if TYPE_CHECKING:
@@ -223,36 +227,17 @@ class PipelineContext(BaseRunContext):
 
 
 def pipeline_context(
-    *,
-    cell: Cell,
-    wave: WaveSpec,
-    view: PublicView,
-    private: PrivateSpec,
-    run_dir: Path,
-    trace: TraceWriter,
-    gateway: GatewayClient,
-    run_key: str,
-    model_name: str,
-    operator: Operator | None,
+    *, private: PrivateSpec, operator: Operator | None, **parts: Unpack[RunParts]
 ) -> PipelineContext:
     """The context handed to the adapter, taking from ``private`` only the names of the
     files the world must hold and, for the operator that plants one, the superseded
     material revision (the injected content itself)."""
     plants_material = operator is not None and operator.spec.seam == "material"
     seams = HarnessSeams(
-        trace, operator, dict(private.stale_materials) if plants_material else {}
+        parts["trace"], operator, dict(private.stale_materials) if plants_material else {}
     )
-    return PipelineContext(
-        cell=cell,
-        view=view,
-        run_dir=run_dir,
-        trace=trace,
-        gateway=gateway,
-        run_key=run_key,
-        model_name=model_name,
-        flags_protocol=wave.flags_protocol,
-        seams=seams,
-        required_effects=tuple(private.required_effects),
+    return PipelineContext.from_parts(
+        parts, seams=seams, required_effects=tuple(private.required_effects)
     )
 
 
@@ -266,16 +251,9 @@ class FileTaskWorld(BaseWorld[Operator, PipelineContext]):
 
     def _build(self, attempt: Attempt) -> PipelineContext:
         return pipeline_context(
-            cell=self.cell,
-            wave=self.wave,
-            view=self.view,
             private=self.private,
-            run_dir=attempt.run_dir,
-            trace=attempt.trace,
-            gateway=attempt.gateway,
-            run_key=attempt.run_key,
-            model_name=attempt.model_name,
             operator=self.operator,
+            **run_parts(self.cell, self.wave, self.view, attempt),
         )
 
     def finish(self, error: str | None, model: ModelSpec) -> str | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeGuard
 
@@ -114,6 +115,14 @@ def whole_completion_request(request: dict[str, Any], model: str) -> dict[str, A
     body = {k: v for k, v in request.items() if k not in ("stream", "stream_options")}
     body["model"] = model
     return body
+
+
+def json_or_none(content: bytes) -> Any:
+    """A server's answer body as JSON, None when it is not JSON."""
+    try:
+        return json.loads(content)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return None
 
 
 def is_completion(payload: Any) -> TypeGuard[dict[str, Any]]:

@@ -15,7 +15,6 @@ with a shared budget, what the whole session sends it).
 
 from __future__ import annotations
 
-import json
 import threading
 from contextlib import nullcontext
 from typing import Any
@@ -30,6 +29,7 @@ from pytest_sabot.gateway.backends.base import (
     CallContext,
     answered_error,
     is_completion,
+    json_or_none,
     usage_of,
     whole_completion_request,
 )
@@ -90,10 +90,7 @@ class LocalServer:
                                "upstream_error") from None
 
     def _reply(self, response: httpx.Response, spec: ModelSpec) -> BackendReply:
-        try:
-            payload = response.json()
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            payload = None
+        payload = json_or_none(response.content)
         if response.status_code == 200 and is_completion(payload):
             return BackendReply(response=payload, usage=usage_of(payload), cost_usd=0.0)
         if response.status_code == 200:

@@ -41,6 +41,7 @@ from pytest_sabot.gateway.backends.base import (
     CallContext,
     answered_error,
     is_completion,
+    json_or_none,
     usage_of,
     whole_completion_request,
 )
@@ -132,13 +133,6 @@ def _is_quota_error(body: Any) -> bool:
         return False
     err = body["error"]
     return "insufficient_quota" in (str(err.get("code")), str(err.get("type")))
-
-
-def _json_or_none(content: bytes) -> Any:
-    try:
-        return json.loads(content)
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        return None
 
 
 def openai_backend(host: BackendHost) -> OpenAIUpstream:
@@ -322,7 +316,7 @@ class OpenAIUpstream:
                 raise _Transient(
                     "no upstream connection slot came free before the deadline"
                 ) from None
-            payload = _json_or_none(content)
+            payload = json_or_none(content)
             if status == 200:
                 if is_completion(payload):
                     usage = usage_of(payload)
