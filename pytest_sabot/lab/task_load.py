@@ -33,7 +33,6 @@ from pytest_sabot.lab.task import (
 from pytest_sabot.tasks.loader import (
     added_specs,
     all_specs,
-    public_view,
     read_contract,
     read_materials,
     spec_location,
@@ -67,9 +66,18 @@ def load_lab_public(task_id: str, root: Path, contract_revision: str) -> LabPubl
             )
     contract = read_contract(public, task_path, task.contract_revisions, "contract_revisions",
                              contract_revision, task.artifact)
-    return public_view(LabPublicView, task, materials, contract_revision, contract, (),
-                       lab=LabPublic(request=task.request, capabilities=tuple(task.capabilities),
-                                     contracts=task.contracts))
+    return LabPublicView(
+        task_id=task.id,
+        title=task.title,
+        brief=task.brief,
+        artifact=task.artifact,
+        materials=tuple(materials),
+        contract_revision=contract_revision,
+        contract=contract,
+        tools=(),
+        lab=LabPublic(request=task.request, capabilities=tuple(task.capabilities),
+                      contracts=task.contracts),
+    )
 
 
 def load_lab_private(task_id: str, root: Path) -> LabPrivateSpec:

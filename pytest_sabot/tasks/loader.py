@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Protocol, TypeVar, cast
+from typing import Protocol, TypeVar, cast
 
 from pydantic import BaseModel
 
@@ -255,36 +255,6 @@ def read_materials(
     return materials
 
 
-class PublishedTask(Protocol):
-    """The head of a task file, a file task's or a lab task's, as its public view shows it."""
-
-    @property
-    def id(self) -> str: ...
-
-    @property
-    def title(self) -> str: ...
-
-    @property
-    def brief(self) -> str: ...
-
-    @property
-    def artifact(self) -> str: ...
-
-
-V = TypeVar("V", bound=PublicView)
-
-
-def public_view(
-    view: type[V], task: PublishedTask, materials: Sequence[Material], contract_revision: str,
-    contract: ContractFile, tools: tuple[ToolSpec, ...], **own: Any,
-) -> V:
-    """The public view ``view`` (:class:`PublicView`, or a kind of task's subclass whose own
-    fields are ``own``) of the task file ``task``: its materials and one contract revision."""
-    return view(task_id=task.id, title=task.title, brief=task.brief, artifact=task.artifact,
-                materials=tuple(materials), contract_revision=contract_revision,
-                contract=contract, tools=tools, **own)
-
-
 def load_public(task_id: str, root: Path, contract_revision: str) -> PublicView:
     """The public view of a task: brief, current materials, tools, one contract revision.
 
@@ -297,8 +267,16 @@ def load_public(task_id: str, root: Path, contract_revision: str) -> PublicView:
     names = [m.name for m in materials]
     if len(set(names)) != len(names):
         raise SabotDataError(task_path, "materials", "unique material names", names)
-    return public_view(PublicView, task, materials, contract_revision,
-                       load_contract(task_id, root, contract_revision, task), tuple(task.tools))
+    return PublicView(
+        task_id=task.id,
+        title=task.title,
+        brief=task.brief,
+        artifact=task.artifact,
+        materials=tuple(materials),
+        contract_revision=contract_revision,
+        contract=load_contract(task_id, root, contract_revision, task),
+        tools=tuple(task.tools),
+    )
 
 
 def load_private(task_id: str, root: Path) -> PrivateSpec:
