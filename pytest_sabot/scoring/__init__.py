@@ -14,7 +14,7 @@ from pytest_sabot.scoring.aggregate import (
     scoreboard,
 )
 from pytest_sabot.scoring.flags import is_none_form, parse_flags
-from pytest_sabot.scoring.score import score_baseline, score_cell, score_run
+from pytest_sabot.scoring.score import score_baseline, score_cell
 from pytest_sabot.scoring.stats import cohen_kappa, paired_bootstrap, wilson
 
 __all__ = [
@@ -32,7 +32,6 @@ __all__ = [
     "parse_verdict",
     "score_baseline",
     "score_cell",
-    "score_run",
     "scoreboard",
     "wilson",
 ]

@@ -244,32 +244,3 @@ def score_baseline(
         served_ground_truth=served_ground_truth(trace),
     )
 
-
-def score_run(
-    trace: Trace,
-    *,
-    mapping: MappingRevision,
-    rules: RuleSet,
-    anchors: Sequence[Anchor] | None,
-    passed: bool | None,
-    baseline_passed: bool | None = None,
-    soft_noticed: bool | None = None,
-    anchors_by_operator: Mapping[str, Sequence[Anchor]] | None = None,
-    label_unjudged: bool = False,
-) -> CellVerdict | BaselineVerdict:
-    """score_cell for a fault run, score_baseline for a baseline."""
-    if trace.start.operator is None:
-        return score_baseline(
-            trace, passed=passed, anchors_by_operator=anchors_by_operator, rules=rules,
-            mapping=mapping,
-        )
-    return score_cell(
-        trace,
-        mapping=mapping,
-        rules=rules,
-        anchors=anchors,
-        passed=passed,
-        baseline_passed=baseline_passed,
-        soft_noticed=soft_noticed,
-        label_unjudged=label_unjudged,
-    )
