@@ -65,10 +65,6 @@ LAB_SEAM = "transaction"
 """Where every lab fault acts: the transaction boundary between a tool call and the world."""
 
 
-def is_lab_task(task_id: str) -> bool:
-    return task_id in LAB_TASKS
-
-
 # --------------------------------------------------------------------------- public
 
 

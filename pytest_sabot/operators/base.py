@@ -138,11 +138,3 @@ def later_model_call(events: Sequence[Any], seq: int, agent: str | None = None) 
         ):
             return event
     return None
-
-
-def text_after(events: Sequence[Any], seq: int, needle: str, kinds: tuple[str, ...]) -> Any | None:
-    """The first event of one of ``kinds`` after ``seq`` whose text contains ``needle``."""
-    for event in events:
-        if event.seq > seq and event.kind in kinds and needle and needle in event.text:
-            return event
-    return None

@@ -29,10 +29,6 @@ class World:
     def current(self) -> WorldState:
         return self._states[-1]
 
-    @property
-    def snapshot_count(self) -> int:
-        return len(self._states)
-
     def earlier_snapshots(self) -> Sequence[int]:
         """Indexes of the committed snapshots before the current one, newest first."""
         return list(range(len(self._states) - 2, -1, -1))
