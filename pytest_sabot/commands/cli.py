@@ -315,6 +315,12 @@ pytest_sabot.commands that runs it (the lab runs before parsing), in the order `
 --help`` lists them."""
 
 
+FAST_EXIT = frozenset({"rescore"})
+"""Commands that, run as the program, end the process as soon as they are done: what
+they read (a whole wave's verdicts and traces) is not freed object by object, which takes
+a tenth of a second, once every file they write is closed and the output is flushed."""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     if argv is None:  # run as the program: a reader may close its output early
         from pytest_sabot.commands.closed_stdout import guard_stdout
@@ -339,12 +345,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv is None and args.command in FAST_EXIT:
         _exit_now(code)
     return code
-
-
-FAST_EXIT = frozenset({"rescore"})
-"""Commands that, run as the program, end the process as soon as they are done: what
-they read (a whole wave's verdicts and traces) is not freed object by object, which takes
-a tenth of a second, once every file they write is closed and the output is flushed."""
 
 
 def _exit_now(code: int) -> None:

@@ -15,7 +15,6 @@ plain map raises.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import threading
 from collections.abc import Callable, Sequence
@@ -57,6 +56,8 @@ def _run_chunk(bounds: tuple[int, int]) -> list[Any]:
 def usable_processes(requested: int | None = None) -> int:
     """How many processes a map may use: ``requested`` (None: one per core this process
     may run on), or 1 where forking is not safe here."""
+    import multiprocessing  # here, not at import: a pytest session never forks
+
     if "fork" not in multiprocessing.get_all_start_methods():
         return 1
     if threading.active_count() > 1:
@@ -77,6 +78,8 @@ def forked_map(
     count = min(usable_processes(processes), len(items) // MIN_ITEMS_PER_PROCESS)
     if count <= 1:
         return [fn(item) for item in items]
+    import multiprocessing
+
     global _JOB
     _JOB = _Job(fn, items)
     try:

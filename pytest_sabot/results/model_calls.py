@@ -86,11 +86,15 @@ class Tally:
                     for name, a in self.agents.items()},
         )
 
+    def _agent(self, name: str) -> _Agent:
+        calls = self.agents.get(name)
+        if calls is None:
+            calls = self.agents[name] = _Agent()
+        return calls
+
     def count(self, agent: str, error: str, fixture: bool) -> None:
         """One model call of ``agent``: refused (its error says so), or recognised."""
-        calls = self.agents.get(agent)
-        if calls is None:
-            calls = self.agents[agent] = _Agent()
+        calls = self._agent(agent)
         calls.calls += 1
         if error.startswith(REFUSED_MARK):
             calls.refused += 1
@@ -104,9 +108,7 @@ class Tally:
         self.recognised += part.recognised
         self.refused += part.refused
         for name, seen in part.agents.items():
-            calls = self.agents.get(name)
-            if calls is None:
-                calls = self.agents[name] = _Agent()
+            calls = self._agent(name)
             calls.calls += seen.calls
             calls.refused += seen.refused
             calls.reason = calls.reason or seen.reason
