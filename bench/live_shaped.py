@@ -158,6 +158,12 @@ def run_slice(
                               check=False)
         wall = time.monotonic() - started
         figures = measure(out, duration(latency))
+    if not figures["cells"]:
+        raise SystemExit(
+            f"bench/live_shaped.py: the session recorded no cell (pytest exited "
+            f"{proc.returncode}), so there is nothing to measure; its command was\n  "
+            f"{' '.join(cmd)}\n{(proc.stdout + proc.stderr)[-1500:]}"
+        )
     load = os.getloadavg()[0]
     return {"returncode": proc.returncode, "wall_s": wall, "load_after": load, **figures,
             "output": proc.stdout[-1500:] if proc.returncode else ""}

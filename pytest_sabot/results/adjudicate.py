@@ -302,7 +302,9 @@ def score_baseline_dir(
 
 
 def not_run_verdict(std: Standard, cell: Cell, note: NotRun) -> CellVerdict:
-    """The verdict of a fault cell skipped because its baseline failed: BASELINE_FAIL."""
+    """The verdict of a fault cell skipped because its baseline failed: BASELINE_FAIL. It
+    names the surface its row's headline reads, as a scored cell of the row does, so an
+    excluded cell never changes the row's reading."""
     assert cell.operator is not None
     return CellVerdict(
         cell_id=cell.id,
@@ -310,6 +312,7 @@ def not_run_verdict(std: Standard, cell: Cell, note: NotRun) -> CellVerdict:
         operator=cell.operator,
         rules=std.rules.version,
         mapping_since=std.mappings[cell.framework].since,
+        headline_reading=std.rules.headline_reading(cell.row),
         excluded=Exclusion(code="BASELINE_FAIL", reason=note.reason),
         **nothing_found(std.rules).verdict_fields(),
         recovered=None,

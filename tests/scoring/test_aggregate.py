@@ -280,3 +280,28 @@ def test_I86_the_board_is_read_without_the_task_of_a_disclosed_defect(kit) -> No
     assert (t3.rows["crewai-default"].k, t3.rows["crewai-default"].n) == (0, 1)
     assert t3.median_sabot_score == pytest.approx((1 / 2 + 0) / 2)
     assert scoreboard(verdicts).sensitivity == []
+
+
+@pytest.mark.parametrize(("wave", "reading"), [
+    (1, "wave1_mapping"), (2, "flags_only"),
+])
+def test_S3_I25_a_baseline_fail_cell_reads_its_rows_surface(kit, wave: int,
+                                                            reading: str) -> None:
+    """An excluded cell counts in no rate, so it must not change the surface its row is
+    quoted on: a BASELINE_FAIL cell of the wave-2 Magentic-One row reads flags-only, and
+    the row stays quoted flags-only beside its scored cells."""
+    from pytest_sabot.matrix.standard import load_standard
+    from pytest_sabot.results.adjudicate import NotRun, not_run_verdict
+
+    std = load_standard(wave)
+    cell = next(c for c in std.cells
+                if c.row == "autogen-guardrail" and c.operator is not None and c.task == "T1")
+    note = NotRun(cell_id=cell.id, baseline_id=cell.baseline_id, baseline_status="failed",
+                  reason="baseline failed its own check")
+    excluded = not_run_verdict(std, cell, note)
+    assert excluded.excluded is not None and excluded.excluded.code == "BASELINE_FAIL"
+    assert excluded.headline_reading == reading
+    if wave == 2:
+        (row,) = aggregate_rows([_magentic(kit, 1, flag=True), excluded])
+        assert row.headline_reading == "flags_only"
+        assert (row.runs, row.valid) == (2, 1)
