@@ -33,11 +33,14 @@ from pytest_sabot.lab.record import LabRun
 from pytest_sabot.results import RESULTS_FILE, ResultsFile
 
 
-def _located(ref: str, history: Path, timeout: float) -> tuple[Path | None, str, str]:
-    """(the run's directory when its results.json still describes it, the results.json
-    text, where it was read)."""
+def _located(ref: str, history: Path, timeout: float) -> tuple[Path | None, Path | None, str,
+                                                                 str]:
+    """(the run's directory when its records still describe it, the run's own results.json
+    there, the results.json text, where it was read). A run whose board was kept apart
+    from its directory's (a slice beside a whole wave, another rule version) reads its own
+    board, and its records in the directory."""
     from pytest_sabot.history import load_run_results
-    from pytest_sabot.history.queries import resolve_run
+    from pytest_sabot.history.queries import resolve_results
 
     given = Path(ref)
     if given.exists():
@@ -48,7 +51,7 @@ def _located(ref: str, history: Path, timeout: float) -> tuple[Path | None, str,
         from pytest_sabot.results.compare import load_side
 
         load_side(file)  # a damaged or foreign file is named before anything is written
-        return file.parent, file.read_text(encoding="utf-8"), str(file)
+        return file.parent, file, file.read_text(encoding="utf-8"), str(file)
     if not history.exists():
         raise SabotDataError(
             given, "", "a results directory, a results.json, or a run id recorded in the "
@@ -56,10 +59,9 @@ def _located(ref: str, history: Path, timeout: float) -> tuple[Path | None, str,
         )
     loaded = load_run_results(history, ref, timeout=timeout)
     if loaded.note:  # the history's copy: the directory now holds another session
-        return None, loaded.results.model_dump_json(indent=2) + "\n", loaded.source
-    out = resolve_run(history, ref, timeout=timeout)
-    file = out / RESULTS_FILE
-    return out, file.read_text(encoding="utf-8"), str(file)
+        return None, None, loaded.results.model_dump_json(indent=2) + "\n", loaded.source
+    out, file = resolve_results(history, ref, timeout=timeout)
+    return out, file, file.read_text(encoding="utf-8"), str(file)
 
 
 def _row_of(cell_id: str) -> str:
@@ -149,7 +151,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     lab = lab_run_of(args.run, history, timeout=timeout)
     if lab is not None:
         return export_lab(args.run, *lab, fmt=args.fmt, out=args.out)
-    directory, text, source = _located(args.run, history, timeout)
+    directory, own, text, source = _located(args.run, history, timeout)
     if args.fmt in ("json", "junit"):
         if args.fmt == "junit":
             text = junit_xml(ResultsFile.model_validate_json(text))
@@ -171,9 +173,14 @@ def cmd_export(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return EXIT_ERROR
-    from pytest_sabot.report.html import write_results_html
+    from pytest_sabot.report.html import REPORT_FILE, write_results_html
 
-    written = write_results_html(directory, args.out)
+    # A board kept apart gets its report beside its own results.json, never over the
+    # directory's report.html.
+    target = args.out
+    if target is None and own is not None and own.parent != directory:
+        target = own.parent / REPORT_FILE
+    written = write_results_html(directory, target, results_file=own)
     print(f"report of {args.run}: {written}")
     return EXIT_PASS
 

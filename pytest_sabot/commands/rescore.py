@@ -67,6 +67,16 @@ def cmd_rescore(args: argparse.Namespace) -> int:
         print_summary(console(), fresh)
         if fresh.status_line:
             print(fresh.status_line)
+        lost = sorted({c.cell_id for c in original.cells} - {c.cell_id for c in fresh.cells})
+        if args.write and lost:  # never trade a recorded verdict for a missing one
+            shown = ", ".join(lost[:5]) + (", ..." if len(lost) > 5 else "")
+            print(
+                f"sabot rescore: results.json is not rewritten: {len(lost)} cell(s) it holds "
+                f"a verdict for have no usable record now ({shown}); nothing was written. "
+                "`pytest --sabot-resume` sets a damaged record aside and runs its cell again",
+                file=sys.stderr,
+            )
+            return EXIT_ERROR
         if args.write:  # what writes the files is imported only to write them
             from pytest_sabot.core.trace_io import write_text_atomic
             from pytest_sabot.report.render import markdown

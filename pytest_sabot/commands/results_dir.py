@@ -48,7 +48,14 @@ def read_results_of(path: Path) -> ResultsFile:
             file, "schema_version", f"{RESULTS_SCHEMA_VERSION} (this pytest-sabot's format)",
             version,
         )
-    return read_results(file)
+    from pydantic import ValidationError
+
+    from pytest_sabot.core.errors import from_validation_error
+
+    try:
+        return read_results(file)
+    except ValidationError as exc:  # named: the file, the field and what it should hold
+        raise from_validation_error(file, exc) from None
 
 
 __all__ = ["read_results_of", "writing"]

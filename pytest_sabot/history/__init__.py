@@ -12,7 +12,8 @@ Writing (the one process that writes a session's records):
 Reading:
 
 * ``list_runs(history_path)``, ``show_run(history_path, ref)``
-* ``resolve_run(history_path, ref) -> Path`` (the run's output directory)
+* ``resolve_run(history_path, ref) -> Path`` (the run's output directory) and
+  ``resolve_results(history_path, ref)`` (that directory and the run's own results.json)
 * ``load_run_results(history_path, ref) -> LoadedRun`` (its results, from disk or the
   history's copy)
 
@@ -37,6 +38,7 @@ from pytest_sabot.history.queries import (
     list_runs,
     load_lab_run,
     load_run_results,
+    resolve_results,
     resolve_run,
     show_run,
 )
@@ -82,6 +84,7 @@ __all__ = [
     "load_run_results",
     "open_history",
     "record_session",
+    "resolve_results",
     "resolve_run",
     "show_run",
 ]

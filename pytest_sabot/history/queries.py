@@ -10,6 +10,7 @@ results.json when it still describes the run.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
@@ -30,6 +31,7 @@ from pytest_sabot.history.sources import (
     results_from_snapshot,
 )
 from pytest_sabot.history.store import DEFAULT_TIMEOUT_S, History, open_history
+from pytest_sabot.results import RESULTS_FILE
 from pytest_sabot.results.outcomes import letter
 
 RecordT = TypeVar("RecordT", bound=BaseModel)
@@ -230,6 +232,15 @@ def find_run(db: History, ref: str) -> str:
             "SELECT run_id FROM runs ORDER BY COALESCE(started, indexed_at) DESC LIMIT 1"
         )
         hint = f"; the newest is {newest['run_id']}" if newest else ""
+        # A run id never holds a path separator nor ends in .json: a path that is not there.
+        if "/" in ref or os.sep in ref or ref.endswith(".json"):
+            raise RunNotFound(
+                db.path,
+                f"{ref!r} is no directory or file here, and no run id starts with it "
+                f"({total} run(s) in this history{hint})",
+                "Check the path (a results directory or its results.json), or give a run id "
+                "from `sabot history`",
+            )
         raise RunNotFound(
             db.path,
             f"no run id starts with {ref!r} ({total} run(s) in this history{hint})",
@@ -290,13 +301,25 @@ def resolve_run(
     history_path: Path, ref: str, *, timeout: float = DEFAULT_TIMEOUT_S
 ) -> Path:
     """The output directory of the run ``ref`` names (an id or a unique prefix): where its
-    results.json (or a lab run's run.json) was written. Raises RunNotFound for no match or
-    an ambiguous prefix, HistoryError when the directory is gone."""
+    records (and, but for a slice or reading kept apart, its results.json or a lab run's
+    run.json) were written. Raises RunNotFound for no match or an ambiguous prefix,
+    HistoryError when the directory is gone."""
+    return resolve_results(history_path, ref, timeout=timeout)[0]
+
+
+def resolve_results(
+    history_path: Path, ref: str, *, timeout: float = DEFAULT_TIMEOUT_S
+) -> tuple[Path, Path]:
+    """(the output directory of the run ``ref`` names, the results.json that is its own):
+    the directory's results.json, or the one a slice beside a whole wave or a reading under
+    other rules was written to (``slices/<run id>/``, ``readings/<rules>/``: SPEC I97,
+    I98), whose cell records are the directory's. Raises as :func:`resolve_run`."""
     with open_history(Path(history_path), timeout=timeout) as db:
         run_id = find_run(db, ref)
-        row = db.one("SELECT out_dir FROM runs WHERE run_id = ?", (run_id,))
+        row = db.one("SELECT out_dir, results_file FROM runs WHERE run_id = ?", (run_id,))
         assert row is not None
         out = Path(row["out_dir"])
+        own = Path(row["results_file"]) if row["results_file"] else out / RESULTS_FILE
     if not out.is_dir():
         raise HistoryError(
             history_path,
@@ -304,7 +327,7 @@ def resolve_run(
             "If the directory was moved, index its new place (python -m "
             "pytest_sabot.history index DIR)",
         )
-    return out
+    return out, own
 
 
 class LoadedRun(FrozenModel):

@@ -57,13 +57,16 @@ from pytest_sabot.history.store import (
     is_run_dir,
     open_history,
 )
+from pytest_sabot.results import READINGS_DIR, RESULTS_FILE, SLICES_DIR
 
 Action = Literal["added", "updated", "unchanged", "copy"]
 
-# Directories of an output tree that hold no session records of their own.
+# Directories of an output tree that hold no session records of their own. A board kept
+# apart (slices/, readings/: SPEC I97, I98) is indexed with its session's manifest in the
+# directory above it, whose cell records it scores.
 SKIP_DIRS = frozenset(
     {"cells", "superseded", "locks", "judge-cache", "recordings", "sessions", "workspace",
-     "report-cells"}
+     "report-cells", SLICES_DIR, READINGS_DIR}
 )
 
 RUN_COLUMNS = frozenset({
@@ -238,10 +241,12 @@ def record_session(
     results: ResultsFile | LabRun | None,
     manifest: SessionRecord | None,
     *,
+    results_path: Path | None = None,
     timeout: float = DEFAULT_TIMEOUT_S,
 ) -> Recorded:
     """Record one session in the history (created if missing): a pytest session (its
-    manifest and results, as written to ``out_dir``), results written without a session
+    manifest and results, as written to ``out_dir``; its results.json at ``results_path``
+    when that is not ``out_dir``'s), results written without a session
     (``manifest`` None), or a lab run (``results`` a LabRun, ``manifest`` None).
 
     Called by the one process that writes the session's records (the pytest controller,
@@ -256,7 +261,7 @@ def record_session(
             raise ValueError("a lab run has no session manifest")
         entry = lab_entry(out_dir, results)
     else:
-        entry = session_entry(out_dir, manifest, results)
+        entry = session_entry(out_dir, manifest, results, results_path=results_path)
     with open_history(Path(history_path), timeout=timeout, create=True) as db:
         return apply_entry(db, entry)
 
@@ -279,11 +284,14 @@ def record_session_end(
     results: ResultsFile,
     manifest: SessionRecord | None,
     *,
+    results_path: Path | None = None,
     timeout: float = DEFAULT_TIMEOUT_S,
 ) -> tuple[str, bool] | None:
     """Record a pytest session as it ends (SPEC I76), called by the controller once its
     results.json and manifest (``manifest``; None when it could not be written) are on
-    disk. ``chosen`` is ``--sabot-history``: a file, ``none`` (nothing recorded: returns
+    disk. ``results_path`` is where the session's own results.json was written when it is
+    not the directory's (a slice beside a whole wave, another rule version: SPEC I97,
+    I98). ``chosen`` is ``--sabot-history``: a file, ``none`` (nothing recorded: returns
     None), or unset (the output root's history). Returns the line to print and whether it
     is a problem. A history that is locked, damaged or cannot be written costs the session
     nothing: the line names the file, what is wrong and how to add the run later."""
@@ -298,7 +306,8 @@ def record_session_end(
     later = (f"its records in {out_dir} are intact; add it later with `sabot history "
              f"--history {path} index {out_dir}`")
     try:
-        done = record_session(path, out_dir, results, manifest, timeout=timeout)
+        done = record_session(path, out_dir, results, manifest, results_path=results_path,
+                              timeout=timeout)
     except SabotDataError as exc:
         return (f"pytest-sabot: session {run_id} is not in the run history: {exc}; {later}",
                 True)
@@ -344,6 +353,12 @@ def _entries(out_dir: Path, problems: list[IndexProblem]) -> Iterator[Entry]:
         manifest = attempt(mpath, read_manifest)
         if manifest is None:
             continue
+        apart = _apart_board(out_dir, manifest, attempt)
+        if apart is not None:  # its own board; the directory's reading of it is not a run
+            paired = paired or results_owner == manifest.run_id
+            yield session_entry(out_dir, manifest, apart[1], manifest_file=mpath,
+                                results_path=apart[0])
+            continue
         mine = results if results_owner == manifest.run_id else None
         paired = paired or mine is not None
         yield session_entry(out_dir, manifest, mine, manifest_file=mpath, results_path=rpath)
@@ -353,6 +368,22 @@ def _entries(out_dir: Path, problems: list[IndexProblem]) -> Iterator[Entry]:
         record = attempt(lpath, read_lab_run)
         if record is not None:
             yield lab_entry(out_dir, record, run_path=lpath)
+
+
+def _apart_board(
+    out_dir: Path, manifest: SessionRecord, attempt: Any
+) -> tuple[Path, ResultsFile] | None:
+    """The session's own board when it was kept apart from the directory's (a slice beside
+    a whole wave, a reading under other rules) and still describes that session."""
+    for path in (out_dir / SLICES_DIR / manifest.run_id / RESULTS_FILE,
+                 out_dir / READINGS_DIR / manifest.rules / RESULTS_FILE):
+        if not path.is_file():
+            continue
+        board = attempt(path, read_results_file)
+        if board is not None and board.session is not None \
+                and board.session.run_id == manifest.run_id:
+            return path, board
+    return None
 
 
 def index_output(

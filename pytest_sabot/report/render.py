@@ -476,8 +476,10 @@ def _spend_line(spend: dict[str, Any]) -> str:
     if not calls:
         return "spend: none; no model calls"
     if calls and fixture_calls == calls and not spend.get("upstream_calls"):
-        return f"spend: none; all {calls} model calls answered by the embedded model"
-    return f"spend: ${cost if cost is not None else 0:.4f} over {calls} model calls" + (
+        return (f"spend: none; all {calls} model calls of this session answered by the "
+                "embedded model")
+    return f"spend: ${cost if cost is not None else 0:.4f} over this session's {calls} " \
+        "model calls" + (
         f" ({unknown} with unknown cost)" if unknown else ""
     )
 

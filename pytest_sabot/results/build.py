@@ -38,6 +38,11 @@ from pytest_sabot.scoring import Scoreboard, scoreboard
 
 RESULTS_SCHEMA_VERSION = "2"
 RESULTS_FILE = "results.json"
+# Where a session's own board goes when it is not its directory's (SPEC I97, I98): a slice
+# beside a whole wave under slices/<run id>/, a reading under other rules under
+# readings/<rules>/. Their cell records are the directory's.
+SLICES_DIR = "slices"
+READINGS_DIR = "readings"
 FIXTURE_LABEL = "keyless: fixtures of the embedded model ({model}), not a measurement of any LLM"
 JUDGE_PIN = "claude-cli"  # standard section 6: Claude, run headless via claude -p
 
@@ -428,7 +433,7 @@ def build_results(
         **off_pin(versions),
         **model_off_pin(std, spec, downgrade_model, judge_spec, served, o4),
     }
-    return ResultsFile(
+    return _no_band_unless_whole(ResultsFile(
         tool=f"pytest-sabot {__version__}",
         wave=std.wave.wave,
         rules=std.rules.version,
@@ -484,7 +489,18 @@ def build_results(
             lab_gates(out_dir, scored.verdicts, std.wave.operators) if std.wave.lab else None
         ),
         extensions=extensions or {},
-    )
+    ))
+
+
+def _no_band_unless_whole(results: ResultsFile) -> ResultsFile:
+    """SPEC I91: the section 7 band is read on the whole scoreboard only. A partial board
+    (a slice, cells not run or unpaired, fewer rows in the median than registered) keeps
+    its median and has no band, in results.json as in every report."""
+    board = results.scoreboard
+    short = board.registered_rows is not None and board.median_rows < board.registered_rows
+    if board.band is None or not (results.partial_reasons or short):
+        return results
+    return results.model_copy(update={"scoreboard": board.model_copy(update={"band": None})})
 
 
 def _disclosure(

@@ -177,7 +177,8 @@ def refusal_lines(calls: ModelCalls | None) -> list[str]:
     if calls is None:
         return []
     lines = [
-        f"embedded model: {calls.recognised:,} calls recognised, {calls.refused:,} refused"
+        f"embedded model: {calls.recognised:,} calls recognised, {calls.refused:,} refused "
+        "(in the records the board counts, earlier sessions' included)"
     ]
     for name, row in calls.rows.items():
         lines.append(f"  {name}: {row.recognised:,} recognised, {row.refused:,} refused")

@@ -21,13 +21,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pytest_sabot.core.errors import SabotDataError
-from pytest_sabot.results import RESULTS_FILE, ResultsFile, SessionInfo, read_results
+from pytest_sabot.results import (
+    READINGS_DIR,
+    RESULTS_FILE,
+    SLICES_DIR,
+    ResultsFile,
+    SessionInfo,
+    read_results,
+)
 
 if TYPE_CHECKING:
     from pytest_sabot.matrix.standard import Standard
-
-SLICES_DIR = "slices"
-READINGS_DIR = "readings"
 
 
 @dataclass(frozen=True)

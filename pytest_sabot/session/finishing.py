@@ -15,7 +15,7 @@ from pytest_sabot.core.models.states import NotRunReason, SessionStatus
 from pytest_sabot.core.records import now_iso
 from pytest_sabot.core.trace_io import OutputUnwritable
 from pytest_sabot.harness.run import wait_for_abandoned
-from pytest_sabot.results import ResultsFile, SessionInfo
+from pytest_sabot.results import RESULTS_FILE, ResultsFile, SessionInfo
 from pytest_sabot.session import junit, start_order
 from pytest_sabot.session.gates import evaluate, failures
 
@@ -280,7 +280,9 @@ def _finish(state: SabotSession, session: pytest.Session) -> None:
     if state.results_written:  # the run history (docs/HISTORY.md): one line, never a failure
         from pytest_sabot.history.record import record_session_end
 
-        said = record_session_end(state.settings.history, state.out_dir, results, record)
+        own = state.boards.session_dir / RESULTS_FILE if state.boards is not None else None
+        said = record_session_end(state.settings.history, state.out_dir, results, record,
+                                  results_path=own)
         if said is not None:
             state.messages.append(said)
     for event in state.events:

@@ -190,15 +190,17 @@ def _summary_of(state: State, ref: str) -> Any:
                         lambda: _summary(state.config, ref))
 
 
-def _results_view(state: State, run_dir: Path, run_id: str) -> Any:
-    """The view report.html renders for a run's directory, built once while its
-    results.json is unchanged (it reads every cell's trace)."""
+def _results_view(state: State, run_id: str) -> Any:
+    """The view report.html renders for a run (its own results.json, its directory's cell
+    records), built once while that results.json is unchanged (it reads every cell's
+    trace)."""
     from pytest_sabot.report.html import results_page_view
 
-    stat = (run_dir / "results.json").stat()
-    key = ("view", str(run_dir.resolve()), run_id, stat.st_mtime_ns, stat.st_size)
+    run_dir, own = _run_files(state, run_id)
+    stat = own.stat()
+    key = ("view", str(own.resolve()), run_id, stat.st_mtime_ns, stat.st_size)
     return state.cached(key, lambda: results_page_view(
-        run_dir, layout="pages", pages_dir=f"/run/{run_id}/cell"))
+        run_dir, layout="pages", pages_dir=f"/run/{run_id}/cell", results_file=own))
 
 
 def _others(rows: list[views.RunRow], run_id: str, lab: bool) -> list[views.RunRow]:
@@ -214,14 +216,13 @@ def _actions(state: State, run_id: str, lab: bool) -> str:
 
 
 def _wave_page(state: State, run_id: str) -> str:
-    from pytest_sabot.history import load_run_results, resolve_run
+    from pytest_sabot.history import load_run_results
 
     config = state.config
     stamp = state.history_stamp()
     run_id = _summary_of(state, run_id).run_id
-    run_dir: Path = state.cached(("dir", run_id, stamp),
-                                 lambda: resolve_run(config.history, run_id))
-    stat = (run_dir / "results.json").stat()
+    _, own = _run_files(state, run_id)
+    stat = own.stat()
     note: str = state.cached(  # whether results.json still describes this run
         ("note", run_id, stamp, stat.st_mtime_ns, stat.st_size),
         lambda: load_run_results(config.history, run_id).note)
@@ -231,14 +232,14 @@ def _wave_page(state: State, run_id: str) -> str:
                            f"/run/{run_id}/export?format=json")
 
     def make() -> str:
-        view = _results_view(state, run_dir, run_id)
+        view = _results_view(state, run_id)
         lowest = sorted(view.rows, key=views.score_key)
         return render("serve_results.html.j2", serve=state.serve(), view=view, run_id=run_id,
                       title=f"Run {run_id}: wave {view.results.get('wave', '?')}",
                       trace_base=f"/run/{run_id}/file/", actions=Markup(ACTIONS_MARK),
                       lowest_first=lowest, note="")
 
-    key = ("wave", str(run_dir.resolve()), run_id, stat.st_mtime_ns, stat.st_size)
+    key = ("wave", str(own.resolve()), run_id, stat.st_mtime_ns, stat.st_size)
     page: str = state.cached(key, make)
     return page.replace(ACTIONS_MARK, _actions(state, run_id, lab=False), 1)
 
@@ -284,14 +285,19 @@ async def run_page(request: Request) -> Response:
         return _failure(state, exc)
 
 
-def _run_dir(state: State, run_id: str) -> Path:
-    from pytest_sabot.history import resolve_run
+def _run_files(state: State, run_id: str) -> tuple[Path, Path]:
+    """(the run's directory, its own results.json), looked up once per state of the
+    history."""
+    from pytest_sabot.history import resolve_results
 
-    return resolve_run(state.config.history, run_id)
+    history = state.config.history
+    found: tuple[Path, Path] = state.cached(
+        ("files", run_id, state.history_stamp()), lambda: resolve_results(history, run_id))
+    return found
 
 
 def _cells_page(state: State, run_id: str, row: str, status: str) -> str:
-    view = _results_view(state, _run_dir(state, run_id), run_id)
+    view = _results_view(state, run_id)
     cells = [c for c in view.cells if (not row or c.row == row)
              and (not status or c.status_class == status or c.status == status)]
     statuses = sorted({c.status_class for c in view.cells})
@@ -314,7 +320,8 @@ async def cells_page(request: Request) -> Response:
 def _cell_page(state: State, run_id: str, page: str) -> str | None:
     from pytest_sabot.report.html import cell_page_view
 
-    found = cell_page_view(_run_dir(state, run_id), page.removesuffix(".html"))
+    run_dir, own = _run_files(state, run_id)
+    found = cell_page_view(run_dir, page.removesuffix(".html"), own)
     if found is None:
         return None
     cell, around = found
@@ -346,7 +353,7 @@ async def run_file(request: Request) -> Response:
     state = _state(request)
     run_id, rel = request.path_params["run_id"], request.path_params["path"]
     try:
-        base = await run_in_threadpool(_run_dir, state, run_id)
+        base = (await run_in_threadpool(_run_files, state, run_id))[0]
     except PAGE_ERRORS as exc:
         return _failure(state, exc)
     target = _inside(base, rel)
@@ -361,7 +368,7 @@ async def run_file(request: Request) -> Response:
 
 def _export(state: State, run_id: str, fmt: str) -> tuple[str, str, str]:
     """(body, media type, file name) of a run's export."""
-    from pytest_sabot.history import load_run_results, resolve_run
+    from pytest_sabot.history import load_run_results
 
     config = state.config
     summary = _summary(config, run_id)
@@ -391,8 +398,8 @@ def _export(state: State, run_id: str, fmt: str) -> tuple[str, str, str]:
                                 "json instead")
         from pytest_sabot.report.html import render_results_html
 
-        return (render_results_html(resolve_run(config.history, summary.run_id)), "text/html",
-                "report.html")
+        run_dir, own = _run_files(state, summary.run_id)
+        return (render_results_html(run_dir, results_file=own), "text/html", "report.html")
     raise LaunchRefused(f"format {fmt!r}: html, json or junit")
 
 

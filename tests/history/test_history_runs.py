@@ -222,6 +222,15 @@ def test_S10_5_3_resolve_run_takes_an_id_or_a_unique_prefix(
         resolve_run(history, "nope")
 
 
+def test_S10_5_3_a_mistyped_path_is_named_as_a_path_not_only_as_a_run_id(
+    inputs: Inputs, history: Path, tmp_path: Path,
+) -> None:
+    for ref in (str(tmp_path / "no" / "such"), "reports/wave-9/results.json"):
+        with pytest.raises(RunNotFound, match="is no directory or file here") as raised:
+            load_compare_input(ref, history)
+        assert ref in str(raised.value) and "no run id starts with it" in str(raised.value)
+
+
 def test_S10_5_3_compare_reads_run_ids_like_directories(
     inputs: Inputs, history: Path
 ) -> None:

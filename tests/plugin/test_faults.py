@@ -420,6 +420,21 @@ def test_21_4_sabot_rescore_names_the_cell_whose_trace_was_cut_at_a_line_boundar
     assert f"rescored {CELLS - 1} cells" in text
 
 
+def test_21_4_rescore_write_keeps_results_json_when_a_counted_record_is_damaged(
+    reference: Run, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Nothing recorded is lost: a verdict results.json holds is never traded for a cell
+    whose record cannot be read now; the damage is named and nothing is written."""
+    out = tmp_path / "out"
+    shutil.copytree(reference.out, out)
+    before = {name: (out / name).read_bytes() for name in ("results.json", "RESULTS.md")}
+    cell, _trace, _where = _damage(out, "cut-trace")
+    assert main(["rescore", str(out), "--write"]) == 2
+    err = capsys.readouterr().err
+    assert "results.json is not rewritten: 1 cell(s)" in err and cell in err
+    assert {name: (out / name).read_bytes() for name in before} == before
+
+
 # --------------------------------------------------------------------------- issue 21.5
 
 # Sends the controller SIGTERM at one point of its session, named by SIGTERM_AT:

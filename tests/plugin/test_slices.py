@@ -221,6 +221,27 @@ def test_I97_a_slice_in_a_directory_holding_a_whole_wave_keeps_the_waves_board(
     assert main(["rescore", str(wave.out), "--sabot-root", str(root)]) == 0
 
 
+def test_I91_a_slices_results_json_reads_no_band_where_a_whole_waves_does(
+    k_slice: Run, tmp_path: Path,
+) -> None:
+    """The band is read on the whole scoreboard only, in results.json as in the reports:
+    the slice's file keeps its median and has no band; a whole (one-row) wave has one."""
+    sliced = k_slice.results
+    assert sliced.partial_reasons and sliced.scoreboard.median_sabot_score is not None
+    assert sliced.scoreboard.band is None
+    root = _tiny_root(tmp_path)
+    wave = run(tmp_path, f"--sabot-root={root}", "--sabot-wave=1", "-p", "no:xdist",
+               "--sabot-seed=11")
+    assert wave.returncode == 0, wave.describe()
+    sliced_wave = read_results(wave.out)
+    assert sliced_wave.partial_reasons and sliced_wave.scoreboard.band is None
+    whole = run(tmp_path / "whole", f"--sabot-root={root}", "--sabot-wave=1", "-p",
+                "no:xdist")
+    assert whole.returncode == 0, whole.describe()
+    board = read_results(whole.out)
+    assert board.partial_reasons == [] and board.scoreboard.band is not None
+
+
 def test_I98_a_session_under_other_rules_prints_both_readings_and_keeps_the_registered_one(
     tmp_path: Path,
 ) -> None:

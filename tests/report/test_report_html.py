@@ -256,9 +256,12 @@ def test_S7_1_median_band_and_rows_entering_it_are_stated(
     assert f'data-median="{median}" data-rows="6" data-band="" data-partial-median' in sliced
     assert "Median Sabot Score of this partial board" in sliced
     assert "a partial board</h1>" in sliced and "not wave 1&#8217;s rates" in sliced
-    # The same cells read as a whole board (the registry made to hold just them):
+    assert board["band"] is None  # results.json reads no band on a partial board (I91)
+    # The same cells read as a whole board (the registry made to hold just them, and the
+    # band the builder reads on a whole board):
     selection = results["selection"]
     selection["registered"] = selection["selected"]
+    board["band"] = "full_push" if median < 0.5 else "guardrails_mostly_work"
     (run / "results.json").write_text(json.dumps(results))
     html = render_results_html(run)
     assert f'data-median="{median}" data-rows="6" data-band="{board["band"]}"' in html

@@ -51,10 +51,13 @@ def _choose(layout: Layout, cells: int) -> Literal["inline", "pages"]:
     return layout
 
 
-def _load(results_dir: Path) -> tuple[dict[str, Any], str | None, dict[str, Any]]:
-    """results.json as JSON, its status line, and the words the text reports use for a
-    partial board, a disclosed defect and the credits (report/render.py), so the page says
-    what RESULTS.md says."""
+def _load(
+    results_dir: Path, results_file: Path | None = None
+) -> tuple[dict[str, Any], str | None, dict[str, Any]]:
+    """results.json as JSON (``results_file`` when given: a board kept apart from the
+    directory whose records it scores, SPEC I97, I98), its status line, and the words the
+    text reports use for a partial board, a disclosed defect and the credits
+    (report/render.py), so the page says what RESULTS.md says."""
     from pytest_sabot.report import render
     from pytest_sabot.results import ResultsFile
     from pytest_sabot.results.compare import load_side
@@ -62,7 +65,7 @@ def _load(results_dir: Path) -> tuple[dict[str, Any], str | None, dict[str, Any]
     if not results_dir.is_dir():
         raise SabotDataError(results_dir, "", "a results directory holding results.json",
                              "no such directory")
-    results = load_side(results_dir)
+    results = load_side(results_file or results_dir)
     status = getattr(results, "status_line", None)
     words: dict[str, Any] = {"credits": render.CREDITS, "partial": None, "disclosures": [],
                              "reaction_note": render.REACTION_NOTE,
@@ -76,13 +79,13 @@ def _load(results_dir: Path) -> tuple[dict[str, Any], str | None, dict[str, Any]
 
 
 def _results_pages(
-    results_dir: Path, *, layout: Layout, report: Path
+    results_dir: Path, *, layout: Layout, report: Path, results_file: Path | None = None
 ) -> tuple[str, dict[str, str]]:
     """The main page and, in the pages layout, each cell's page by file name."""
     from pytest_sabot.report.html._common import relative_base, render
     from pytest_sabot.report.html._results import build
 
-    results, status, words = _load(results_dir)
+    results, status, words = _load(results_dir, results_file)
     chosen = _choose(layout, len(results.get("cells") or []))
     pages_dir = _pages_dir(report)
     view = build(results_dir, results, status_line=status, layout=chosen,
@@ -105,19 +108,28 @@ def _title(results: dict[str, Any]) -> str:
     return f"Sabot results: wave {results.get('wave', '?')}, {results.get('rules', '?')} ({kind})"
 
 
-def render_results_html(results_dir: Path | str, *, layout: Layout = "inline") -> str:
+def render_results_html(
+    results_dir: Path | str, *, layout: Layout = "inline", results_file: Path | None = None
+) -> str:
     """report.html of a results directory as one string, every cell inline (collapsed).
 
     Links to the raw traces are relative to ``results_dir`` (the page is meant to sit
     beside results.json). ``layout="pages"`` renders the main page only; use
-    :func:`write_results_html` to write the per-cell pages with it."""
+    :func:`write_results_html` to write the per-cell pages with it. ``results_file`` is the
+    run's own results.json when it is not the directory's (a slice or a reading kept
+    apart); the cells' records are read from ``results_dir`` either way."""
     results_dir = Path(results_dir)
-    main, _ = _results_pages(results_dir, layout=layout, report=results_dir / REPORT_FILE)
+    main, _ = _results_pages(results_dir, layout=layout, report=results_dir / REPORT_FILE,
+                             results_file=results_file)
     return main
 
 
 def write_results_html(
-    results_dir: Path | str, path: Path | str | None = None, *, layout: Layout = "auto"
+    results_dir: Path | str,
+    path: Path | str | None = None,
+    *,
+    layout: Layout = "auto",
+    results_file: Path | None = None,
 ) -> Path:
     """Write report.html (default: beside results.json) and, in the pages layout, one
     page per cell in ``<report stem>-cells/`` beside it. Returns the report's path."""
@@ -126,7 +138,8 @@ def write_results_html(
     results_dir = Path(results_dir)
     out = Path(path) if path is not None else results_dir / REPORT_FILE
     pages_dir = _pages_dir(out)
-    main, pages = _results_pages(results_dir, layout=layout, report=out)
+    main, pages = _results_pages(results_dir, layout=layout, report=out,
+                                 results_file=results_file)
     if pages:
         pages_dir.mkdir(parents=True, exist_ok=True)
         for name, text in pages.items():
@@ -202,20 +215,26 @@ def write_lab_html(run_json_path: Path | str, path: Path | str | None = None) ->
 
 
 def results_page_view(
-    results_dir: Path | str, *, layout: Layout = "auto", pages_dir: str = ""
+    results_dir: Path | str,
+    *,
+    layout: Layout = "auto",
+    pages_dir: str = "",
+    results_file: Path | None = None,
 ) -> Any:
     """The view report.html renders for a results directory (a ``ResultsView``); in the
     pages layout each cell's drill-down links to ``pages_dir/<cell page>``."""
     from pytest_sabot.report.html._results import build
 
     results_dir = Path(results_dir)
-    results, status, words = _load(results_dir)
+    results, status, words = _load(results_dir, results_file)
     chosen = _choose(layout, len(results.get("cells") or []))
     return build(results_dir, results, status_line=status, layout=chosen,
                  pages_dir=pages_dir, words=words)
 
 
-def cell_page_view(results_dir: Path | str, cell_id: str) -> tuple[Any, dict[str, Any]] | None:
+def cell_page_view(
+    results_dir: Path | str, cell_id: str, results_file: Path | None = None
+) -> tuple[Any, dict[str, Any]] | None:
     """One cell's drill-down (a ``CellView``) and what its page shows above it (the run's
     banners and label), reading that cell's folder alone; None for a cell the run does not
     have."""
@@ -223,7 +242,7 @@ def cell_page_view(results_dir: Path | str, cell_id: str) -> tuple[Any, dict[str
     from pytest_sabot.report.html._results import banners
 
     results_dir = Path(results_dir)
-    results, status, _ = _load(results_dir)
+    results, status, _ = _load(results_dir, results_file)
     for verdict in results.get("cells") or []:
         if isinstance(verdict, dict) and verdict.get("cell_id") == cell_id:
             return cell_view(results_dir, verdict), {
