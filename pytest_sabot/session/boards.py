@@ -65,6 +65,23 @@ def whole_wave(out_dir: Path, std: Standard) -> ResultsFile | None:
     return held
 
 
+def set_aside_damaged(out_dir: Path, run_id: str) -> Path | None:
+    """A results.json in ``out_dir`` that cannot be read is moved aside to
+    ``results.damaged-<run id>.json`` before this session writes its own board (it may have
+    been a whole wave's, which a slice would otherwise replace unseen). Returns where it
+    went; None when there is no such file or it reads."""
+    path = out_dir / RESULTS_FILE
+    if not path.is_file():
+        return None
+    try:
+        read_results(path)
+    except (ValueError, OSError, SabotDataError):
+        aside = path.with_name(f"results.damaged-{run_id}.json")
+        path.rename(aside)
+        return aside
+    return None
+
+
 def plan(out_dir: Path, std: Standard, run_id: str, selected: list[str]) -> Boards:
     """Decide, once the selection is fixed and before any cell runs, where the boards go."""
     registered = std.wave.rules

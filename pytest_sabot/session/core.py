@@ -210,6 +210,7 @@ class SabotSession:
             self._start_gateway()
             return
         preflight.check_model(self.settings)
+        preflight.check_files(self.settings)
         preflight.check_downgrade(self.settings, self.std, self.filtered)
         preflight.check_hang_bound(self.settings, self.std)
         if not self.collect_only:
@@ -463,6 +464,13 @@ class SabotSession:
         self.selection = selection
         from pytest_sabot.session import boards
 
+        if selection.cells and not self.collect_only:
+            aside = boards.set_aside_damaged(self.out_dir, self.run_id)
+            if aside is not None:
+                self.messages.append((
+                    f"pytest-sabot: {self.out_dir / 'results.json'} could not be read; it is "
+                    f"set aside as {aside.name} (nothing in it is lost) and this session's "
+                    "board takes its place; the cell records are untouched", True))
         self.boards = boards.plan(self.out_dir, self.std, self.run_id, selection.ids)
         if not selection.cells or self.collect_only:
             return

@@ -77,6 +77,36 @@ def check_model(settings: Settings) -> None:
     check_price(settings, spec.name, "--sabot-model")
 
 
+def check_files(settings: Settings) -> None:
+    """The files and directories the options name are usable before anything runs, whatever
+    the model: a price table that reads (a keyless run loads it too), a spend ledger's
+    directory that is not a file, a run history that is not a directory."""
+    if settings.prices:
+        from pytest_sabot.gateway.prices import load_prices
+
+        try:
+            load_prices(settings.prices)
+        except SabotDataError as exc:
+            raise usage(f"--sabot-prices: {exc}; nothing was run") from None
+    if settings.spend_ledger:
+        ledger = Path(settings.spend_ledger)
+        if ledger.exists() and not ledger.is_dir():
+            raise usage(
+                f"--sabot-spend-ledger={ledger}: expected a directory (the project's "
+                "spend-ledger.json is kept in it), got a file; nothing was run"
+            )
+    chosen = settings.history
+    if chosen and chosen.strip().lower() != "none":
+        history = Path(chosen)
+        blocked = next((p for p in history.parents if p.exists() and not p.is_dir()), None)
+        if history.is_dir() or blocked is not None:
+            got = f"{blocked} is a file" if blocked is not None else "a directory"
+            raise usage(
+                f"--sabot-history={chosen}: expected a history file (SQLite, created when "
+                f"missing) or 'none', got {got}; nothing was run"
+            )
+
+
 def check_price(settings: Settings, model: str, option: str) -> None:
     """A live model must have a price, or the spend cap cannot hold."""
     from pytest_sabot.gateway.prices import load_prices

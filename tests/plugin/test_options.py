@@ -96,6 +96,41 @@ def test_9_4_a_live_model_without_a_price_is_refused_before_any_money_is_spent(
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("kind", ["missing", "not yaml"])
+def test_9_4_a_bad_price_table_is_refused_before_any_cell_even_keyless(
+    pytester: pytest.Pytester, kind: str
+) -> None:
+    prices = pytester.path / "prices.yaml"
+    if kind == "not yaml":
+        prices.write_text("models: [unclosed\n")
+    text = _refused(pytester, f"--sabot-prices={prices}")
+    assert "--sabot-prices" in text and str(prices) in text and "nothing was run" in text
+
+
+def test_9_4_a_spend_ledger_that_is_a_file_is_refused_before_any_cell(
+    pytester: pytest.Pytester,
+) -> None:
+    blocker = pytester.path / "a-file"
+    blocker.write_text("x")
+    text = _refused(pytester, f"--sabot-spend-ledger={blocker}")
+    assert "--sabot-spend-ledger" in text and "expected a directory" in text
+
+
+@pytest.mark.parametrize("kind", ["a directory", "under a file"])
+def test_9_4_a_run_history_that_cannot_be_a_file_is_refused_before_any_cell(
+    pytester: pytest.Pytester, kind: str
+) -> None:
+    blocker = pytester.path / "blocker"
+    if kind == "a directory":
+        blocker.mkdir()
+        history = blocker
+    else:
+        blocker.write_text("x")
+        history = blocker / "history.sqlite"
+    text = _refused(pytester, f"--sabot-history={history}")
+    assert "--sabot-history" in text and "expected a history file" in text
+
+
 def test_9_4_an_unwritable_output_is_refused_before_any_cell(pytester: pytest.Pytester) -> None:
     blocker = pytester.path / "not-a-dir"
     blocker.write_text("a file where the output directory should be")

@@ -242,6 +242,28 @@ def test_I91_a_slices_results_json_reads_no_band_where_a_whole_waves_does(
     assert board.partial_reasons == [] and board.scoreboard.band is not None
 
 
+def test_I97_a_damaged_results_json_is_set_aside_before_a_session_writes_its_board(
+    tmp_path: Path,
+) -> None:
+    """A whole wave's results.json that cannot be read is never replaced unseen: it is set
+    aside beside itself, byte for byte, the session says so, and the records stay."""
+    root = _tiny_root(tmp_path)
+    wave = run(tmp_path, f"--sabot-root={root}", "--sabot-wave=1", "-p", "no:xdist",
+               "--sabot-seed=11")
+    assert wave.returncode == 0, wave.describe()
+    damaged = (wave.out / "results.json").read_bytes()[:2000]
+    (wave.out / "results.json").write_bytes(damaged)
+    cells = sorted(p.name for p in (wave.out / "cells").iterdir())
+    one = run(tmp_path, f"--sabot-root={root}", "--sabot-wave=1", "-p", "no:xdist",
+              "::test_cell[langgraph-default-O3-T1-s11]", out=wave.out)
+    assert one.returncode == 0, one.describe()
+    (aside,) = wave.out.glob("results.damaged-*.json")
+    assert aside.read_bytes() == damaged
+    assert f"could not be read; it is set aside as {aside.name}" in one.stdout
+    assert sorted(p.name for p in (wave.out / "cells").iterdir()) == cells
+    read_results(wave.out)  # the session's own board now reads
+
+
 def test_I98_a_session_under_other_rules_prints_both_readings_and_keeps_the_registered_one(
     tmp_path: Path,
 ) -> None:

@@ -250,6 +250,21 @@ def test_operator_on_the_wrong_seam_is_rejected(tmp_path: Path) -> None:
     )
 
 
+def test_an_operator_that_injects_its_original_is_rejected(tmp_path: Path) -> None:
+    """Such a fault lands while changing nothing, and its cell would count as a miss."""
+    root = copy_root(tmp_path)
+    _edit(
+        root / "tasks/T1/private/operators.yaml",
+        lambda d: d["operators"]["O3"].update(injected=d["operators"]["O3"]["original"]),
+    )
+    _fails(
+        lambda: load_private("T1", root),
+        "private/operators.yaml",
+        "operators",
+        "O3: injected is the same as original",
+    )
+
+
 def test_tool_operator_must_target_a_declared_tool(tmp_path: Path) -> None:
     root = copy_root(tmp_path)
     _edit(

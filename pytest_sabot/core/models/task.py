@@ -318,12 +318,17 @@ class OperatorSpec(FrozenModel):
 def spec_problem(operator: str, spec: OperatorSpec) -> str | None:
     """What is wrong with one operator's spec on a task of the standard, or None: the
     operator must be a message operator, planted at one of its declared seams; one planted
-    at the material seam hands over a superseded revision (its ``stale_file``)."""
+    at the material seam hands over a superseded revision (its ``stale_file``); what it
+    injects differs from the original (a fault that changes nothing would land, and its
+    cell would be scored a miss of a fault that was never there)."""
     found = declaration(operator)
     if found.lab:
         return f"{operator} is a fault-lab operator; it belongs to a lab task (T6)"
     if spec.seam not in found.seams:
         return f"{operator} must use seam '{found.seams[0]}', not '{spec.seam}'"
+    if spec.injected.strip() == spec.original.strip():
+        return (f"{operator}: injected is the same as original ({spec.original.strip()!r}), "
+                "so the planted fault would change nothing")
     if spec.seam == "material" and spec.stale_file is None:
         return f"{operator} needs stale_file (the superseded material revision)"
     return None
