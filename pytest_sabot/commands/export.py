@@ -6,14 +6,15 @@ exports the same three: its page, its record and its JUnit XML (:func:`export_la
 * ``json``: results.json of the run, byte for byte when the file on disk still holds it,
   else the copy the history kept when the run was recorded (a later session in the same
   directory replaced the file); to ``--out`` or stdout.
-* ``junit``: the JUnit XML of the run's cells, built from its results (SPEC I80): one
-  testcase per cell, classname ``sabot.wave<N>.<row>`` and the cell id as its name, its
-  ``sabot.*`` fields (verdict, funnel, exclusion, acts, gate) as the testcase's
-  system-out, one ``key=value`` a line, as pytest's default JUnit family has them;
-  structural zeros and cells not run are skipped testcases; the suite carries the run's
-  properties. A cell is a passed testcase whatever its verdict, as in the session's own
-  XML: the verdict is a measurement, not a test failure. To ``--out`` or stdout; works
-  from the history's copy as well.
+* ``junit``: the JUnit XML of the run's cells, built from its results (SPEC I80) with the
+  session's own names and fields (``results/junit_fields.py``): one testcase per cell,
+  classname ``sabot.wave<N>.<row>`` and ``test_cell[<cell id>]`` as its name, its
+  ``sabot.*`` fields (coordinates, verdict, gate, funnel, exclusion, acts) as the
+  testcase's system-out, one ``key=value`` a line, as pytest's default JUnit family has
+  them; structural zeros and cells not run are skipped testcases; the suite carries the
+  run's properties, as the session's does. A cell is a passed testcase whatever its
+  verdict, as in the session's own XML: the verdict is a measurement, not a test failure.
+  To ``--out`` or stdout; works from the history's copy as well.
 * ``html``: the offline report (:mod:`pytest_sabot.report.html`) of the run's directory,
   to ``--out`` or report.html beside results.json. The report reads the cells' records
   beside results.json, so a run whose results.json was replaced has no report of its own
@@ -28,7 +29,6 @@ from pathlib import Path
 
 from pytest_sabot.core.errors import SabotDataError
 from pytest_sabot.core.exit_codes import EXIT_ERROR, EXIT_PASS
-from pytest_sabot.core.models.verdict import CellVerdict
 from pytest_sabot.lab.record import LabRun
 from pytest_sabot.results import RESULTS_FILE, ResultsFile
 
@@ -74,38 +74,32 @@ def _row_of(cell_id: str) -> str:
 
 
 def junit_xml(results: ResultsFile) -> str:
-    """The JUnit XML of a run's cells (see the module's text)."""
+    """The JUnit XML of a run's cells (see the module's text): the testcase names and the
+    ``sabot.*`` fields of the session's own XML (``results/junit_fields.py``)."""
     import xml.etree.ElementTree as ET
 
-    from pytest_sabot.history.sources import cell_gate
-    from pytest_sabot.results.outcomes import funnel_word, outcome_of
+    from pytest_sabot.results.junit_fields import (
+        case_name,
+        cell_pairs,
+        classname,
+        id_pairs,
+        suite_pairs,
+    )
+    from pytest_sabot.results.outcomes import outcome_of
 
     suites = ET.Element("testsuites", name="sabot")
     suite = ET.SubElement(suites, "testsuite", name=f"sabot.wave{results.wave}")
     props = ET.SubElement(suite, "properties")
     session = results.session
-    pairs = [
-        ("sabot.wave", str(results.wave)), ("sabot.rules", results.rules),
-        ("sabot.model", results.model), ("sabot.label", results.label),
-        ("sabot.run_id", session.run_id if session else ""),
-        ("sabot.status", session.status if session else ""),
-        ("sabot.complete", str(results.selection.complete).lower()),
-        ("sabot.selected", str(results.selection.selected)),
-        ("sabot.recorded", str(results.selection.recorded)),
-        ("sabot.registration_hash", results.registration_hash),
-        *[(f"sabot.off_pin.{k}", v) for k, v in sorted(results.off_pin.items())],
-    ]
-    for board_row in results.scoreboard.rows:
-        pairs += board_row.junit_properties()
-    for name, value in pairs:
+    for name, value in suite_pairs(results, session.run_id if session else ""):
         ET.SubElement(props, "property", name=name, value=value)
     tests = skipped = 0
 
     def case(row: str, cell_id: str, fields: list[tuple[str, str]], skip: str = "") -> None:
         nonlocal tests, skipped
         tests += 1
-        node = ET.SubElement(suite, "testcase", classname=f"sabot.wave{results.wave}.{row}",
-                             name=cell_id, time="0")
+        node = ET.SubElement(suite, "testcase", classname=classname(results.wave, row),
+                             name=case_name(cell_id), time="0")
         if skip:
             skipped += 1
             ET.SubElement(node, "skipped", type="pytest.skip", message=skip)
@@ -113,22 +107,13 @@ def junit_xml(results: ResultsFile) -> str:
         out.text = "".join(f"{k}={v}\n" for k, v in fields)
 
     for v in results.cells:
-        word = outcome_of(v).verdict
-        fields = [("sabot.cell", v.cell_id), ("sabot.row", v.row),
-                  ("sabot.verdict", word), ("sabot.gate", cell_gate(v) or "")]
-        if isinstance(v, CellVerdict):
-            fields += [
-                ("sabot.funnel", v.excluded.code if v.excluded else funnel_word(v)),
-                ("sabot.exclusion", v.excluded.code if v.excluded else ""),
-                ("sabot.acts", ",".join(f"{a.act}@{a.seq}" for a in v.acts)),
-            ]
-        case(v.row, v.cell_id, fields)
+        case(v.row, v.cell_id, cell_pairs(v, v, outcome_of(v).verdict))
     for cid in results.structural_zeros:
-        case(_row_of(cid), cid, [("sabot.cell", cid), ("sabot.verdict", "STRUCTURAL_ZERO")],
+        case(_row_of(cid), cid, id_pairs(cid, "STRUCTURAL_ZERO"),
              "STRUCTURAL_ZERO (registered, not run)")
     for n in results.selection.not_run:
-        case(_row_of(n.cell_id), n.cell_id,
-             [("sabot.cell", n.cell_id), ("sabot.verdict", "NOT_RUN")], f"NOT_RUN ({n.reason})")
+        case(_row_of(n.cell_id), n.cell_id, id_pairs(n.cell_id, "NOT_RUN"),
+             f"NOT_RUN ({n.reason})")
     suite.set("tests", str(tests))
     suite.set("failures", "0")
     suite.set("errors", "0")

@@ -45,6 +45,10 @@ class Timeline(BaseModel):
 
     cell_id: str
     model: str
+    label: str = Field(
+        "", description="How its numbers are labelled: a keyless record is a fixture of the "
+        "embedded model, never a measurement of an LLM (results.json's label).",
+    )
     verdict: str
     funnel: str
     gate: str
@@ -166,8 +170,15 @@ def timeline(cell_dir: Path, root: Path | None = None) -> Timeline:
     if soft is not None and soft.first is not None and soft.first.verdict is not None:
         quote = str(getattr(soft.first.verdict, "evidence_quote", "") or "") or None
     gate = gate_of(outcome)
+    from pytest_sabot.results import model_label
+
+    model = str(start.get("model"))
+    try:
+        label = model_label(model)
+    except ValueError:  # a spec this version cannot parse: its own words stand
+        label = model
     return Timeline(
-        cell_id=cell_id, model=str(start.get("model")), verdict=verdict, funnel=funnel,
+        cell_id=cell_id, model=model, label=label, verdict=verdict, funnel=funnel,
         gate=f"{gate.outcome} ({gate.reason})", events=rows, reviewer=reviewer, probe=probe,
         soft_quote=quote, notes=notes, tracebacks=tracebacks,
     )
@@ -213,7 +224,8 @@ def print_timeline(t: Timeline, width: int | None = None) -> None:
     from pytest_sabot.report.terminal import console, print_lines
 
     out = console(width)
-    print_lines(out, [f"cell {t.cell_id} ({t.model}): {len(t.events)} events"])
+    print_lines(out, [f"cell {t.cell_id} ({t.model}): {len(t.events)} events",
+                      *([t.label] if t.label and t.label != t.model else [])])
     out.print(timeline_table(t.events, out.width))
     out.print(Text(""))
     for n, words in enumerate(t.reviewer):

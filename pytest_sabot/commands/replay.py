@@ -46,7 +46,7 @@ from pytest_sabot.core.errors import SabotDataError
 from pytest_sabot.core.exit_codes import EXIT_GATE, EXIT_INCONCLUSIVE, EXIT_PASS
 from pytest_sabot.core.models.base import StrictModel
 from pytest_sabot.core.models.verdict import BaselineVerdict, CellVerdict
-from pytest_sabot.core.records import RunOutcome
+from pytest_sabot.core.records import OUTCOME_FILE, RunOutcome
 from pytest_sabot.core.trace_io import read_trace
 from pytest_sabot.gateway.backends.replay import first_difference
 from pytest_sabot.gateway.recording import EXCHANGES_FILE, PARTIAL_SUFFIX, read_recording
@@ -170,7 +170,14 @@ def comparable(event: dict[str, Any]) -> dict[str, Any]:
 
 
 def _events(path: Path) -> list[dict[str, Any]]:
-    read_trace(path)  # a damaged trace is named before anything runs
+    """A trace's events as JSON. A damaged trace is named before anything runs, and so is
+    the trace of a finished run that ends before its run_end (cut at a line boundary: it
+    reads, but scoring it would score a run that never ended)."""
+    parsed = read_trace(path)
+    if path.is_dir() and (path / OUTCOME_FILE).is_file():
+        from pytest_sabot.results.adjudicate import check_trace
+
+        check_trace(path, parsed.start.cell_id)
     trace = path / "events.jsonl" if path.is_dir() else path
     return [json.loads(line) for line in trace.read_text(encoding="utf-8").splitlines()
             if line.strip()]

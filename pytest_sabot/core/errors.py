@@ -75,8 +75,19 @@ def from_validation_error(
         return SabotDataError(file, field, expected)
     if kind == "missing":
         return SabotDataError(file, field, "a value (this field is required)")
-    expected = str(first.get("msg", "a valid value")).removeprefix("Value error, ")
-    return SabotDataError(file, field, expected, first.get("input") if loc else None)
+    if kind == "union_tag_invalid":  # a tagged union given a tag it does not know
+        ctx = first.get("ctx") or {}
+        return SabotDataError(
+            file, field,
+            f"{ctx.get('discriminator', 'kind')} to be one of {ctx.get('expected_tags', '')}",
+            ctx.get("tag"),
+        )
+    message = str(first.get("msg", "a valid value")).removeprefix("Value error, ")
+    # pydantic's own words read after "expected": "Input should be a valid integer" says
+    # "a valid integer"; a validator's message that already quotes the value keeps it once.
+    expected = message.removeprefix("Input should be ")
+    got = None if ", got " in message or not loc else first.get("input")
+    return SabotDataError(file, field, expected, got)
 
 
 REFUSED_CODE = "sabot_sim_refused"

@@ -35,7 +35,7 @@ from pytest_sabot.core.records import SESSIONS_DIR
 from pytest_sabot.lab.record import LabRun
 from pytest_sabot.lab.vocabulary import RUN_FILE
 from pytest_sabot.results import RESULTS_FILE, ResultsFile, model_label
-from pytest_sabot.results.outcomes import funnel_word, outcome_of
+from pytest_sabot.results.outcomes import cell_gate, funnel_word, outcome_of
 
 Kind = Literal["session", "results", "lab"]
 SnapshotFormat = Literal["results.json", "run.json"]
@@ -198,22 +198,6 @@ def _blank(run_id: str, cell_id: str, kind: str, verdict: str) -> dict[str, Any]
 
 def _bool(value: bool | None) -> int | None:
     return None if value is None else int(value)
-
-
-def cell_gate(v: CellVerdict | BaselineVerdict) -> str | None:
-    """A wave cell's gate (SPEC I78): a run error fails it; otherwise the task's pass
-    criterion on the final artifact decides ("pass" or "fail"); None for a fault cell
-    that has no run of its own to gate (excluded because its baseline failed) or whose
-    criterion was not run."""
-    if isinstance(v, BaselineVerdict):
-        return "fail" if v.status == "RUN_ERROR" else ("pass" if v.status == "passed" else "fail")
-    if v.excluded is not None and v.excluded.code == "RUN_ERROR":
-        return "fail"
-    if v.excluded is not None and v.excluded.code == "BASELINE_FAIL":
-        return None
-    if v.recovered is None:
-        return None
-    return "pass" if v.recovered else "fail"
 
 
 def _verdict_cell(

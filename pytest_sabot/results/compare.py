@@ -29,7 +29,7 @@ from pytest_sabot.core.models.base import FrozenModel, fields_of
 from pytest_sabot.core.models.mapping import load_mapping_file
 from pytest_sabot.core.models.verdict import CellVerdict, PairKey
 from pytest_sabot.core.paths import standard_root
-from pytest_sabot.results import RESULTS_FILE, ResultsFile
+from pytest_sabot.results import RESULTS_FILE, RESULTS_SCHEMA_VERSION, ResultsFile
 from pytest_sabot.scoring.aggregate import Rate, paired_contrast
 from pytest_sabot.scoring.predictions import Prediction, evaluate
 from pytest_sabot.scoring.stats import DEFAULT_RESAMPLES, DEFAULT_SEED
@@ -153,9 +153,15 @@ def load_side(path: Path) -> ResultsFile:
     except (OSError, UnicodeDecodeError) as exc:
         raise SabotDataError(file, "", "a readable UTF-8 results.json", str(exc)) from None
     try:
-        return ResultsFile.model_validate_json(text)
+        results = ResultsFile.model_validate_json(text)
     except ValidationError as exc:
         raise from_validation_error(file, exc) from None
+    if results.schema_version != RESULTS_SCHEMA_VERSION:  # another pytest-sabot's format
+        raise SabotDataError(
+            file, "schema_version", f"{RESULTS_SCHEMA_VERSION} (this pytest-sabot's format)",
+            results.schema_version,
+        )
+    return results
 
 
 # --------------------------------------------------------------------------- pure parts

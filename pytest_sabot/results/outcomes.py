@@ -93,3 +93,19 @@ STRUCTURAL = Outcome(
 BUDGET_STOP = Outcome(
     "not_run", LETTERS[NOT_RUN_BUDGET], "NOT_RUN (stopped by the spend cap)", NOT_RUN_BUDGET
 )
+
+
+def cell_gate(v: CellVerdict | BaselineVerdict) -> str | None:
+    """A wave cell's gate (SPEC I78): a run error fails it; otherwise the task's pass
+    criterion on the final artifact decides ("pass" or "fail"); None for a fault cell
+    that has no run of its own to gate (excluded because its baseline failed) or whose
+    criterion was not run."""
+    if isinstance(v, BaselineVerdict):
+        return "fail" if v.status == "RUN_ERROR" else ("pass" if v.status == "passed" else "fail")
+    if v.excluded is not None and v.excluded.code == "RUN_ERROR":
+        return "fail"
+    if v.excluded is not None and v.excluded.code == "BASELINE_FAIL":
+        return None
+    if v.recovered is None:
+        return None
+    return "pass" if v.recovered else "fail"

@@ -186,8 +186,12 @@ class SabotSession:
             self.std = load_standard_cached(
                 str(self.settings.wave), self.settings.root, rules=self.settings.rules
             )
-        except (SabotDataError, KeyError) as exc:
+        except SabotDataError as exc:
             raise pytest.UsageError(f"pytest-sabot: {exc}") from None
+        except KeyError as exc:  # a rule version the rule book does not hold
+            words = str(exc.args[0]) if exc.args else str(exc)
+            option = f"--sabot-rules={self.settings.rules}: " if self.settings.rules else ""
+            raise pytest.UsageError(f"pytest-sabot: {option}{words}") from None
         if self.settings.agent:  # the trusted agent's one row replaces the wave's rows
             from pytest_sabot.trusted.sabot import agent_wave
 

@@ -47,10 +47,6 @@ def case_properties_allowed(config: pytest.Config) -> bool:
     return family(config) in PROPERTY_FAMILIES
 
 
-def classname(wave: int, row: str) -> str:
-    return f"sabot.wave{wave}.{row}"
-
-
 def annotate_case(
     config: pytest.Config, report: pytest.TestReport, result: dict[str, Any], wave: int
 ) -> None:
@@ -60,6 +56,8 @@ def annotate_case(
     if xml is None:
         return
     reporter = xml.node_reporter(report)
+    from pytest_sabot.results.junit_fields import classname
+
     reporter.add_attribute("classname", classname(wave, str(result["row"])))
     if not case_properties_allowed(config):
         out = ET.Element("system-out")
@@ -80,27 +78,13 @@ def forget_case(config: pytest.Config, report: pytest.TestReport) -> None:
 
 
 def suite_properties(config: pytest.Config, results: ResultsFile, run_id: str) -> None:
+    from pytest_sabot.results.junit_fields import suite_pairs
+
     xml = xml_of(config)
     if xml is None:
         return
-    add = xml.add_global_property
-    add("sabot.wave", str(results.wave))
-    add("sabot.rules", results.rules)
-    add("sabot.model", results.model)
-    add("sabot.label", results.label)
-    add("sabot.run_id", run_id)
-    add("sabot.status", results.session.status if results.session else "")
-    add("sabot.complete", str(results.selection.complete).lower())
-    add("sabot.selected", str(results.selection.selected))
-    add("sabot.recorded", str(results.selection.recorded))
-    add("sabot.pulled_in", ",".join(results.selection.pulled_in))
-    for key, value in sorted(results.off_pin.items()):
-        add(f"sabot.off_pin.{key}", value)
-    for row in results.scoreboard.rows:
-        for name, value in row.junit_properties():  # score, valid, clean-run firing rate
-            add(name, value)
-        passed = row.baselines.get("passed", 0)
-        add(f"sabot.baselines.{row.row}", f"{passed}/{sum(row.baselines.values())}")
+    for name, value in suite_pairs(results, run_id):
+        xml.add_global_property(name, value)
 
 
 def report_gates(config: pytest.Config, gates: list[Gate]) -> None:

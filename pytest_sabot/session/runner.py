@@ -272,29 +272,13 @@ class CellRunner:
 def cell_properties(
     cell: Cell, verdict: CellVerdict | BaselineVerdict | None, outcome: Outcome
 ) -> list[tuple[str, str]]:
-    """A cell's JUnit properties: its coordinates, verdict, funnel, exclusion and acts. Per
-    testcase where the JUnit family allows it (xunit1), in the testcase's system-out
-    otherwise (SPEC I48)."""
-    props = [
-        ("sabot.cell", cell.id),
-        ("sabot.row", cell.row),
-        ("sabot.framework", cell.framework),
-        ("sabot.config", cell.config),
-        ("sabot.operator", cell.operator or "baseline"),
-        ("sabot.task", cell.task),
-        ("sabot.seed", str(cell.seed)),
-        ("sabot.verdict", outcome.verdict),
-    ]
-    if isinstance(verdict, CellVerdict):
-        props += [
-            ("sabot.detected_hard", str(verdict.detected_hard).lower()),
-            ("sabot.detected_soft", str(verdict.detected_soft).lower()),
-            ("sabot.reacted", str(verdict.reacted).lower()),
-            ("sabot.recovered", str(verdict.recovered).lower()),
-            ("sabot.exclusion", verdict.excluded.code if verdict.excluded else ""),
-            ("sabot.acts", ",".join(f"{a.act}@{a.seq}" for a in verdict.acts)),
-        ]
-    return props
+    """A cell's JUnit properties: its coordinates, verdict, gate, funnel, exclusion and
+    acts (``results/junit_fields.py``, the same as ``sabot export`` writes). Per testcase
+    where the JUnit family allows it (xunit1), in the testcase's system-out otherwise (SPEC
+    I48)."""
+    from pytest_sabot.results.junit_fields import cell_pairs
+
+    return cell_pairs(cell, verdict, outcome.verdict)
 
 
 def junit_properties(

@@ -242,6 +242,19 @@ def test_cli_compare_exits_2_naming_the_invalid_field(
     assert "field 'wave'" in err
 
 
+def test_cli_compare_and_export_refuse_another_versions_results_format(
+    runs: Runs, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = json.loads((runs.a_dir / "results.json").read_text())
+    data["schema_version"] = "99"
+    (tmp_path / "results.json").write_text(json.dumps(data))
+    for argv in (["compare", str(runs.a_dir), str(tmp_path)],
+                 ["export", str(tmp_path), "--format", "json"]):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert str(tmp_path / "results.json") in err and "field 'schema_version'" in err
+
+
 def test_cli_compare_exits_2_on_a_file_that_is_not_json(tmp_path: Path) -> None:
     (tmp_path / "results.json").write_text("{ not json")
     with pytest.raises(SabotDataError) as info:

@@ -41,6 +41,7 @@ def test_I79_inspect_json_has_every_event_in_order(
 ) -> None:
     assert main(["inspect", str(vigilant.out / "cells" / FAULT), "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
+    assert data["label"] and "fixtures of the embedded model" not in data["label"]  # live
     recorded = (vigilant.out / "cells" / FAULT / "events.jsonl").read_text("utf-8").splitlines()
     assert [e["seq"] for e in data["events"]] == list(range(len(recorded)))
     injection = next(e for e in data["events"] if e["kind"] == "injection")

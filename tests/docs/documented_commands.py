@@ -211,7 +211,7 @@ TABLE: dict[str, dict[str, Run | Shown]] = {
         "pip install 'pytest-sabot[all]'": Shown(INSTALL),
     },
     "docs/HISTORY.md": {
-        "sabot history [--history FILE] [list] [--limit N] [--json]": Run(
+        "sabot history [--history FILE] [list [--limit N] [--json]]": Run(
             0, r"^Sabot run history: reports/history\.sqlite \(1 run",
             "sabot history --history reports/history.sqlite list --limit 5",
             "the synopsis with its options filled", prepare=(f"pytest --sabot-wave=1 {SMALL}",)),

@@ -147,7 +147,7 @@ def test_I80_export_junit_validates_and_carries_every_cell_verdict(
     cases = {c.get("name"): c for c in suite.iter("testcase")}
     assert int(suite.get("tests", "0")) == len(cases)
     for v in results.cells:
-        case = cases[v.cell_id]
+        case = cases[f"test_cell[{v.cell_id}]"]  # named as the session's own XML names it
         assert case.get("classname") == f"sabot.wave{results.wave}.{v.row}"
         text = case.findtext("system-out") or ""
         assert f"sabot.verdict={outcome_of(v).verdict}\n" in text

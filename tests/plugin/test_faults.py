@@ -435,6 +435,34 @@ def test_21_4_rescore_write_keeps_results_json_when_a_counted_record_is_damaged(
     assert {name: (out / name).read_bytes() for name in before} == before
 
 
+def test_I10_inspect_labels_a_keyless_cell_a_fixture_of_the_embedded_model(
+    reference: Run, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cell = next(p for p in sorted((reference.out / "cells").iterdir()) if "-O" in p.name)
+    assert main(["inspect", str(cell)]) == 0
+    assert "keyless: fixtures of the embedded model" in capsys.readouterr().out
+    assert main(["inspect", str(cell), "--json"]) == 0
+    label = json.loads(capsys.readouterr().out)["label"]
+    assert label.startswith("keyless: fixtures of the embedded model") and "not a measurement" \
+        in label
+
+
+@pytest.mark.parametrize("command", ["inspect", "replay"])
+def test_21_4_inspect_and_replay_name_a_trace_cut_at_a_line_boundary(
+    reference: Run, tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    """A cut trace still parses line by line; scored as it is it would read as a run that
+    never landed its fault. Both commands name the cut, as rescore does, and score nothing."""
+    out = tmp_path / "out"
+    shutil.copytree(reference.out, out)
+    cell, trace, _where = _damage(out, "cut-trace")
+    assert main([command, str(out / "cells" / cell)]) == 2
+    printed = capsys.readouterr()
+    text = printed.out + printed.err
+    assert str(trace) in text and "it was cut" in text, text
+    assert "verdict:" not in printed.out
+
+
 # --------------------------------------------------------------------------- issue 21.5
 
 # Sends the controller SIGTERM at one point of its session, named by SIGTERM_AT:

@@ -196,3 +196,32 @@ def test_9_6_junit2html_groups_the_cells_by_row(gated: Run, tmp_path: Path) -> N
         ],
     }
     assert "no-testclass" not in html.read_text()
+
+
+def test_I80_sabot_export_junit_files_each_cell_as_the_sessions_own_xml(
+    gated: Run, tmp_path: Path
+) -> None:
+    """A dashboard fed the session's XML and the export's sees the same testcases (name,
+    classname, skipped or not) with the same fields, and the same suite properties."""
+    exported = tmp_path / "exported.xml"
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest_sabot", "export", str(gated.out), "--format", "junit",
+         "--out", str(exported)], capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    xmlschema.XMLSchema(str(XSD)).validate(str(exported))
+
+    def cells(path: Path) -> dict[str, tuple[str, bool, dict[str, str]]]:
+        return {c.name: (c.classname, c.is_skipped, _pairs(c)) for c in _cases(path)
+                if c.name.startswith("test_cell[")}
+
+    def suite(path: Path) -> dict[str, str]:
+        xml = JUnitXml.fromfile(str(path))
+        first = xml if xml._tag == "testsuite" else next(iter(xml))
+        return {p.name: p.value for p in first.properties()}
+
+    own, theirs = cells(_xml(gated)), cells(exported)
+    assert sorted(own) == sorted(theirs) and len(own) == 6
+    for name, (classname, skipped, pairs) in own.items():
+        assert theirs[name][:2] == (classname, skipped), name
+        assert theirs[name][2] == pairs, name
+    assert suite(exported) == suite(_xml(gated))

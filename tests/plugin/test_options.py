@@ -131,6 +131,11 @@ def test_9_4_a_run_history_that_cannot_be_a_file_is_refused_before_any_cell(
     assert "--sabot-history" in text and "expected a history file" in text
 
 
+def test_9_4_an_unknown_rule_version_names_the_option(pytester: pytest.Pytester) -> None:
+    text = _refused(pytester, "--sabot-rules=v9.9")
+    assert "--sabot-rules=v9.9: unknown rule version 'v9.9'; known: v0.1" in text, text
+
+
 def test_9_4_an_unwritable_output_is_refused_before_any_cell(pytester: pytest.Pytester) -> None:
     blocker = pytester.path / "not-a-dir"
     blocker.write_text("a file where the output directory should be")

@@ -27,7 +27,7 @@ def version_key(version: str) -> tuple[int, int, int]:
     """Sortable key of a rule version string such as 'v0.2.1'."""
     match = _VERSION.match(version)
     if not match:
-        raise ValueError(f"a rule version looks like 'v0.2.1', got {version!r}")
+        raise ValueError(f"a rule version such as 'v0.2.1', got {version!r}")
     major, minor, patch = (int(g) for g in match.groups())
     return (major, minor, patch)
 
