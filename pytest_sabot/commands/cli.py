@@ -148,6 +148,8 @@ def _add_merge(sub: SubParsers) -> None:
     p = sub.add_parser("merge", help="combine shard directories (--sabot-shard) into one")
     p.add_argument("dirs", nargs="+", type=Path, help="the shards' output directories")
     p.add_argument("--out", type=Path, required=True, help="a new directory for the merge")
+    p.add_argument("--history", help="the run history to record the merge in (default: the "
+                   "output root's, as a session's; 'none' records nothing)")
     _add_shared(p, "sabot_root")
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import shutil
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -288,4 +289,11 @@ def cmd_merge(args: argparse.Namespace) -> int:
     print(f"merged {len(dirs)} shard(s) into {args.out}: {len(merged.cells)} cells scored",
           flush=True)
     print_summary(console(), merged)  # fitted to the terminal, as every summary (SPEC I79)
+    from pytest_sabot.history.record import record_session_end
+
+    # The merge is a run of its own in the history, as a session is (one line, never a
+    # failure: the merged directory is whole either way).
+    said = record_session_end(getattr(args, "history", None), Path(args.out), merged, None)
+    if said is not None:
+        print(said[0], file=sys.stderr if said[1] else sys.stdout)
     return EXIT_INCONCLUSIVE if merged.status_line else EXIT_PASS

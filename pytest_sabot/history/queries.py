@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -137,6 +138,12 @@ class RunDetail(FrozenModel):
     updated_at: str
     rows: list[ScoreRowInfo]
     cells: list[CellInfo]
+    partial: list[str] = Field(
+        default_factory=list,
+        description="Why the run's board is not its wave's (SPEC I91: a slice, cells not run, "
+        "fault cells unpaired), read from the history's copy of its results; empty for a "
+        "whole board and for a run the history holds no results of.",
+    )
 
 
 _LIST_SQL = """
@@ -286,7 +293,19 @@ def detail(db: History, run_id: str) -> RunDetail:
         cells=[_cell(x) for x in db.all(
             "SELECT * FROM cells WHERE run_id = ? ORDER BY kind = 'baseline' DESC, row, "
             "cell_id", (run_id,))],
+        partial=_partial(db, run_id) if r["kind"] != "lab" else [],
     )
+
+
+def _partial(db: History, run_id: str) -> list[str]:
+    """Why the run's board is partial, from the history's copy of its results.json."""
+    kept = db.one("SELECT data FROM snapshots WHERE run_id = ?", (run_id,))
+    if kept is None or kept["data"] is None:
+        return []
+    try:
+        return results_from_snapshot(bytes(kept["data"])).partial_reasons
+    except (ValueError, SabotDataError, zlib.error):  # a copy this version cannot read
+        return []
 
 
 def show_run(

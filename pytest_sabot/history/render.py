@@ -203,6 +203,10 @@ def render_show(out: Console, d: RunDetail) -> None:
     out.print(grid)
     if d.rows:
         out.print(Text(""))
+        partial = d.partial
+        if partial:  # SPEC I91: a partial board never reads as the wave's
+            out.print(Text(f"PARTIAL BOARD ({'; '.join(partial)}): these rows cover its "
+                           f"cells only; they are not wave {s.wave}'s rates", style="bold"))
         print_table(out, ROW_COLUMNS, d.rows, "--json prints every figure")
     out.print(Text(""))
     if not d.cells:

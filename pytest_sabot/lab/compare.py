@@ -46,6 +46,10 @@ class LabSide(FrozenModel):
     scenario: str = Field(description="The scenario's name.")
     scenario_digest: ScenarioDigest
     agent: str = Field(description="The agent.")
+    fixture: bool = Field(
+        False, description="The agent is a scripted controller: an acceptance fixture, not "
+        "a measurement of any model.",
+    )
     gate: Outcome
     exit_code: ExitCode
     execution: str = Field(description="How execution ended.")
@@ -107,7 +111,7 @@ def _side(record: LabRun, name: str) -> LabSide:
     return LabSide(
         name=name, run_id=record.run_id, scenario=record.scenario.name,
         scenario_digest=record.scenario_digest, agent=record.agent.name,
-        gate=record.gate.outcome, exit_code=record.gate.exit_code,
+        fixture=record.agent.fixture, gate=record.gate.outcome, exit_code=record.gate.exit_code,
         execution=ex.status + (f": {ex.detail}" if ex.detail else ""),
         routed_calls=m.routed_calls, deliveries=m.deliveries, effects=m.effects,
         virtual_ms=m.virtual_ms, rules=[v.rule for v in record.gate.violations],

@@ -17,6 +17,17 @@ from pytest_sabot.results.lab_gates import OUTCOMES, GateRate, LabGates
 FIXTURE_NOTE = "scripted controller: an acceptance fixture, not a measurement of any model"
 
 
+def _usage_words(record: LabRun) -> str:
+    """What the run observed of a model provider, in words: a scripted controller calls
+    none; an agent whose calls were not observed has its usage said unknown."""
+    usage = record.measurement.provider_usage
+    if record.agent.fixture and usage.source == "unobserved":
+        return "no model provider (a scripted controller calls none)"
+    if usage.source == "unobserved":
+        return "provider usage not observed (model calls and cost unknown)"
+    return f"provider usage {usage.model_calls} calls, cost {usage.cost_usd}"
+
+
 def run_text(record: LabRun, where: str | None = None) -> str:
     gate, m = record.gate, record.measurement
     lines = [
@@ -25,8 +36,8 @@ def run_text(record: LabRun, where: str | None = None) -> str:
         f"  execution {record.execution.status}"
         + (f": {record.execution.detail}" if record.execution.detail else ""),
         f"  {m.routed_calls} calls, {m.deliveries} deliveries, {m.effects} effects, "
-        f"{m.virtual_ms} virtual ms, {record.timings.real_ms:.1f} real ms; provider usage "
-        f"{m.provider_usage.model_calls} calls, cost {m.provider_usage.cost_usd}",
+        f"{m.virtual_ms} virtual ms, {record.timings.real_ms:.1f} real ms; "
+        + _usage_words(record),
     ]
     proc = record.process
     if proc is not None:
@@ -284,4 +295,7 @@ def comparison_text(c: LabComparison) -> str:
         lines += [f"first divergence: request {d.position}: {d.what}",
                   f"  A: {said(d.a)}", f"  B: {said(d.b)}"]
     lines.append(("REGRESSED: " if c.regressed else "") + "; ".join(c.reasons))
+    scripted = [side for side, s in (("A", c.a), ("B", c.b)) if s.fixture]
+    if scripted:
+        lines.append(f"{' and '.join(scripted)}: {FIXTURE_NOTE}")
     return "\n".join(lines)

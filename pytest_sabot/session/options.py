@@ -403,7 +403,8 @@ OPTIONS: tuple[OptionSpec, ...] = (
         "sabot_history",
         "The run history (an SQLite file) this session is recorded in when it ends "
         "(default: history.sqlite in the parent of the output directory, e.g. "
-        "reports/history.sqlite; 'none': not recorded). See docs/HISTORY.md.",
+        "reports/history.sqlite; an output directory made directly in the working directory "
+        "is recorded in reports/history.sqlite; 'none': not recorded). See docs/HISTORY.md.",
         env="SABOT_HISTORY",
     ),
     OptionSpec(

@@ -188,6 +188,10 @@ def test_I42_show_prints_the_sessions_fields_its_rows_and_its_cells(
     assert "keyless: fixtures of the embedded model (sim:vigilant)" in out
     for v in results.cells:
         assert v.cell_id in out
+    # a slice: its rows are said to be a partial board's, as every report says (SPEC I91)
+    assert results.partial_reasons and detail.partial == results.partial_reasons
+    assert f"PARTIAL BOARD ({results.partial_reasons[0]}" in out
+    assert out.index("PARTIAL BOARD") < out.index("Sabot Score")
 
 
 def test_I42_a_lab_run_is_recorded_with_its_gate(

@@ -42,6 +42,19 @@ def test_compare_naive_to_resilient_shows_the_duplicate_ticket_as_the_difference
     assert c["first_divergence"]["position"] == 3 and not c["regressed"]
 
 
+def test_I10_a_comparison_of_scripted_controllers_says_they_are_fixtures(
+    demo: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    capsys.readouterr()
+    assert sabot(["compare", str(demo / "naive"), str(demo / "resilient")]) == 0
+    text = capsys.readouterr().out
+    assert text.rstrip().endswith(
+        "A and B: scripted controller: an acceptance fixture, not a measurement of any model")
+    assert sabot(["compare", str(demo / "naive"), str(demo / "resilient"), "--json"]) == 0
+    c = json.loads(capsys.readouterr().out)
+    assert c["a"]["fixture"] and c["b"]["fixture"]
+
+
 def test_I142_compare_exits_1_when_b_regresses_against_a(
     demo: Path, capsys: pytest.CaptureFixture[str],
 ) -> None:

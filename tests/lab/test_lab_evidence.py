@@ -225,3 +225,16 @@ def test_the_same_record_written_again_is_left_as_it_is_and_another_is_set_aside
     write_lab_run(out, resilient, history=False)
     assert read_run(out / "run.prev-1.json") == naive
     assert read_run(out) == resilient
+
+
+def test_a_scripted_controllers_run_says_it_calls_no_model_provider() -> None:
+    from pytest_sabot.report.lab import run_text
+
+    scripted = _records()["pass"]
+    assert scripted.agent.fixture
+    text = run_text(scripted)
+    assert "no model provider (a scripted controller calls none)" in text
+    assert "unknown calls" not in text
+    agent = scripted.model_copy(update={"agent": scripted.agent.model_copy(
+        update={"fixture": False})})
+    assert "provider usage not observed (model calls and cost unknown)" in run_text(agent)

@@ -15,6 +15,7 @@ from scale_runs import SLICE, Run, run
 
 from pytest_sabot.commands.cli import main as sabot
 from pytest_sabot.commands.merge import comparable
+from pytest_sabot.results import read_results
 from pytest_sabot.matrix.standard import load_standard
 from pytest_sabot.session import shard as shard_mod
 
@@ -102,6 +103,26 @@ def test_I72_two_shards_merged_equal_one_run_of_the_same_selection(
     capsys.readouterr()
     assert sabot(["rescore", str(out)]) == 0
     assert "identical to results.json" in capsys.readouterr().out
+
+
+def test_I72_a_merge_is_recorded_in_the_run_history_as_a_run_of_its_own(
+    sharded: dict[str, Run], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from pytest_sabot.history import list_runs, load_run_results
+
+    s1, s2 = sharded["s1"], sharded["s2"]
+    history = tmp_path / "history.sqlite"
+    out = tmp_path / "merged"
+    assert sabot(["merge", str(s1.out), str(s2.out), "--out", str(out),
+                  "--history", str(history)]) == 0
+    assert f"in {history}" in capsys.readouterr().out
+    (run,) = list_runs(history)
+    assert run.out_dir == str(out.resolve())
+    loaded = load_run_results(history, run.run_id)
+    assert loaded.note == "" and loaded.results == read_results(out)
+    assert sabot(["merge", str(s1.out), str(s2.out), "--out", str(tmp_path / "again"),
+                  "--history", "none"]) == 0
+    assert len(list_runs(history)) == 1
 
 
 def _copy(run: Run, target: Path) -> Path:
