@@ -15,8 +15,8 @@ from scale_runs import SLICE, Run, run
 
 from pytest_sabot.commands.cli import main as sabot
 from pytest_sabot.commands.merge import comparable
-from pytest_sabot.results import read_results
 from pytest_sabot.matrix.standard import load_standard
+from pytest_sabot.results import read_results
 from pytest_sabot.session import shard as shard_mod
 
 
