@@ -182,7 +182,12 @@ def apply_entry(db: History, entry: Entry) -> Recorded:
                 _replace_verdicts(conn, entry)
             return Recorded(history=str(db.path), run_id=entry.run_id, action="added")
         moved = row["out_dir"] != entry.out_dir
-        if moved and Path(row["out_dir"]).exists():
+        # The history has the run without its results (its results.json was missing or
+        # damaged where it was indexed) and this copy brings them for the same session:
+        # the copy completes the run, it does not contradict it.
+        fills_in = (row["results_digest"] is None and entry.results_digest is not None
+                    and entry.manifest_digest in (None, row["manifest_digest"]))
+        if moved and Path(row["out_dir"]).exists() and not fills_in:
             if _same_content(entry, row):
                 return Recorded(
                     history=str(db.path), run_id=entry.run_id, action="copy",
@@ -227,6 +232,8 @@ def apply_entry(db: History, entry: Entry) -> Recorded:
         if changed_results and entry.cells is not None:
             _replace_verdicts(conn, entry)
         detail = f"moved from {row['out_dir']}" if moved else ""
+        if moved and fills_in:
+            detail = f"its results read here ({row['out_dir']} had none that read)"
         return Recorded(
             history=str(db.path), run_id=entry.run_id, action="updated", detail=detail
         )

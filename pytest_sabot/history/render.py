@@ -210,8 +210,10 @@ def render_show(out: Console, d: RunDetail) -> None:
         print_table(out, ROW_COLUMNS, d.rows, "--json prints every figure")
     out.print(Text(""))
     if not d.cells:
-        out.print(Text("cells: none in the history (its results.json had been replaced by a "
-                       "later session when it was indexed)"))
+        out.print(Text("cells: none in the history (when it was indexed its results.json "
+                       "was missing, could not be read, or had been replaced by a later "
+                       "session; `sabot history index` of a directory holding them adds "
+                       "them)"))
     elif s.kind == "lab":
         for c in d.cells:
             out.print(Text(f"gate: {str(c.gate).upper()} (exit {c.gate_exit}), lab run "

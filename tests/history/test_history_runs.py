@@ -194,6 +194,29 @@ def test_I42_show_prints_the_sessions_fields_its_rows_and_its_cells(
     assert out.index("PARTIAL BOARD") < out.index("Sabot Score")
 
 
+def test_I42_a_run_indexed_without_its_results_takes_them_from_an_intact_copy(
+    inputs: Inputs, tmp_path: Path,
+) -> None:
+    """A copy whose results.json was damaged gives the history the run without verdicts;
+    an intact copy of the same session then completes it instead of being refused."""
+    import shutil
+
+    damaged, intact = tmp_path / "damaged" / "run", tmp_path / "intact" / "run"
+    for where in (damaged, intact):
+        shutil.copytree(inputs.vigilant, where)
+    text = (damaged / "results.json").read_text("utf-8")
+    (damaged / "results.json").write_text(text[:2000], "utf-8")
+    history = tmp_path / "history.sqlite"
+    first = index_output(damaged, history)
+    assert first.added == [inputs.ids["vigilant"]] and first.problems
+    assert show_run(history, inputs.ids["vigilant"]).cells == []
+    second = index_output(intact, history)
+    assert second.updated == [inputs.ids["vigilant"]] and not second.problems
+    detail = show_run(history, inputs.ids["vigilant"])
+    assert len(detail.cells) == len(read_results(intact).cells)
+    assert detail.summary.out_dir == str(intact.resolve())
+
+
 def test_I42_a_lab_run_is_recorded_with_its_gate(
     inputs: Inputs, history: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
