@@ -24,7 +24,7 @@ from typing import Any
 from pydantic import Field
 
 from pytest_sabot.core.errors import SabotDataError
-from pytest_sabot.core.exit_codes import EXIT_INCONCLUSIVE, EXIT_PASS
+from pytest_sabot.core.exit_codes import EXIT_ERROR, EXIT_INCONCLUSIVE, EXIT_PASS
 from pytest_sabot.core.models.base import StrictModel
 
 MERGE_FILE = "merge.json"
@@ -289,6 +289,16 @@ def cmd_merge(args: argparse.Namespace) -> int:
     print(f"merged {len(dirs)} shard(s) into {args.out}: {len(merged.cells)} cells scored",
           flush=True)
     print_summary(console(), merged)  # fitted to the terminal, as every summary (SPEC I79)
+    # A verdict a shard's results.json holds whose record no longer reads is named, and the
+    # merge is said not whole: the shards themselves are untouched.
+    damaged = [n for n in merged.selection.not_run if n.reason == "damaged record"]
+    for n in damaged:
+        print(f"damaged record: cell {n.cell_id}: {n.detail}", file=sys.stderr)
+    if damaged:
+        print(f"sabot merge: {len(damaged)} cell(s) of the shards have a damaged record, so "
+              f"{args.out} is not the whole selection; run the shard holding each again with "
+              "`pytest --sabot-resume --sabot-out=SHARD` (it sets the record aside and runs "
+              "the cell), then merge into a new directory", file=sys.stderr)
     from pytest_sabot.history.record import record_session_end
 
     # The merge is a run of its own in the history, as a session is (one line, never a
@@ -296,4 +306,6 @@ def cmd_merge(args: argparse.Namespace) -> int:
     said = record_session_end(getattr(args, "history", None), Path(args.out), merged, None)
     if said is not None:
         print(said[0], file=sys.stderr if said[1] else sys.stdout)
+    if damaged:
+        return EXIT_ERROR
     return EXIT_INCONCLUSIVE if merged.status_line else EXIT_PASS

@@ -125,6 +125,21 @@ def test_I72_a_merge_is_recorded_in_the_run_history_as_a_run_of_its_own(
     assert len(list_runs(history)) == 1
 
 
+def test_I72_a_damaged_record_in_a_shard_is_named_and_the_merge_exits_2(
+    sharded: dict[str, Run], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    s1 = _copy(sharded["s1"], tmp_path / "s1")
+    cell = next(c.cell_id for c in read_results(s1).cells if "-O" in c.cell_id)
+    trace = s1 / "cells" / cell / "events.jsonl"
+    lines = trace.read_text("utf-8").splitlines()
+    trace.write_text("\n".join(lines[: len(lines) // 2]) + "\n", "utf-8")
+    assert sabot(["merge", str(s1), str(sharded["s2"].out), "--out", str(tmp_path / "m"),
+                  "--history", "none"]) == 2
+    err = capsys.readouterr().err
+    assert f"damaged record: cell {cell}: " in err and "events.jsonl" in err
+    assert "is not the whole selection" in err
+
+
 def _copy(run: Run, target: Path) -> Path:
     shutil.copytree(run.out, target)
     return target
