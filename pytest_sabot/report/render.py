@@ -156,7 +156,10 @@ def disclosure_lines(results: ResultsFile) -> list[str]:
         if here is not None and here.median_sabot_score is not None:
             mine = (f"; these cells without {d.task}: median "
                     f"{pct(here.median_sabot_score).strip()} over {here.median_rows} rows")
-        lines.append(f"  the standard's sensitivity bound: {d.bound}{mine}")
+        published = "" if d.records else (
+            f" (the standard's published figure, not this run's: these cells hold no "
+            f"{d.task} run)")
+        lines.append(f"  the standard's sensitivity bound: {d.bound}{published}{mine}")
         if d.records and (d.not_served or d.unrecorded):
             lines.append(
                 f"  NOT ALL THE PUBLISHED INSTRUMENT: of these {d.records} {d.task} records "

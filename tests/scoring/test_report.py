@@ -224,6 +224,14 @@ def test_I86_every_report_names_the_disclosed_t3_defect_with_the_standards_bound
     })
     lines = scoreboard_lines(results)
     at = next(i for i, line in enumerate(lines) if line.startswith("DISCLOSED DEFECT (v0.2.1"))
+    assert lines[at + 1] == (  # no T3 record counted: the bound is said to be the standard's
+        "  the standard's sensitivity bound: excluding every T3 row moves the headline "
+        "median 55.0% -> 53.6% (the standard's published figure, not this run's: these "
+        "cells hold no T3 run); these cells without T3: median 50.0% over 1 rows")
+    counted = results.model_copy(update={"disclosures": [
+        disclosure.model_copy(update={"records": 1, "served": 1})]})
+    lines = scoreboard_lines(counted)
+    at = next(i for i, line in enumerate(lines) if line.startswith("DISCLOSED DEFECT (v0.2.1"))
     assert lines[at + 1] == (
         "  the standard's sensitivity bound: excluding every T3 row moves the headline "
         "median 55.0% -> 53.6%; these cells without T3: median 50.0% over 1 rows")
