@@ -131,6 +131,7 @@ def _add_plan(sub: SubParsers) -> None:
         "sabot_root",
         "sabot_budget_usd",
         "sabot_spend_ledger",
+        "sabot_prices",
         "sabot_framework",
         "sabot_config",
         "sabot_operator",

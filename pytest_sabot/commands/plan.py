@@ -52,7 +52,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     plan = project(
         cells,
         model=model,
-        prices=load_prices(),
+        prices=load_prices(getattr(args, "sabot_prices", None)),
         cap_usd=float(args.sabot_budget_usd),
         per_run=per_run,
         source=f"recorded in {args.recorded}" if args.recorded else "built-in estimates",
@@ -62,4 +62,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     from pytest_sabot.report.terminal import console
 
     print_plan(console(), plan, model)
-    return EXIT_GATE if plan.over_cap else EXIT_PASS
+    # A live model without a price cannot be budgeted: pytest refuses to run it, and the
+    # plan says so with the same exit as a wave over the cap (do not run it).
+    unpriced = plan.cost_usd is None and model.is_live
+    return EXIT_GATE if plan.over_cap or unpriced else EXIT_PASS

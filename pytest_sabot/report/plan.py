@@ -44,6 +44,10 @@ def print_plan(out: Console, plan: Plan, model: ModelSpec | str) -> None:
         lines.append(f"run the cut wave with: {plan.seed_option}")
     if plan.over_cap:
         lines.append("STILL OVER THE CAP after the seed cut: do not run this wave live")
+    if plan.cost_usd is None and getattr(model, "is_live", False):
+        lines.append(f"NO PRICE for {model}: a live run of it is refused until "
+                     "--sabot-prices FILE gives its price (USD per 1M input, cached input "
+                     "and output tokens); give the same file to sabot plan")
     print_lines(out, lines, wrap=False)
 
 

@@ -111,6 +111,15 @@ def test_9_3_sabot_commands_use_the_standard_four_exit_codes(
     assert main(["validate", str(broken)]) == 2
     assert main(["plan", "--sabot-wave", "1", "--sabot-model", "openai:gpt-5.6-terra",
                  "--sabot-budget-usd", "0.01"]) == 1
+    capsys.readouterr()
+    # a live model with no price cannot be budgeted: said, and "do not run" as over the cap
+    assert main(["plan", "--sabot-wave", "1", "--sabot-model", "openai:my-own-model"]) == 1
+    assert "NO PRICE for openai:my-own-model" in capsys.readouterr().out
+    prices = tmp_path / "prices.yaml"
+    prices.write_text("version: 1\nmodels:\n  my-own-model: {input: 1.0, cached_input: 0.1, "
+                      "output: 4.0, max_output_tokens: 8000}\n")
+    assert main(["plan", "--sabot-wave", "1", "--sabot-model", "openai:my-own-model",
+                 "--sabot-prices", str(prices)]) == 0
     with pytest.raises(SystemExit) as refused:
         main(["plan", "--sabot-wave", "1", "--sabot-budget-usd", "-3"])
     assert refused.value.code == 2
