@@ -119,8 +119,8 @@ def upstream_of(state: SabotSession) -> str | None:
     session run through a standalone gateway, that gateway's origin (its upstream, spend
     and recordings are the gateway's own)."""
     url = state.settings.gateway_url
-    if not url:
-        return state.settings.base_url
+    if not url:  # only a live model has an upstream; the keyless one calls none
+        return state.settings.base_url if state.settings.model.is_live else None
     from pytest_sabot.gateway.client import split_gateway_url
     from pytest_sabot.results.build import GATEWAY_UPSTREAM
 
@@ -386,7 +386,7 @@ def manifest(
         model=state.settings.model.given,
         downgrade_model=state.settings.downgrade_model,
         judge=state.settings.judge,
-        upstream=state.settings.base_url,
+        upstream=state.settings.base_url if state.settings.model.is_live else None,
         registration_hash=std.registration_hash(),
         versions=installed_versions(),
         mode=state.settings.mode,

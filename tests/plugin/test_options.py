@@ -202,3 +202,20 @@ def test_9_4_a_replay_that_does_not_cover_the_selection_is_refused_before_any_ce
                     "--sabot-operator=baseline,O1")
     assert "1 selected cell(s) have no recording" in text
     assert "langgraph-default-O1-T1-s11" in text and "nothing was run" in text
+
+
+@pytest.mark.slow
+def test_9_4_a_base_url_a_keyless_run_cannot_use_is_said_and_not_recorded(
+    tmp_path: Path,
+) -> None:
+    """--sabot-base-url is a live model's upstream: beside the embedded model it is said
+    to be unused, and results.json names no upstream nothing was asked of."""
+    from plugin_runs import run
+
+    session = run(tmp_path, "--sabot-wave=1", "-p", "no:xdist",
+                  "--sabot-base-url=http://127.0.0.1:9/v1",
+                  "-k", "langgraph and default and O1 and T1 and s11")
+    assert session.returncode == 0, session.describe()
+    assert "--sabot-base-url=http://127.0.0.1:9/v1 (or SABOT_BASE_URL) was not used" in \
+        session.stdout
+    assert session.results.upstream is None
