@@ -259,9 +259,11 @@ def print_demo(out: Console, report: DemoReport) -> None:
     columns: tuple[Column[DemoRow], ...] = (
         Column("cell", lambda r: r.cell_id, 1),
         Column("persona", lambda r: r.persona, 1),
-        Column("declared", lambda r: r.declared, 2),
-        Column("observed", lambda r: r.observed, 1),
         Column("ok", lambda r: "yes" if r.ok else "NO", 1),
+        Column("declared", lambda r: r.declared, 2),
+        # last: on a narrow terminal the longest text is the one cut (with an ellipsis),
+        # never the column that says whether the outcome was the declared one
+        Column("observed", lambda r: r.observed, 1),
     )
     print_lines(out, [f"Sabot demo: wave {report.wave}, rules {report.rules}", report.label,
                       ""])

@@ -59,13 +59,41 @@ def fit_columns(columns: Sequence[Column[T]], items: Sequence[T], width: int) ->
     return kept
 
 
-def fitted_table(columns: Sequence[Column[T]], items: Sequence[T]) -> Table:
-    """A borderless table of ``items`` in ``columns`` (already fitted)."""
+def _shrunk(widths: list[int], floors: list[int], room: int) -> list[int]:
+    """``widths`` made to fit ``room`` by narrowing the widest column one character at a
+    time, never below its floor (as narrow as they may go when even that is too wide)."""
+    widths = list(widths)
+    while sum(widths) > room:
+        shrinkable = [i for i, w in enumerate(widths) if w > floors[i]]
+        if not shrinkable:
+            break
+        widest = max(shrinkable, key=lambda i: widths[i])
+        widths[widest] -= 1
+    return widths
+
+
+def fitted_table(
+    columns: Sequence[Column[T]], items: Sequence[T], width: int | None = None
+) -> Table:
+    """A borderless table of ``items`` in ``columns`` (already fitted). Given the
+    terminal's ``width``, each column gets a width of its own: the widest values are cut
+    (with an ellipsis) before any column is lost off the edge."""
     table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
-    for c in columns:
-        widest = max([len(c.header)] + [len(c.value(i)) for i in items])
+    widest = [max([len(c.header)] + [len(c.value(i)) for i in items]) for c in columns]
+    widths: list[int | None] = list(widest)
+    if width is not None:
+        floors = [min(w, max(len(c.header), KEPT_MIN_WIDTH if c.priority == 1 else 1))
+                  for c, w in zip(columns, widest, strict=True)]
+        room = width - 2 * (len(columns) - 1)
+        # the kept columns' usual floor first; on a very narrow terminal, their headers'
+        shrunk = _shrunk(_shrunk(widest, floors, room),
+                         [min(w, max(len(c.header), 3)) for c, w in zip(columns, widest,
+                                                                         strict=True)], room)
+        widths = list(shrunk)
+    for c, w, most in zip(columns, widths, widest, strict=True):
         table.add_column(c.header, no_wrap=True, overflow="ellipsis", justify=c.justify,
-                         min_width=min(widest, KEPT_MIN_WIDTH) if c.priority == 1 else None)
+                         width=w if width is not None else None,
+                         min_width=min(most, KEPT_MIN_WIDTH) if c.priority == 1 else None)
     for i in items:
         table.add_row(*[c.value(i) for c in columns])
     return table
@@ -88,7 +116,7 @@ def print_table(
     if not items:
         return
     kept = fit_columns(columns, items, out.width)
-    out.print(fitted_table(kept, items))
+    out.print(fitted_table(kept, items, out.width))
     note = dropped_note(columns, kept, where)
     if note:
         out.print(Text(note))

@@ -105,3 +105,26 @@ def test_issue22_15_a_wide_terminal_shows_every_column(session: tuple[Path, str]
     header = next(line for line in done.stdout.splitlines() if line.startswith("row "))
     for column in ("react", "recov", "RwD"):
         assert column in header, header
+
+
+@pytest.mark.parametrize("width", [40, 60, 80])
+def test_I79_a_kept_column_is_never_lost_off_the_edge_the_longest_text_is_cut(
+    width: int,
+) -> None:
+    """Every column the fitting keeps is printed: when the values are too long the widest
+    are cut with an ellipsis, never a column (the demo's 'ok' once vanished at 80)."""
+    from rich.console import Console
+
+    from pytest_sabot.report.terminal import Column, print_table
+
+    rows = [("langgraph-guardrail-O4-T1-s11", "sim:credulous", True,
+             "DETECTED_HARD REACTED via reject-retry (reviewer) at seq 33")]
+    columns = (Column("cell", lambda r: r[0], 1), Column("persona", lambda r: r[1], 1),
+               Column("ok", lambda r: "yes" if r[2] else "NO", 1),
+               Column("observed", lambda r: r[3], 1))
+    out = Console(width=width, record=True)
+    print_table(out, columns, rows)
+    lines = out.export_text().splitlines()
+    assert all(len(line) <= width for line in lines)
+    assert lines[0].split() == ["cell", "persona", "ok", "observed"]
+    assert " yes " in lines[1] and lines[1].rstrip().endswith("…")
