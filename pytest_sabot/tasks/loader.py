@@ -290,6 +290,12 @@ def load_private(task_id: str, root: Path) -> PrivateSpec:
         raise SabotDataError(
             crit_path, "task", f"the directory's task id {task_id!r}", criterion.task
         )
+    if task.artifact not in criterion.required_effects:  # no run could ever pass
+        raise SabotDataError(
+            crit_path, "required_effects",
+            f"a list naming the task's artifact {task.artifact!r} (public/task.yaml: "
+            "the file the pass criterion reads)", criterion.required_effects,
+        )
     ops_path = private / "operators.yaml"
     operators = load_yaml_model(ops_path, OperatorsFile, top_field="operators")
     if operators.task != task_id:

@@ -250,6 +250,19 @@ def test_operator_on_the_wrong_seam_is_rejected(tmp_path: Path) -> None:
     )
 
 
+def test_required_effects_must_name_the_tasks_artifact(tmp_path: Path) -> None:
+    """Otherwise no baseline could pass, and every fault cell would be excluded."""
+    root = copy_root(tmp_path)
+    _edit(root / "tasks/T1/private/criterion.yaml",
+          lambda d: d.update(required_effects=["nothing.json"]))
+    _fails(
+        lambda: load_private("T1", root),
+        "private/criterion.yaml",
+        "required_effects",
+        "the task's artifact 'output.json'",
+    )
+
+
 def test_an_operator_that_injects_its_original_is_rejected(tmp_path: Path) -> None:
     """Such a fault lands while changing nothing, and its cell would count as a miss."""
     root = copy_root(tmp_path)
