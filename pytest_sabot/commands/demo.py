@@ -436,8 +436,17 @@ def cmd_demo(args: argparse.Namespace) -> int:
     def progress(line: str) -> None:
         print(line, file=sys.stderr, flush=True)
 
+    chosen = getattr(args, "history", None)
+    if args.out is not None and not chosen:
+        # Every run the demo keeps (each persona's folder, each lab run under lab/) is
+        # recorded where a session writing to --out would be: the output root's history
+        # (--out reports/demo: reports/history.sqlite), so `sabot history` lists them.
+        from pytest_sabot.commands.history import history_for
+
+        found = history_for(Path(args.out))
+        chosen = str(found) if found is not None else "none"
     report = run_demo(args.out, progress=None if args.json else progress,
-                      history=getattr(args, "history", None) or True)
+                      history=chosen or True)
     if args.json:
         print(report.model_dump_json(indent=2))
     else:
@@ -445,7 +454,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
         print_demo(console(), report)
     if args.out is not None:
-        _record_history(args.out, getattr(args, "history", None))
+        _record_history(args.out, chosen)
     if not report.ok:
         return EXIT_GATE
     return EXIT_PASS if report.complete else EXIT_INCONCLUSIVE

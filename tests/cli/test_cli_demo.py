@@ -52,8 +52,11 @@ def test_S3_1_each_persona_runs_baselines_before_the_fault_cells_they_validate()
 
 @pytest.mark.slow
 def test_demo_declared_outcomes_are_produced_by_the_real_engine(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.delenv("SABOT_HISTORY", raising=False)
+    root = tmp_path / "reports"
+    tmp_path = root / "demo"
     assert main(["demo", "--out", str(tmp_path), "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert [(r["cell_id"], r["persona"]) for r in report["rows"]] == [
@@ -66,6 +69,13 @@ def test_demo_declared_outcomes_are_produced_by_the_real_engine(
         assert results.fixture and results.model == f"sim:{persona}"
         for cell in results.cells:
             assert (tmp_path / persona / "cells" / cell.cell_id / "events.jsonl").is_file()
+    # every run it keeps is in the output root's history, as a session's would be
+    from pytest_sabot.history import list_runs
+
+    runs = list_runs(root / "history.sqlite")
+    assert {r.kind for r in runs} == {"results", "lab"}
+    assert {Path(r.out_dir).parent for r in runs if r.kind == "results"} == {tmp_path.resolve()}
+    assert not (tmp_path / "history.sqlite").exists()
 
 
 @pytest.mark.slow
