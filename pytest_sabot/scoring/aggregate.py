@@ -239,10 +239,8 @@ class Scoreboard(FrozenModel):
         description="How many rows (framework x config) the matrix registers: a board with "
         "fewer rows than this is partial (None in files written before this field).",
     )
-    band: Band | None = Field(
-        description="The section 7 band of the median: read on a whole scoreboard only, "
-        "None on a partial board (SPEC I91) and when there is no median.",
-    )
+    # The section 7 band is read on a whole scoreboard only: None on a partial board (I91).
+    band: Band | None = Field(description="Section 7 band of the median; None: partial, none.")
     median_reading: str = Field(description="How 'median across frameworks' is read.")
     median_uses: str = Field(
         "",
