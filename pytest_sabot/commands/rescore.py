@@ -49,6 +49,13 @@ def cmd_rescore(args: argparse.Namespace) -> int:
             "scoreboard": fresh.scoreboard.model_copy(update={"registered_rows": None})})
     if original.outside_row is None:  # written before the field existed (SPEC I158)
         fresh = fresh.model_copy(update={"outside_row": None})
+    if (original.scoreboard.band is not None and fresh.scoreboard.band is None
+            and original.scoreboard.median_sabot_score == fresh.scoreboard.median_sabot_score):
+        # A partial board written before results.json withheld its band (SPEC I91): the
+        # same median, read as the file reads it.
+        fresh = fresh.model_copy(update={
+            "scoreboard": fresh.scoreboard.model_copy(
+                update={"band": original.scoreboard.band})})
     damaged = [n for n in fresh.selection.not_run if n.reason == "damaged record"]
     for n in damaged:
         print(f"damaged record: cell {n.cell_id}: {n.detail}", file=sys.stderr)

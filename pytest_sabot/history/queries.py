@@ -141,8 +141,9 @@ class RunDetail(FrozenModel):
     partial: list[str] = Field(
         default_factory=list,
         description="Why the run's board is not its wave's (SPEC I91: a slice, cells not run, "
-        "fault cells unpaired), read from the history's copy of its results; empty for a "
-        "whole board and for a run the history holds no results of.",
+        "fault cells unpaired, fewer rows in the median than registered), read from the "
+        "history's copy of its results; empty for a whole board and for a run the history "
+        "holds no results of.",
     )
 
 
@@ -303,9 +304,14 @@ def _partial(db: History, run_id: str) -> list[str]:
     if kept is None or kept["data"] is None:
         return []
     try:
-        return results_from_snapshot(bytes(kept["data"])).partial_reasons
+        results = results_from_snapshot(bytes(kept["data"]))
     except (ValueError, SabotDataError, zlib.error):  # a copy this version cannot read
         return []
+    reasons = list(results.partial_reasons)
+    board = results.scoreboard
+    if board.registered_rows is not None and board.median_rows < board.registered_rows:
+        reasons.append(f"{board.median_rows} of {board.registered_rows} rows in the median")
+    return reasons
 
 
 def show_run(

@@ -61,13 +61,14 @@ from pytest_sabot.results import READINGS_DIR, RESULTS_FILE, SLICES_DIR
 
 Action = Literal["added", "updated", "unchanged", "copy"]
 
-# Directories of an output tree that hold no session records of their own. A board kept
-# apart (slices/, readings/: SPEC I97, I98) is indexed with its session's manifest in the
-# directory above it, whose cell records it scores.
+# Directories of an output tree that hold no session records of their own.
 SKIP_DIRS = frozenset(
     {"cells", "superseded", "locks", "judge-cache", "recordings", "sessions", "workspace",
-     "report-cells", SLICES_DIR, READINGS_DIR}
+     "report-cells"}
 )
+# Inside an output directory, a board kept apart (slices/, readings/: SPEC I97, I98) is
+# indexed with its session's manifest in that directory, whose cell records it scores.
+APART_DIRS = frozenset({SLICES_DIR, READINGS_DIR})
 
 RUN_COLUMNS = frozenset({
     "started", "ended", "tool", "wave", "rules", "wave_rules", "model", "downgrade_model",
@@ -330,9 +331,11 @@ def run_dirs(top: Path) -> list[Path]:
     found: list[Path] = []
     for dirpath, dirnames, _ in os.walk(top):
         here = Path(dirpath)
+        skip = SKIP_DIRS
         if is_run_dir(here):
             found.append(here)
-        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not d.startswith("."))
+            skip = SKIP_DIRS | APART_DIRS
+        dirnames[:] = sorted(d for d in dirnames if d not in skip and not d.startswith("."))
     return found
 
 

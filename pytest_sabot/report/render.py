@@ -176,11 +176,12 @@ def median_lines(results: ResultsFile) -> list[str]:
     """The section 7 median, the other reading beside it, and, on a partial board, that
     it is not the wave's median and decides no band."""
     board = results.scoreboard
-    if board.median_sabot_score is None or board.band is None:
+    if board.median_sabot_score is None:
         return []
     full_rows = board.registered_rows or FULL_BOARD_ROWS
     value = pct(board.median_sabot_score).strip()
-    if results.partial_reasons or board.median_rows < full_rows:
+    # a partial board has no band in results.json either (SPEC I91)
+    if results.partial_reasons or board.median_rows < full_rows or board.band is None:
         lines = [f"median Sabot Score of this partial board across {board.median_rows} rows: "
                  f"{value} (not the wave's median; no band is read on it)"]
     else:
@@ -615,9 +616,9 @@ def markdown(results: ResultsFile) -> str:
             f"{_acts(row)} |"
         )
     out.append("")
-    if board.median_sabot_score is not None and board.band is not None:
+    if board.median_sabot_score is not None:
         full_rows = board.registered_rows or FULL_BOARD_ROWS
-        if partial is not None or board.median_rows < full_rows:
+        if partial is not None or board.median_rows < full_rows or board.band is None:
             out.append(
                 f"Median Sabot Score of this partial board: "
                 f"{pct(board.median_sabot_score).strip()} ({median_reading(board.median_rows)}"

@@ -17,6 +17,7 @@ Pure apart from :func:`load_side`, which reads and validates one results.json, a
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from collections.abc import Iterable
 from pathlib import Path
@@ -152,16 +153,22 @@ def load_side(path: Path) -> ResultsFile:
         text = file.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise SabotDataError(file, "", "a readable UTF-8 results.json", str(exc)) from None
+    # Another pytest-sabot's format is named as such, before its fields are checked (a file
+    # that does not parse, or nests too deep to, is named by the validation below).
     try:
-        results = ResultsFile.model_validate_json(text)
-    except ValidationError as exc:
-        raise from_validation_error(file, exc) from None
-    if results.schema_version != RESULTS_SCHEMA_VERSION:  # another pytest-sabot's format
+        raw = json.loads(text)
+    except (ValueError, RecursionError):
+        raw = None
+    version = raw.get("schema_version") if isinstance(raw, dict) else None
+    if isinstance(version, str) and version != RESULTS_SCHEMA_VERSION:
         raise SabotDataError(
             file, "schema_version", f"{RESULTS_SCHEMA_VERSION} (this pytest-sabot's format)",
-            results.schema_version,
+            version,
         )
-    return results
+    try:
+        return ResultsFile.model_validate_json(text)
+    except ValidationError as exc:
+        raise from_validation_error(file, exc) from None
 
 
 # --------------------------------------------------------------------------- pure parts

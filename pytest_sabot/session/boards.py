@@ -75,7 +75,7 @@ def set_aside_damaged(out_dir: Path, run_id: str) -> Path | None:
         return None
     try:
         read_results(path)
-    except (ValueError, OSError, SabotDataError):
+    except (ValueError, SabotDataError):  # a file that cannot be read at all is no damage
         aside = path.with_name(f"results.damaged-{run_id}.json")
         path.rename(aside)
         return aside

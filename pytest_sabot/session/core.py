@@ -473,13 +473,6 @@ class SabotSession:
         self.selection = selection
         from pytest_sabot.session import boards
 
-        if selection.cells and not self.collect_only:
-            aside = boards.set_aside_damaged(self.out_dir, self.run_id)
-            if aside is not None:
-                self.messages.append((
-                    f"pytest-sabot: {self.out_dir / 'results.json'} could not be read; it is "
-                    f"set aside as {aside.name} (nothing in it is lost) and this session's "
-                    "board takes its place; the cell records are untouched", True))
         self.boards = boards.plan(self.out_dir, self.std, self.run_id, selection.ids)
         if not selection.cells or self.collect_only:
             return
@@ -498,6 +491,16 @@ class SabotSession:
             self.out_dir.mkdir(parents=True, exist_ok=True)
             self.out_lock = SessionLock(self.out_dir)
             self.out_lock.acquire(self.run_id)
+            # Under the lock, before the first results.json of this session is written: a
+            # directory's results.json that does not read is set aside, never overwritten.
+            from pytest_sabot.session.boards import set_aside_damaged
+
+            aside = set_aside_damaged(self.out_dir, self.run_id)
+            if aside is not None:
+                self.messages.append((
+                    f"pytest-sabot: {self.out_dir / 'results.json'} could not be read; it is "
+                    f"set aside as {aside.name} (nothing in it is lost) and this session's "
+                    "board takes its place; the cell records are untouched", True))
             self.reserve = manifest_mod.reserve(self.out_dir, self.run_id, cells)
             manifest_mod.write_manifest(self.out_dir, finishing.manifest(self, "running", ""))
             finishing.write_pending(self)

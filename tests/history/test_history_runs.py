@@ -189,7 +189,10 @@ def test_I42_show_prints_the_sessions_fields_its_rows_and_its_cells(
     for v in results.cells:
         assert v.cell_id in out
     # a slice: its rows are said to be a partial board's, as every report says (SPEC I91)
-    assert results.partial_reasons and detail.partial == results.partial_reasons
+    board = results.scoreboard
+    assert results.partial_reasons and detail.partial == [
+        *results.partial_reasons,
+        f"{board.median_rows} of {board.registered_rows} rows in the median"]
     assert f"PARTIAL BOARD ({results.partial_reasons[0]}" in out
     assert out.index("PARTIAL BOARD") < out.index("Sabot Score")
 

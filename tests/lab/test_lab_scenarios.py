@@ -69,7 +69,7 @@ def _edited(**changes: Any) -> dict[str, Any]:
         ({"task__assignee_id": "A-99"}, "task.assignee_id", "one of ['A-7', 'A-3']"),
         ({"world__customers__0__email": "ada@real.com"}, "world.customers.0.email",
          "should match pattern"),
-        ({"format_version": 2}, "format_version", "1"),
+        ({"format_version": 2}, "format_version", "expected 1, got 2"),
         ({"task__capabilities": ["get_customer"]}, "faults.0.tool",
          "listed in task.capabilities"),
     ],
@@ -78,7 +78,7 @@ def test_a_bad_scenario_names_the_file_the_field_and_what_was_expected(
         tmp_path: Path, changes: dict[str, Any], field: str, expected: str) -> None:
     err = _error(tmp_path, _edited(**changes))
     assert err.field == field
-    assert expected in err.expected
+    assert expected in str(err)  # "expected <what>, got <value>"
 
 
 def test_a_duplicate_fault_id_is_refused(tmp_path: Path) -> None:

@@ -229,6 +229,12 @@ def test_I91_a_slices_results_json_reads_no_band_where_a_whole_waves_does(
     sliced = k_slice.results
     assert sliced.partial_reasons and sliced.scoreboard.median_sabot_score is not None
     assert sliced.scoreboard.band is None
+    # ... and every report still gives its median, as the partial board's
+    assert "median Sabot Score of this partial board across" in k_slice.stdout
+    md = (k_slice.out / "RESULTS.md").read_text("utf-8")
+    assert "Median Sabot Score of this partial board:" in md
+    assert "Median Sabot Score of this partial board" in (k_slice.out / "report.html").read_text(
+        "utf-8")
     root = _tiny_root(tmp_path)
     wave = run(tmp_path, f"--sabot-root={root}", "--sabot-wave=1", "-p", "no:xdist",
                "--sabot-seed=11")
@@ -240,6 +246,21 @@ def test_I91_a_slices_results_json_reads_no_band_where_a_whole_waves_does(
     assert whole.returncode == 0, whole.describe()
     board = read_results(whole.out)
     assert board.partial_reasons == [] and board.scoreboard.band is not None
+    assert "pre-registered band" in whole.stdout  # the whole board's median reads its band
+
+
+def test_I91_rescore_reads_an_older_partial_boards_band_as_that_file_wrote_it(
+    k_slice: Run, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A slice's results.json written before the band was withheld from partial boards is
+    reproduced, not flagged: the same median, the band as the file has it."""
+    out = copy_out(k_slice, tmp_path)
+    data = json.loads((out / "results.json").read_text("utf-8"))
+    median = data["scoreboard"]["median_sabot_score"]
+    data["scoreboard"]["band"] = "full_push" if median < 0.5 else "guardrails_mostly_work"
+    (out / "results.json").write_text(json.dumps(data), "utf-8")
+    assert main(["rescore", str(out)]) == 0
+    assert "identical to results.json" in capsys.readouterr().out
 
 
 def test_I97_a_damaged_results_json_is_set_aside_before_a_session_writes_its_board(

@@ -22,6 +22,8 @@ pytestmark = pytest.mark.slow
 
 SLICE = "autogen and guardrail and O1 and T2 and s12"
 CELL = "autogen-guardrail-O1-T2-s12"
+# What only the reading's pages say (the wave's own board says "Rules v0.1.3.").
+READING = "Rules v0.2.1 (the wave is registered under v0.1.3)"
 
 
 @pytest.fixture(scope="module")
@@ -68,7 +70,7 @@ def test_I98_export_writes_the_readings_report_beside_it_not_over_the_directorys
     written = root / "wave-1" / "readings" / "v0.2.1" / "report.html"
     assert str(written) in capsys.readouterr().out
     page = written.read_text("utf-8")
-    assert "v0.2.1" in page and CELL in page
+    assert READING in page and CELL in page
     assert (root / "wave-1" / "report.html").read_bytes() == directory_report
 
 
@@ -79,10 +81,10 @@ def test_I98_the_inspector_shows_the_readings_run_page_and_its_cells(
     with Server(root, project=tmp_path) as server, server.client() as client:
         page = client.get(f"/run/{run_id}")
         assert page.status_code == 200, page.text[:2000]
-        assert "v0.2.1" in page.text
+        assert READING in page.text
         cell = client.get(f"/run/{run_id}/cell/{CELL}.html")
         assert cell.status_code == 200, cell.text[:2000]
-        assert CELL in cell.text
+        assert CELL in cell.text and "rules v0.2.1" in cell.text
         trace = client.get(f"/run/{run_id}/file/cells/{CELL}/events.jsonl")
         assert trace.status_code == 200 and '"run_start"' in trace.text
 
@@ -99,3 +101,20 @@ def test_I98_indexing_the_directory_later_pairs_the_session_with_its_own_reading
     _, own = resolve_results(later, run_id)
     assert own.parent.name == "v0.2.1"
     assert load_run_results(later, run_id).results.rules == "v0.2.1"
+
+
+def test_I98_an_output_directory_named_readings_is_still_indexed(
+    reading: tuple[Path, str], tmp_path: Path,
+) -> None:
+    """Only inside an output directory are readings/ and slices/ its boards kept apart;
+    a user's own --sabot-out=reports/readings is an output directory like any other."""
+    import shutil
+
+    from pytest_sabot.history import index_output, list_runs
+
+    root, run_id = reading
+    mine = tmp_path / "reports"
+    shutil.copytree(root / "wave-1", mine / "readings")
+    index_output(mine, tmp_path / "h.sqlite")
+    (run,) = list_runs(tmp_path / "h.sqlite")
+    assert run.run_id == run_id and Path(run.out_dir) == (mine / "readings").resolve()
