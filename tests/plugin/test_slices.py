@@ -249,6 +249,22 @@ def test_I91_a_slices_results_json_reads_no_band_where_a_whole_waves_does(
     assert "pre-registered band" in whole.stdout  # the whole board's median reads its band
 
 
+def test_I80_an_exported_slices_junit_has_a_testcase_per_selected_cell_only(
+    k_slice: Run, tmp_path: Path,
+) -> None:
+    """As the session's own XML: the baseline a slice pulled in is named in the suite's
+    sabot.pulled_in, and is no testcase of it."""
+    import xml.etree.ElementTree as ET
+
+    out = tmp_path / "junit.xml"
+    assert main(["export", str(k_slice.out), "--format", "junit", "--out", str(out)]) == 0
+    root = ET.parse(out).getroot()
+    names = [c.get("name") for c in root.iter("testcase")]
+    assert names == [f"test_cell[{cid}]" for cid in K_CELLS]
+    props = {p.get("name"): p.get("value") for p in root.iter("property")}
+    assert props["sabot.pulled_in"] == BASELINE
+
+
 def test_I91_rescore_reads_an_older_partial_boards_band_as_that_file_wrote_it(
     k_slice: Run, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
