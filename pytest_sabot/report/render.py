@@ -480,9 +480,9 @@ def _spend_line(spend: dict[str, Any]) -> str:
     if not calls:
         return "spend: none; no model calls"
     if calls and fixture_calls == calls and not spend.get("upstream_calls"):
-        return (f"spend: none; all {calls} model calls of this session answered by the "
+        return (f"spend: none; all {calls} model calls of this run answered by the "
                 "embedded model")
-    return f"spend: ${cost if cost is not None else 0:.4f} over this session's {calls} " \
+    return f"spend: ${cost if cost is not None else 0:.4f} over this run's {calls} " \
         "model calls" + (
         f" ({unknown} with unknown cost)" if unknown else ""
     )
