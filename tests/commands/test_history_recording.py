@@ -164,8 +164,9 @@ def test_I76_sabot_demo_records_each_persona_it_keeps(
     out = tmp_path / "demo"
     assert main(["demo", "--out", str(out)]) == 0
     err = capsys.readouterr().err
-    history = out / "history.sqlite"
-    runs = {r.model: r for r in list_runs(history)}
+    history = tmp_path / "history.sqlite"  # where a session writing to out is recorded
+    assert not (out / "history.sqlite").exists()
+    runs = {r.model: r for r in list_runs(history) if r.kind != "lab"}
     assert sorted(runs) == ["sim:credulous", "sim:vigilant"]
     for model, run in runs.items():
         persona = model.split(":")[1]

@@ -207,7 +207,8 @@ def _opened(out: Path, proc: subprocess.Popen[str]) -> str:
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline and proc.poll() is None:
         manifests = list((out / "sessions").glob("*.json")) if out.exists() else []
-        if manifests and (out / "results.json").is_file():
+        # its pending results.json, then RESULTS.md beside it: the output is open
+        if manifests and (out / "results.json").is_file() and (out / "RESULTS.md").is_file():
             return manifests[0].stem
         time.sleep(0.05)
     raise AssertionError(f"the first session never opened its output (exit {proc.poll()})")
