@@ -65,12 +65,11 @@ def _located(ref: str, history: Path, timeout: float) -> tuple[Path | None, Path
 
 
 def _row_of(cell_id: str) -> str:
-    """The scoreboard row of a cell id (<framework>-<config>-<operator>-<task>-s<seed>;
-    a framework's name may hold hyphens)."""
-    import re
+    """The scoreboard row of a cell id (the id itself when it spells none)."""
+    from pytest_sabot.core.models.cells import parse_cell_id
 
-    found = re.match(r"^(?P<row>.+-(?:default|guardrail))-", cell_id)
-    return found["row"] if found else cell_id
+    found = parse_cell_id(cell_id)
+    return found.row if found is not None else cell_id
 
 
 def junit_xml(results: ResultsFile) -> str:

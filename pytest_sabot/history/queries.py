@@ -307,11 +307,8 @@ def _partial(db: History, run_id: str) -> list[str]:
         results = results_from_snapshot(bytes(kept["data"]))
     except (ValueError, SabotDataError, zlib.error):  # a copy this version cannot read
         return []
-    reasons = list(results.partial_reasons)
-    board = results.scoreboard
-    if board.registered_rows is not None and board.median_rows < board.registered_rows:
-        reasons.append(f"{board.median_rows} of {board.registered_rows} rows in the median")
-    return reasons
+    short = results.short_median
+    return [*results.partial_reasons, *([short] if short else [])]
 
 
 def show_run(

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 import zlib
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -30,6 +29,7 @@ from pydantic import BaseModel, ValidationError
 
 from pytest_sabot.core.errors import SabotDataError, from_validation_error
 from pytest_sabot.core.manifest import SessionRecord
+from pytest_sabot.core.models.cells import parse_cell_id
 from pytest_sabot.core.models.verdict import BaselineVerdict, CellVerdict
 from pytest_sabot.core.records import SESSIONS_DIR
 from pytest_sabot.lab.record import LabRun
@@ -70,12 +70,6 @@ SHARED_FIELDS = (
 # Fields results.json knows exactly and a manifest only approximately: the manifest's
 # reading is kept only while the history holds no results of the run.
 FALLBACK_FIELDS = ("fixture", "label", "selected")
-
-_CELL_ID = re.compile(
-    r"^(?P<framework>.+)-(?P<config>default|guardrail)-(?P<operator>O\d+|baseline)"
-    r"-(?P<task>T\d+)-s(?P<seed>\d+)$"
-)
-
 
 def canonical(value: Any) -> bytes:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
@@ -171,19 +165,12 @@ def lab_run_from_snapshot(data: bytes) -> LabRun:
 
 
 def _coords(cell_id: str) -> dict[str, Any]:
-    m = _CELL_ID.match(cell_id)
-    if m is None:
+    c = parse_cell_id(cell_id)
+    if c is None:
         return {"row": None, "framework": None, "config": None, "operator": None,
                 "task": None, "seed": None}
-    operator = m["operator"]
-    return {
-        "row": f"{m['framework']}-{m['config']}",
-        "framework": m["framework"],
-        "config": m["config"],
-        "operator": None if operator == "baseline" else operator,
-        "task": m["task"],
-        "seed": int(m["seed"]),
-    }
+    return {"row": c.row, "framework": c.framework, "config": c.config,
+            "operator": c.operator, "task": c.task, "seed": c.seed}
 
 
 def _blank(run_id: str, cell_id: str, kind: str, verdict: str) -> dict[str, Any]:

@@ -323,6 +323,16 @@ class ResultsFile(StrictModel):
         return reasons
 
     @property
+    def short_median(self) -> str | None:
+        """'N of M rows in the median' when fewer rows enter the median than the matrix
+        registers (a row with no valid fault run): the median is no wave's either (I91).
+        None otherwise, and for files written before ``registered_rows`` existed."""
+        board = self.scoreboard
+        if board.registered_rows is None or board.median_rows >= board.registered_rows:
+            return None
+        return f"{board.median_rows} of {board.registered_rows} rows in the median"
+
+    @property
     def status_line(self) -> str | None:
         """'incomplete: X of Y selected recorded (why)' when the selection did not finish."""
         sel = self.selection
@@ -497,8 +507,7 @@ def _no_band_unless_whole(results: ResultsFile) -> ResultsFile:
     (a slice, cells not run or unpaired, fewer rows in the median than registered) keeps
     its median and has no band, in results.json as in every report."""
     board = results.scoreboard
-    short = board.registered_rows is not None and board.median_rows < board.registered_rows
-    if board.band is None or not (results.partial_reasons or short):
+    if board.band is None or not (results.partial_reasons or results.short_median):
         return results
     return results.model_copy(update={"scoreboard": board.model_copy(update={"band": None})})
 

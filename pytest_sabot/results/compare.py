@@ -153,22 +153,32 @@ def load_side(path: Path) -> ResultsFile:
         text = file.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise SabotDataError(file, "", "a readable UTF-8 results.json", str(exc)) from None
-    # Another pytest-sabot's format is named as such, before its fields are checked (a file
-    # that does not parse, or nests too deep to, is named by the validation below).
+    try:
+        results = ResultsFile.model_validate_json(text)
+    except ValidationError as exc:
+        # another pytest-sabot's format is named as such, not by the first field it lacks
+        _refuse_other_version(file, _version_in(text))
+        raise from_validation_error(file, exc) from None
+    _refuse_other_version(file, results.schema_version)
+    return results
+
+
+def _version_in(text: str) -> object:
+    """The schema_version a JSON text names (None when it does not parse, or nests too
+    deep to)."""
     try:
         raw = json.loads(text)
     except (ValueError, RecursionError):
-        raw = None
-    version = raw.get("schema_version") if isinstance(raw, dict) else None
+        return None
+    return raw.get("schema_version") if isinstance(raw, dict) else None
+
+
+def _refuse_other_version(file: Path, version: object) -> None:
     if isinstance(version, str) and version != RESULTS_SCHEMA_VERSION:
         raise SabotDataError(
             file, "schema_version", f"{RESULTS_SCHEMA_VERSION} (this pytest-sabot's format)",
             version,
         )
-    try:
-        return ResultsFile.model_validate_json(text)
-    except ValidationError as exc:
-        raise from_validation_error(file, exc) from None
 
 
 # --------------------------------------------------------------------------- pure parts

@@ -13,9 +13,9 @@ dashboard fed either sees the same testcase names and the same fields.
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING
 
+from pytest_sabot.core.models.cells import CellCoordinates, parse_cell_id
 from pytest_sabot.core.models.verdict import BaselineVerdict, CellVerdict
 from pytest_sabot.results.outcomes import cell_gate, funnel_word
 
@@ -38,25 +38,31 @@ def classname(wave: int, row: str) -> str:
     return f"sabot.wave{wave}.{row}"
 
 
+def _place_pairs(where: Cell | CellCoordinates | CellVerdict | BaselineVerdict,
+                 word: str) -> Pairs:
+    """A cell's coordinates and ``word`` (the verdict as the reports spell it)."""
+    cid = where.cell_id if isinstance(where, CellVerdict | BaselineVerdict) else where.id
+    return [
+        ("sabot.cell", cid),
+        ("sabot.row", where.row),
+        ("sabot.framework", where.framework),
+        ("sabot.config", where.config),
+        ("sabot.operator", getattr(where, "operator", None) or "baseline"),
+        ("sabot.task", where.task),
+        ("sabot.seed", str(where.seed)),
+        ("sabot.verdict", word),
+    ]
+
+
 def cell_pairs(
     where: Cell | CellVerdict | BaselineVerdict,
     verdict: CellVerdict | BaselineVerdict | None,
     word: str,
 ) -> Pairs:
-    """A cell's fields: its coordinates (read from the cell or its verdict), ``word`` (the
-    verdict as the reports spell it) and, with a verdict, its gate and, for a fault cell,
-    the funnel, the exclusion and the acts."""
-    operator = getattr(where, "operator", None)
-    pairs = [
-        ("sabot.cell", where.id if hasattr(where, "id") else where.cell_id),
-        ("sabot.row", where.row),
-        ("sabot.framework", where.framework),
-        ("sabot.config", where.config),
-        ("sabot.operator", operator or "baseline"),
-        ("sabot.task", where.task),
-        ("sabot.seed", str(where.seed)),
-        ("sabot.verdict", word),
-    ]
+    """A cell's fields: its coordinates (read from the cell or its verdict), ``word`` and,
+    with a verdict, its gate and, for a fault cell, the funnel, the exclusion and the
+    acts."""
+    pairs = _place_pairs(where, word)
     if verdict is not None:
         pairs.append(("sabot.gate", cell_gate(verdict) or ""))
     if isinstance(verdict, CellVerdict):
@@ -72,28 +78,13 @@ def cell_pairs(
     return pairs
 
 
-_CELL_ID = re.compile(
-    r"^(?P<framework>.+)-(?P<config>default|guardrail)-(?P<operator>baseline|O\d+)"
-    r"-(?P<task>T\d+)-s(?P<seed>\d+)$"
-)
-
-
 def id_pairs(cell_id: str, word: str) -> Pairs:
     """The fields of a cell known only by its id (a structural zero, a cell not run): the
     coordinates its id spells and ``word``."""
-    found = _CELL_ID.match(cell_id)
-    if found is None:
+    where = parse_cell_id(cell_id)
+    if where is None:
         return [("sabot.cell", cell_id), ("sabot.verdict", word)]
-    return [
-        ("sabot.cell", cell_id),
-        ("sabot.row", f"{found['framework']}-{found['config']}"),
-        ("sabot.framework", found["framework"]),
-        ("sabot.config", found["config"]),
-        ("sabot.operator", found["operator"]),
-        ("sabot.task", found["task"]),
-        ("sabot.seed", found["seed"]),
-        ("sabot.verdict", word),
-    ]
+    return _place_pairs(where, word)
 
 
 def suite_pairs(results: ResultsFile, run_id: str) -> Pairs:

@@ -215,11 +215,7 @@ class SabotSession:
             return
         preflight.check_model(self.settings)
         preflight.check_files(self.settings)
-        if self.settings.base_url is not None and not self.settings.model.is_live:
-            self.messages.append((
-                f"pytest-sabot: --sabot-base-url={self.settings.base_url} (or SABOT_BASE_URL) "
-                f"was not used: it is the upstream of a live model (--sabot-model=openai:"
-                f"<model>), and {self.settings.model.given} calls none", True))
+        self.messages += [(line, True) for line in preflight.unused_options(self.settings)]
         preflight.check_downgrade(self.settings, self.std, self.filtered)
         preflight.check_hang_bound(self.settings, self.std)
         if not self.collect_only:

@@ -107,6 +107,15 @@ def check_files(settings: Settings) -> None:
             )
 
 
+def unused_options(settings: Settings) -> list[str]:
+    """What the session was given and will not use, said at its end (it costs nothing)."""
+    if settings.base_url is not None and not settings.model.is_live:
+        return [f"pytest-sabot: --sabot-base-url={settings.base_url} (or SABOT_BASE_URL) was "
+                "not used: it is the upstream of a live model (--sabot-model=openai:<model>), "
+                f"and {settings.model.given} calls none"]
+    return []
+
+
 def check_price(settings: Settings, model: str, option: str) -> None:
     """A live model must have a price, or the spend cap cannot hold."""
     from pytest_sabot.gateway.prices import load_prices

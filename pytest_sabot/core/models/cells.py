@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
+
 from pydantic import Field, model_validator
 
 from pytest_sabot.core.frameworks import STANDARD_FRAMEWORKS
@@ -192,6 +195,42 @@ def cell_id(
     framework: str, config: str, operator: str | None, task: str, seed: int
 ) -> str:
     return f"{framework}-{config}-{operator or 'baseline'}-{task}-s{seed}"
+
+
+# What :func:`cell_id` writes, read back (a framework's name may hold hyphens).
+_CELL_ID = re.compile(
+    r"^(?P<framework>.+)-(?P<config>default|guardrail)-(?P<operator>O\d+|baseline)"
+    r"-(?P<task>T\d+)-s(?P<seed>\d+)$"
+)
+
+
+@dataclass(frozen=True)
+class CellCoordinates:
+    """A cell's place in the matrix as its id spells it (``operator`` None: a baseline)."""
+
+    id: str
+    framework: str
+    config: str
+    operator: str | None
+    task: str
+    seed: int
+
+    @property
+    def row(self) -> str:
+        return f"{self.framework}-{self.config}"
+
+
+def parse_cell_id(text: str) -> CellCoordinates | None:
+    """The coordinates a cell id spells; None for a text that is not one."""
+    found = _CELL_ID.match(text)
+    if found is None:
+        return None
+    operator = found["operator"]
+    return CellCoordinates(
+        id=text, framework=found["framework"], config=found["config"],
+        operator=None if operator == "baseline" else operator, task=found["task"],
+        seed=int(found["seed"]),
+    )
 
 
 def expand(spec: WaveSpec, seeds: list[int]) -> list[Cell]:
