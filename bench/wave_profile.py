@@ -79,7 +79,7 @@ def owner(frame: str) -> str | None:
 
 def summarise(records: list[tuple[str, int]]) -> dict[str, Counter[str]]:
     """Counters of samples: ``roles`` (incl. idle), ``<role>`` per bucket, and per-module
-    counters ``harness``/``gateway``/``sim``/``framework`` (module [library])."""
+    counters ``<bucket> in <role>`` for harness/gateway/sim/framework (module [library])."""
     out: dict[str, Counter[str]] = {"roles": Counter()}
     for stack, count in records:
         parts = stack.split(";")
@@ -104,9 +104,9 @@ def summarise(records: list[tuple[str, int]]) -> dict[str, Counter[str]]:
         out.setdefault(role, Counter())[bucket] += count
         if bucket in ("harness", "gateway", "sim"):
             key = where + (f" [{library}]" if library else "")
-            out.setdefault(bucket, Counter())[key] += count
+            out.setdefault(f"{bucket} in {role}", Counter())[key] += count
         elif bucket == "framework":
-            out.setdefault(bucket, Counter())[where.split("/")[0]] += count
+            out.setdefault(f"{bucket} in {role}", Counter())[where.split("/")[0]] += count
     return out
 
 
@@ -122,12 +122,16 @@ def report(summary: dict[str, Counter[str]], top: int) -> str:
         busy = sum(buckets.values())
         lines.append(f"{role}: {busy} busy samples")
         lines += [f"  {b:<10}{n:>7}  {n / busy:6.1%}" for b, n in buckets.most_common()]
-    busy_workers = sum(summary.get("worker", Counter()).values()) or 1
+    # By-module shares are of the processes that ran the cells: the workers, or the
+    # controller itself in a session without xdist (-p no:xdist, -n 0).
+    base_role = "worker" if summary.get("worker") else "controller"
+    base = sum(summary.get(base_role, Counter()).values()) or 1
+    whose = "workers'" if base_role == "worker" else "controller's"
     for bucket in ("harness", "gateway", "sim", "framework"):
-        if summary.get(bucket):
-            lines.append(f"{bucket}, by module (share of the workers' busy samples):")
-            lines += [f"  {n:>6}  {n / busy_workers:5.1%}  {k}"
-                      for k, n in summary[bucket].most_common(top)]
+        modules = summary.get(f"{bucket} in {base_role}")
+        if modules:
+            lines.append(f"{bucket}, by module (share of the {whose} busy samples):")
+            lines += [f"  {n:>6}  {n / base:5.1%}  {k}" for k, n in modules.most_common(top)]
     return "\n".join(lines)
 
 

@@ -1,0 +1,56 @@
+"""bench/wave_profile.py sums a py-spy profile by owner. Its by-module shares are of the
+processes that ran the cells: the xdist workers, or the controller in a session without
+workers (a ``-p no:xdist`` slice), so no share can pass 100 %."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import sys
+from pathlib import Path
+from types import ModuleType
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _bench() -> ModuleType:
+    path = REPO / "bench" / "wave_profile.py"
+    spec = importlib.util.spec_from_file_location("wave_profile_bench", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _raw(*stacks: tuple[int, str, int]) -> str:
+    """py-spy raw lines: ``process A;[process B;]frame;frame count`` by process depth."""
+    lines = []
+    for depth, frames, count in stacks:
+        processes = ";".join(f"process {100 + i}:\"python -m pytest\"" for i in range(depth))
+        lines.append(f"{processes};{frames} {count}")
+    return "\n".join(lines) + "\n"
+
+
+HARNESS = "write (pytest_sabot/core/trace_io.py:10)"
+FRAMEWORK = "kickoff (crewai/crew.py:20)"
+
+
+def _shares(text: str) -> list[float]:
+    return [float(s) for s in re.findall(r"^\s+\d+\s+([\d.]+)%", text, flags=re.M)]
+
+
+def test_wave_profile_shares_without_workers_are_of_the_controller() -> None:
+    bench = _bench()
+    raw = _raw((1, HARNESS, 30), (1, FRAMEWORK, 70))
+    text = bench.report(bench.summarise(bench.read_raw(raw)), top=5)
+    assert "share of the controller's busy samples" in text
+    assert sorted(_shares(text)) == [30.0, 70.0]
+
+
+def test_wave_profile_shares_with_workers_are_of_the_workers() -> None:
+    bench = _bench()
+    raw = _raw((1, HARNESS, 500), (2, HARNESS, 25), (2, FRAMEWORK, 75))
+    text = bench.report(bench.summarise(bench.read_raw(raw)), top=5)
+    assert "share of the workers' busy samples" in text
+    assert sorted(_shares(text)) == [25.0, 75.0]
