@@ -109,11 +109,23 @@ def check_files(settings: Settings) -> None:
 
 def unused_options(settings: Settings) -> list[str]:
     """What the session was given and will not use, said at its end (it costs nothing)."""
+    lines = []
     if settings.base_url is not None and not settings.model.is_live:
-        return [f"pytest-sabot: --sabot-base-url={settings.base_url} (or SABOT_BASE_URL) was "
-                "not used: it is the upstream of a live model (--sabot-model=openai:<model>), "
-                f"and {settings.model.given} calls none"]
-    return []
+        lines.append(
+            f"pytest-sabot: --sabot-base-url={settings.base_url} (or SABOT_BASE_URL) was "
+            "not used: it is the upstream of a live model (--sabot-model=openai:<model>), "
+            f"and {settings.model.given} calls none"
+        )
+    given = settings.downgrade_model
+    if given is not None and settings.downgrade_in_use is None:
+        how = (
+            "a replay serves each O4 call by the model it was recorded with"
+            if settings.model.is_replay
+            else f"the embedded model serves O4 calls from {settings.model.given}'s weak "
+            "tier; name sim:<persona> to choose another tier"
+        )
+        lines.append(f"pytest-sabot: --sabot-downgrade-model={given} was not used: {how}")
+    return lines
 
 
 def check_price(settings: Settings, model: str, option: str) -> None:

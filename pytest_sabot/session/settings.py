@@ -61,6 +61,22 @@ class Settings:
     def mode(self) -> str:
         return "resume" if self.resume else "fresh"
 
+    @property
+    def downgrade_in_use(self) -> str | None:
+        """The --sabot-downgrade-model the session's O4 calls are served by, as recorded:
+        None when none was given or the model ignores it (a replay serves each call as
+        recorded; the embedded model serves its persona's weak tier unless a
+        ``sim:<persona>`` is named), as gateway/routing.py decides."""
+        given = self.downgrade_model
+        if given is None or self.model.is_replay:
+            return None
+        if self.model.is_sim:
+            try:
+                return given if parse_model(given).is_sim else None
+            except ValueError:
+                return None
+        return given
+
 
 def _ini(config: pytest.Config, name: str) -> Any:
     try:

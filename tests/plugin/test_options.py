@@ -219,3 +219,21 @@ def test_9_4_a_base_url_a_keyless_run_cannot_use_is_said_and_not_recorded(
     assert "--sabot-base-url=http://127.0.0.1:9/v1 (or SABOT_BASE_URL) was not used" in \
         session.stdout
     assert session.results.upstream is None
+
+
+@pytest.mark.slow
+def test_9_4_a_downgrade_model_the_embedded_model_ignores_is_said_and_not_recorded(
+    tmp_path: Path,
+) -> None:
+    """The embedded model serves an O4 run from its persona's weak tier: a live model named
+    with --sabot-downgrade-model is said to be unused, and results.json names no O4 model
+    that served nothing."""
+    from plugin_runs import run
+
+    session = run(tmp_path, "--sabot-wave=1", "-p", "no:xdist",
+                  "--sabot-downgrade-model=gpt-5.5-mini",
+                  "-k", "langgraph and default and O4 and T1 and s11")
+    assert session.returncode == 0, session.describe()
+    assert "--sabot-downgrade-model=gpt-5.5-mini was not used" in session.stdout
+    assert "weak tier" in session.stdout
+    assert session.results.downgrade_model is None
