@@ -109,6 +109,7 @@ class Record:
     outcome: RunOutcome | None = None
     note: NotRun | None = None
     damage: str | None = None
+    unfinished: str | None = None  # a partial record: what its folder holds
 
     @property
     def finished(self) -> bool:
@@ -229,9 +230,19 @@ def read_cell(out_dir: Path, cell_id: str) -> Reading:
             return Reading(Record(cell_id, kind, outcome=outcome), trace, soft)
     except SabotDataError as exc:
         return Reading(Record(cell_id, "damaged", damage=str(exc)))
-    if any(run_dir.iterdir()):
-        return Reading(Record(cell_id, "partial", outcome=outcome))
+    held = sorted(p.name for p in run_dir.iterdir())
+    if held:
+        return Reading(Record(cell_id, "partial", outcome=outcome, unfinished=_unfinished(held)))
     return Reading(Record(cell_id, "none"))
+
+
+def _unfinished(held: list[str]) -> str:
+    """What a folder of a run that did not finish holds, for a cell counted as not run."""
+    lacking = [name for name in (TRACE_FILE, OUTCOME_FILE) if name not in held]
+    return (
+        f"its folder holds an unfinished run ({', '.join(held)}; no {' or '.join(lacking)}): "
+        "the run was stopped before its record was complete, or a file of it was removed"
+    )
 
 
 def is_finished(out_dir: Path, cell: Cell) -> bool:
@@ -366,6 +377,7 @@ class Scored:
     missing: list[str] = field(default_factory=list)  # runnable cells with no usable record
     stopped: dict[str, str] = field(default_factory=dict)  # cells the spend cap stopped
     damaged: dict[str, str] = field(default_factory=dict)  # cell -> what is wrong with it
+    unfinished: dict[str, str] = field(default_factory=dict)  # cell -> its partial record
     sessions: dict[str, str] = field(default_factory=dict)  # cell -> session of its record
     # cell -> its model calls, for each counted record (results.model_calls)
     tallies: dict[str, Tally] = field(default_factory=dict)
@@ -425,6 +437,7 @@ def score_dir(
     missing: set[str] = set()
     stopped: dict[str, str] = {}
     damaged: dict[str, str] = {}
+    unfinished: dict[str, str] = {}
     statuses: dict[str, str] = {}
 
     def read(cell: Cell) -> tuple[Reading, Tally | None]:
@@ -439,6 +452,8 @@ def score_dir(
             stopped[cell.id] = record.outcome.error or "stopped by the spend cap"
         if record.kind == "damaged":
             damaged[cell.id] = str(record.damage)
+        if record.unfinished is not None:
+            unfinished[cell.id] = record.unfinished
         if tally is not None:
             records[cell.id] = record
             out.tallies[cell.id] = tally
@@ -495,6 +510,8 @@ def score_dir(
             out.stopped[cell.id] = stopped[cell.id]
         if cell.id in damaged:
             out.damaged[cell.id] = damaged[cell.id]
+        if cell.id in unfinished:
+            out.unfinished[cell.id] = unfinished[cell.id]
         if cell.id in missing:
             out.missing.append(cell.id)
     return out

@@ -545,7 +545,11 @@ def _default_reason(cell_id: str, scored: Scored) -> NotRunReason:
 
 
 def _default_detail(cell_id: str, scored: Scored) -> str:
-    return scored.damaged.get(cell_id) or scored.stopped.get(cell_id, "")
+    return (
+        scored.damaged.get(cell_id)
+        or scored.stopped.get(cell_id)
+        or scored.unfinished.get(cell_id, "")
+    )
 
 
 def write_results(results: ResultsFile, out_dir: Path) -> Path:

@@ -231,11 +231,17 @@ def _finish(state: SabotSession, session: pytest.Session) -> None:
     reason = STATUS_REASON[status]
     damaged = {n.cell_id: n.detail for n in first.selection.not_run
                if n.reason == "damaged record"}
+    # A cell whose folder holds an unfinished run says so when the session has nothing
+    # more to say of it (it ended complete, so the cell was not stopped by its end).
+    unfinished = {n.cell_id: n.detail for n in first.selection.not_run
+                  if n.reason == "not reached" and n.detail}
     for cid in first.selection.missing + [
         c for c in first.selection.pulled_in if c not in reasons
     ]:
         if cid in damaged:  # its own reason says more than how the session ended
             reasons.setdefault(cid, ("damaged record", damaged[cid]))
+        if reason == "not reached" and not detail and cid in unfinished:
+            reasons.setdefault(cid, (reason, unfinished[cid]))
         reasons.setdefault(cid, (reason, detail))
     if first.selection.not_run:  # reasons to give: build again with them
         results = build_results(

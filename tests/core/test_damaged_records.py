@@ -101,3 +101,24 @@ def test_I108_a_damaged_record_is_named_with_its_file_and_line(
     assert record.damage is not None
     assert str(run_dir) in record.damage
     assert expected_where in record.damage and expected_what in record.damage, record.damage
+
+
+def test_I108_a_finished_trace_without_its_outcome_is_an_unfinished_run_named_as_such(
+    tmp_path: Path,
+) -> None:
+    """A run's outcome.json is written after its trace's run_end: a folder with the trace and
+    no outcome is a run that did not finish (or lost a file). It is not counted, and what
+    is missing is said wherever the cell is listed as not run."""
+    from pytest_sabot.matrix.standard import load_standard
+    from pytest_sabot.results.adjudicate import score_dir
+
+    run_dir = _record(tmp_path)
+    (run_dir / OUTCOME_FILE).unlink()
+    record = read_record(tmp_path, CELL)
+    assert record.kind == "partial" and not record.finished
+    assert record.unfinished is not None
+    assert f"no {OUTCOME_FILE}" in record.unfinished and TRACE_FILE in record.unfinished
+    std = load_standard(1)
+    scored = score_dir(std, tmp_path, [std.cell(CELL)])
+    assert scored.missing == [CELL]
+    assert scored.unfinished == {CELL: record.unfinished}
