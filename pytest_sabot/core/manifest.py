@@ -175,16 +175,16 @@ def read_manifests(out: Path) -> list[SessionRecord]:
 
 def read_manifest(path: Path) -> SessionRecord:
     """One session's manifest; a damaged one is a SabotDataError naming the file."""
-    from pydantic import ValidationError
-
-    from pytest_sabot.core.errors import from_validation_error
+    from pytest_sabot.core.loading import parse_json, validate
 
     try:
-        return SessionRecord.model_validate_json(path.read_bytes())
-    except ValidationError as exc:
-        raise from_validation_error(path, exc) from None
+        data = path.read_bytes()
     except OSError as exc:
         raise SabotDataError(path, "", "a readable session manifest", exc.strerror) from None
+    try:
+        return SessionRecord.model_validate_json(data)
+    except ValueError:  # read it again the way that names the line or the field
+        return validate(path, SessionRecord, parse_json(data, path), top_field="")
 
 
 def adapters_path(out: Path, run_id: str) -> Path:

@@ -24,19 +24,22 @@ from pytest_sabot.core.records import SESSIONS_DIR
 from pytest_sabot.matrix.standard import Standard, load_standard
 
 
-def session_manifests(out_dir: Path) -> tuple[list[SessionRecord], list[str]]:
+def session_manifests(
+    out_dir: Path,
+) -> tuple[list[SessionRecord], dict[Path, SabotDataError]]:
     """Every readable session manifest of an output directory (oldest first), and what is
-    wrong with each one that does not read (a damaged manifest is named, never fatal)."""
+    wrong with each one that does not read, by its file (a damaged manifest is named; it
+    is fatal only to a reading of its own session)."""
     folder = out_dir / SESSIONS_DIR
     if not folder.is_dir():
-        return [], []
+        return [], {}
     found: list[SessionRecord] = []
-    damaged: list[str] = []
+    damaged: dict[Path, SabotDataError] = {}
     for path in sorted(folder.glob("*.json")):
         try:
             found.append(read_manifest(path))
         except SabotDataError as exc:
-            damaged.append(str(exc))
+            damaged[path] = exc
     return found, damaged
 
 
@@ -73,8 +76,13 @@ def session_standard(
 ) -> Iterator[Standard]:
     """The matrix of the session ``session`` recorded in ``out_dir``, loaded for as long as
     the block runs (the stand-ins of adapters not installed here are forgotten after)."""
-    manifests, _damaged = session_manifests(out_dir)
+    manifests, damaged = session_manifests(out_dir)
     own = next((m for m in manifests if m.run_id == session), None)
+    mine = out_dir / SESSIONS_DIR / f"{session}.json"
+    if own is None and mine in damaged:
+        # Its root, its adapters and its outside row are in that file: without it the
+        # records would be read against another matrix, so the reading stops here.
+        raise damaged[mine]
     base = standard_root(root if root is not None else recorded_root_of(own))
     stood_in: list[str] = []
     try:

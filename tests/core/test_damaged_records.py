@@ -122,3 +122,30 @@ def test_I108_a_finished_trace_without_its_outcome_is_an_unfinished_run_named_as
     scored = score_dir(std, tmp_path, [std.cell(CELL)])
     assert scored.missing == [CELL]
     assert scored.unfinished == {CELL: record.unfinished}
+
+
+def test_I108_a_damaged_session_manifest_is_named_with_its_line_and_stops_its_own_reading(
+    tmp_path: Path,
+) -> None:
+    """A session's manifest holds its root, adapters and outside row: reading that session's
+    records again without it would score them against another matrix, so it stops with the
+    file and line; another session's damaged manifest is named and does not stop it."""
+    from pytest_sabot.core.errors import SabotDataError
+    from pytest_sabot.core.manifest import read_manifest
+    from pytest_sabot.core.records import SESSIONS_DIR
+    from pytest_sabot.results.recorded import session_manifests, session_standard
+
+    folder = tmp_path / SESSIONS_DIR
+    folder.mkdir()
+    broken = folder / "s-broken.json"
+    broken.write_text('{"run_id": "s-broken",\n "wave" 1}')
+    with pytest.raises(SabotDataError) as caught:
+        read_manifest(broken)
+    assert str(broken) in str(caught.value) and "line 2" in str(caught.value)
+    found, damaged = session_manifests(tmp_path)
+    assert found == [] and list(damaged) == [broken]
+    with pytest.raises(SabotDataError, match="line 2"), \
+            session_standard(tmp_path, 1, session="s-broken"):
+        pass
+    with session_standard(tmp_path, 1, session="s-other") as std:
+        assert std.wave.wave == 1
