@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, TypeVar
 from pytest_sabot.commands.failure import fail
 from pytest_sabot.core.errors import SabotDataError
 from pytest_sabot.core.exit_codes import EXIT_ERROR, EXIT_PASS
+from pytest_sabot.core.registry import RegistryError
 
 if TYPE_CHECKING:
     from pytest_sabot.lab.campaign_load import LoadedCampaign
@@ -65,11 +66,32 @@ def _checked(name: str, load: Callable[[], T], summary: Callable[[T], str]) -> i
     """Print ``<name>: ok (<summary>)`` or ``<name>: <error>``; 1 when it is an error."""
     try:
         loaded = load()
-    except SabotDataError as exc:
+    except (SabotDataError, RegistryError) as exc:
         print(f"{name}: {exc}")
         return 1
     print(f"{name}: ok ({summary(loaded)})")
     return 0
+
+
+def _adapter(name: str) -> str:
+    """A registered adapter's declaration loads and its ``run`` names a callable (its
+    pipeline module is imported when the framework is installed); what was checked."""
+    from pytest_sabot.core.frameworks import adapter
+
+    declared = adapter(name)
+    problem = declared.missing()
+    if problem is not None:
+        return f"run {declared.run} not imported: {problem}"
+    try:
+        declared.load_run()
+    except RegistryError:
+        raise
+    except Exception as exc:  # the pipeline's own module: whatever it raises is named
+        raise RegistryError(
+            f"framework adapter {name!r}: run {declared.run} could not be imported: "
+            f"{type(exc).__name__}: {exc}"
+        ) from exc
+    return f"run {declared.run}"
 
 
 def _scenario(path: Path) -> Scenario:
@@ -100,8 +122,17 @@ def cmd_validate(args: argparse.Namespace) -> int:
     problem = register_targets(getattr(args, "sabot_adapter", None))
     if problem is not None:  # a matrix naming the adapter's framework needs it to load
         return fail("sabot validate", problem)
+    from pytest_sabot.core.frameworks import framework_names
+
     root = standard_root(args.root)
+    try:
+        names = framework_names()
+    except RegistryError as exc:  # two targets for one name: nothing can be loaded
+        return fail("sabot validate", str(exc))
     errors = sum(
+        _checked(f"adapter {name}", partial(_adapter, name), str) for name in names
+    )
+    errors += sum(
         _checked(f"wave {wave}", partial(load_standard, wave, root),
                  lambda std: f"{len(std.cells)} cells, rules {std.rules.version}")
         for wave in available_waves(root)

@@ -57,6 +57,7 @@ __all__ = [
     "register_local",
     "register_recorded",
     "require_frameworks",
+    "unloadable",
 ]
 
 ENTRY_POINT_GROUP = "pytest_sabot.adapters"
@@ -192,19 +193,31 @@ _declared: dict[str, FrameworkAdapter] = {}
 
 def adapter(name: str) -> FrameworkAdapter:
     """The declaration of a registered framework (its adapter's light module is imported
-    on first use; the framework itself is not)."""
+    on first use; the framework itself is not). An adapter that does not load (its module
+    fails to import, its factory raises or returns something else) is a RegistryError
+    naming the entry, where it was registered and what was expected."""
     if name not in _declared:
-        factory = ADAPTERS.load(name)
-        declared = factory() if callable(factory) else factory
+        entry = ADAPTERS.entry(name)  # an unknown name says which are registered
+        where = f"{name!r} ({entry.target}, {entry.origin})"
+        expected = "expected 'module:factory' naming a function that returns a FrameworkAdapter"
+        try:
+            factory = ADAPTERS.load(name)
+            declared = factory() if callable(factory) else factory
+        except NotInstalled:
+            raise
+        except Exception as exc:  # third-party code: whatever it raises is named
+            raise RegistryError(
+                f"framework adapter {where} could not be loaded: {type(exc).__name__}: "
+                f"{exc}; {expected}"
+            ) from exc
         if not isinstance(declared, FrameworkAdapter):
             raise RegistryError(
-                f"framework adapter {name!r}: {ADAPTERS.entry(name).target} gave "
-                f"{type(declared).__name__}, expected a FrameworkAdapter"
+                f"framework adapter {where} gave {type(declared).__name__}; {expected}"
             )
         if declared.name != name:
             raise RegistryError(
-                f"framework adapter {name!r}: {ADAPTERS.entry(name).target} declares the "
-                f"framework {declared.name!r}"
+                f"framework adapter {where} declares the framework {declared.name!r}; "
+                f"expected {name!r}, the name it is registered under"
             )
         _declared[name] = declared
     return _declared[name]
@@ -216,8 +229,27 @@ def framework_names() -> tuple[str, ...]:
 
 
 def adapters() -> list[FrameworkAdapter]:
-    """Every registered framework's declaration, in registry order."""
-    return [adapter(name) for name in framework_names()]
+    """Every registered framework's declaration that loads, in registry order; one that
+    does not is left out here and said by :func:`unloadable` (a wave that runs it is
+    refused when its matrix is loaded, by :func:`adapter`)."""
+    found = []
+    for name in framework_names():
+        try:
+            found.append(adapter(name))
+        except RegistryError:
+            continue
+    return found
+
+
+def unloadable() -> dict[str, str]:
+    """Framework -> why its adapter does not load, for every registered one that does not."""
+    problems: dict[str, str] = {}
+    for name in framework_names():
+        try:
+            adapter(name)
+        except RegistryError as exc:
+            problems[name] = str(exc)
+    return problems
 
 
 def register_local(target: str) -> FrameworkAdapter:

@@ -174,11 +174,16 @@ class SabotSession:
         if not self.wave_given:
             return
         secrets_mod.register(self.settings)  # before anything runs or is written
-        self._register_adapters()
-        from pytest_sabot.core.frameworks import warning_modules
+        from pytest_sabot.core.frameworks import unloadable, warning_modules
+        from pytest_sabot.core.registry import RegistryError
 
+        try:  # an adapter that does not load is refused before anything runs
+            self._register_adapters()
+            quiet = warning_modules()
+        except RegistryError as exc:
+            raise pytest.UsageError(f"pytest-sabot: {exc}; nothing was run") from None
         for category in ("DeprecationWarning", "PendingDeprecationWarning"):
-            for module in (*warning_modules(), *BASE_WARNING_MODULES):
+            for module in (*quiet, *BASE_WARNING_MODULES):
                 config.addinivalue_line("filterwarnings", f"ignore::{category}:{module}")
         from pytest_sabot.matrix.standard_cache import load_standard_cached
 
@@ -188,6 +193,8 @@ class SabotSession:
             )
         except SabotDataError as exc:
             raise pytest.UsageError(f"pytest-sabot: {exc}") from None
+        except RegistryError as exc:  # an adapter of the wave that does not load
+            raise pytest.UsageError(f"pytest-sabot: {exc}; nothing was run") from None
         except KeyError as exc:  # a rule version the rule book does not hold
             words = str(exc.args[0]) if exc.args else str(exc)
             option = f"--sabot-rules={self.settings.rules}: " if self.settings.rules else ""
@@ -203,6 +210,12 @@ class SabotSession:
                 raise pytest.UsageError(f"pytest-sabot: {exc}") from None
         if self.settings.sandbox:
             self._use_sandbox()
+        if not self.is_worker:  # said once, at the end: an installed adapter that is broken
+            self.messages += [
+                (f"pytest-sabot: {problem} (wave {self.std.wave.wave} does not run {name})", True)
+                for name, problem in unloadable().items()
+                if name not in self.std.wave.frameworks
+            ]
         self.filtered = preflight.select(self.std, self.settings.filters)
         preflight.check_frameworks(self.filtered)
         from pytest_sabot.session import shard as shard_mod

@@ -173,8 +173,9 @@ TABLE: dict[str, dict[str, Run | Shown]] = {
             "into the scratch project's site/ (on its PYTHONPATH), never into the environment "
             "running the suite"),
         ROOT_LINE: Run(0, ""),
-        'cp -r "$root" my-root': Run(0, "", f'{ROOT_LINE} && cp -r "$root" my-root',
-                                     "the variable of the line above, in the same shell"),
+        'mkdir my-root && cp -r "$root/cells" "$root/tasks" "$root/mappings" my-root/': Run(
+            0, "", f'{ROOT_LINE} && mkdir my-root && cp -r "$root/cells" "$root/tasks" '
+            '"$root/mappings" my-root/', "the variable of the line above, in the same shell"),
         "cp examples/sabot-adapter-mygraph/matrix/mygraph.yaml my-root/cells/": Run(0, ""),
         "cp examples/sabot-adapter-mygraph/matrix/seeds/mygraph.json my-root/cells/seeds/": Run(
             0, ""),
