@@ -94,20 +94,29 @@ class TraceWriter:
         with self._lock:
             return len(self._events)
 
+    def _validated(self, kind: str, component: str, text: str, data: dict[str, Any]) -> Any:
+        if known_secrets():
+            text, data = scrub_text(text), scrub_value(data)
+        raw = {
+            "seq": len(self._events),
+            "t": time.time(),
+            "kind": kind,
+            "component": component,
+            "text": text,
+            "data": data,
+        }
+        return _EVENT.validate_python(raw)
+
+    def check(self, kind: str, component: str, text: str = "", **data: Any) -> None:
+        """Validate one event as :meth:`emit` would, writing nothing (an event held back
+        to be written later fails where it was given)."""
+        with self._lock:
+            self._validated(kind, component, text, data)
+
     def emit(self, kind: str, component: str, text: str = "", **data: Any) -> Any:
         """Validate and append one event; returns the validated event."""
         with self._lock:
-            if known_secrets():
-                text, data = scrub_text(text), scrub_value(data)
-            raw = {
-                "seq": len(self._events),
-                "t": time.time(),
-                "kind": kind,
-                "component": component,
-                "text": text,
-                "data": data,
-            }
-            event = _EVENT.validate_python(raw)
+            event = self._validated(kind, component, text, data)
             if self.failed is not None:
                 raise self.failed
             try:

@@ -100,6 +100,7 @@ class RunTrace(TraceWriter):
 
     def emit(self, kind: str, component: str, text: str = "", **data: Any) -> Any:
         if kind == "run_end":
+            self.check(kind, component, text, **data)  # a bad payload fails in the pipeline
             self.held_end = (component, text, data)
             return None
         return super().emit(kind, component, text, **data)

@@ -171,3 +171,26 @@ def test_I44_a_crashed_workers_files_are_the_first_attempt_and_only_the_retry_ru
     assert crashed.of_kind("run_error")[0].data.error_type == "WorkerCrash"
     assert (kept / CRASH_FILE).is_file() and (kept / (TRACE_FILE + ".crashed")).is_file()
     assert not (tmp_path / SUPERSEDED_DIR).exists()
+
+
+def test_S4_an_adapters_run_end_with_a_bad_payload_fails_where_it_is_given(
+    tmp_path: Path,
+) -> None:
+    """The adapter's run_end is held back to close the trace after the landing probe; a
+    payload that is no run_end fails in the pipeline's own call, as any bad event does (a
+    run error of the cell), never later in the harness."""
+    from pydantic import ValidationError
+
+    from pytest_sabot.harness.run import RunTrace
+
+    trace = RunTrace(tmp_path / "run")
+    with pytest.raises(ValidationError, match="status"):
+        trace.emit("run_end", "worker", "x", status="failed", detail="gave up")
+    assert trace.held_end is None and trace.events() == []
+    trace.emit("run_end", "worker", "escalated", status="task_failed", detail="gave up")
+    assert trace.held_end == ("worker", "escalated", {"status": "task_failed",
+                                                      "detail": "gave up"})
+    assert trace.events() == []  # held, not written
+    trace.end(None)
+    assert [e.kind for e in trace.events()] == ["run_end"]
+    trace.finish()
