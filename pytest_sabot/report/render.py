@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
+from pytest_sabot.core.models.verdict import BaselineVerdict
 from pytest_sabot.results import ResultsFile
 from pytest_sabot.results.model_calls import refusal_lines
 from pytest_sabot.scoring.aggregate import Rate, RowSummary
@@ -326,6 +327,13 @@ def exclusion_tables(results: ResultsFile) -> list[str]:
         out.append(f"| {row.row} | " + " | ".join(
             str(row.exclusions.get(code, 0)) for code in EXCLUSION_ORDER)
             + f" | {len(row.structural_zeros)} |")
+    unpassed = failed_baselines(results)
+    if unpassed:
+        out += ["", "Baselines that did not pass (the counts above are of fault runs, whose "
+                "cells beside these are BASELINE_FAIL):", "", "| baseline | status | reason |",
+                "|---|---|---|"]
+        out += [f"| {cid} | {status} | {_md_cell(_first_line(reason, 300))} |"
+                for cid, status, reason in unpassed]
     for title, label, table in (
         ("Per operator", "operator", board.by_operator),
         ("Per task", "task", board.by_task),
@@ -395,7 +403,37 @@ def exclusion_lines(results: ResultsFile, limit: int | None = 20) -> list[str]:
     total = sum(len(r.excluded_cells) for r in results.scoreboard.rows)
     if limit is not None and total > limit:
         lines.append(f"    ... {total - limit} more in RESULTS.md / results.json")
+    unpassed = failed_baselines(results)
+    if unpassed:
+        lines.append(f"  baselines that did not pass ({len(unpassed)}; the counts above are of "
+                     "fault runs, whose cells beside these are BASELINE_FAIL):")
+        shown = 0
+        for cell_id, status, reason in unpassed:
+            if limit is None or shown < limit:
+                lines.append(f"    {cell_id}: {status}: {_first_line(reason, 160)}")
+                shown += 1
+        if limit is not None and len(unpassed) > limit:
+            lines.append(f"    ... {len(unpassed) - limit} more in RESULTS.md / results.json")
     return lines
+
+
+def failed_baselines(results: ResultsFile) -> list[tuple[str, str, str]]:
+    """(cell, status, reason) of every recorded baseline that did not pass, in cell order."""
+    return [
+        (c.cell_id, c.status, c.reason)
+        for c in results.cells
+        if isinstance(c, BaselineVerdict) and c.status != "passed"
+    ]
+
+
+def _md_cell(text: str) -> str:
+    """Text that stays inside one cell of a Markdown table."""
+    return text.replace("\\", "\\\\").replace("|", "\\|")
+
+
+def _first_line(text: str, width: int) -> str:
+    line = (text.strip().splitlines() or ["(no reason recorded)"])[0]
+    return line if len(line) <= width else line[: width - 3] + "..."
 
 
 def _slice_exclusion_lines(results: ResultsFile) -> list[str]:

@@ -286,3 +286,30 @@ def test_I41_I44_a_board_with_unpaired_or_not_run_cells_is_partial_in_every_tabl
     paragraph = next(line for line in md.splitlines() if line.startswith("Median Sabot"))
     assert paragraph.startswith("Median Sabot Score of this partial board")
     assert "full push" not in paragraph and "guardrails mostly work" not in paragraph
+
+
+def test_S3_3_the_appendix_names_each_baseline_that_did_not_pass_with_its_reason(kit) -> None:
+    """The appendix counts fault runs; a baseline that errored or failed is what made its
+    fault cells BASELINE_FAIL, so the summary and RESULTS.md name it with its reason's
+    first line (a pipeline that raised says what it raised)."""
+    from pytest_sabot.report.render import exclusion_lines
+    from pytest_sabot.scoring.score import score_baseline
+
+    rules = kit.rules("v0.2.1")
+    crashed = kit.TraceBuilder(operator=None).add(
+        "run_error", "harness", error_type="ValueError", message="the pipeline | fell over"
+    ).end("error").build()
+    baseline = score_baseline(crashed, passed=None, rules=rules)
+    assert baseline.status == "RUN_ERROR" and baseline.reason
+    results = results_of([baseline, _cell(kit, 2, baseline_passed=False)])
+    lines = exclusion_lines(results)
+    at = next(i for i, line in enumerate(lines) if line.startswith("  baselines that did not"))
+    assert lines[at].startswith("  baselines that did not pass (1;")
+    assert lines[at + 1] == (f"    {baseline.cell_id}: RUN_ERROR: ValueError: the pipeline | "
+                             "fell over (attempt 1)")
+    md = markdown(results)
+    appendix = md[md.index("## Exclusion appendix"):]
+    assert "| baseline | status | reason |" in appendix
+    row = next(line for line in appendix.splitlines() if line.startswith(f"| {baseline.cell_id}"))
+    assert row == (f"| {baseline.cell_id} | RUN_ERROR | ValueError: the pipeline \\| fell "
+                   "over (attempt 1) |")  # a '|' of the reason stays inside its cell
