@@ -202,9 +202,41 @@ def median_lines(results: ResultsFile) -> list[str]:
 
 
 def reading_lines(results: ResultsFile) -> list[str]:
-    """The readings published beside the scoreboard's numbers: REACTED's causal reading
-    and the judged-only soft tier."""
-    return [*reaction_reading_lines(results), *_unjudged_line(results)]
+    """The readings published beside the scoreboard's numbers: REACTED's causal reading,
+    the judged-only soft tier, and the rows whose records hold no act at all."""
+    return [*reaction_reading_lines(results), *_unjudged_line(results),
+            *actless_lines(results)]
+
+
+def actless_rows(results: ResultsFile) -> list[tuple[str, int, int]]:
+    """(row, fault runs, baselines) of each row with valid fault runs none of whose records,
+    fault run or baseline, holds a single act its mapping counts."""
+    acted: set[str] = set()
+    runs: dict[str, int] = defaultdict(int)
+    bases: dict[str, int] = defaultdict(int)
+    for c in results.cells:
+        if isinstance(c, BaselineVerdict):
+            bases[c.row] += 1
+            if c.clean_acts:
+                acted.add(c.row)
+        else:
+            runs[c.row] += 1
+            if c.acts:
+                acted.add(c.row)
+    return [(r.row, runs[r.row], bases[r.row]) for r in results.scoreboard.rows
+            if r.valid and r.row not in acted]
+
+
+def actless_lines(results: ResultsFile) -> list[str]:
+    """A 0% that is no measured miss of a working check: no record of the row holds an act."""
+    return [
+        f"NO ACT RECORDED: {row}: none of these {runs} fault run(s) and {bases} baseline(s) "
+        "holds an act its mapping counts, so its hard tier measured no check at work: the "
+        "pipeline may have none its mapping can see, or the mapping names components, "
+        "sources or verdict lines its traces never carry (compare a trace's events with "
+        "the mapping)"
+        for row, runs, bases in actless_rows(results)
+    ]
 
 
 def _unjudged_line(results: ResultsFile) -> list[str]:
@@ -600,6 +632,8 @@ def markdown(results: ResultsFile) -> str:
             f"{_gap(row).strip()} | {rate_ci(row.recovery_without_detection)} | "
             f"{row.judged} / {row.valid} |"
         )
+    for line in actless_lines(results):
+        out += ["", f"> {line}"]
     if results.model_calls is not None:
         out += ["", "Embedded model calls (SPEC I151):", "", "```",
                 *refusal_lines(results.model_calls), "```"]

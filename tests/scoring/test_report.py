@@ -313,3 +313,21 @@ def test_S3_3_the_appendix_names_each_baseline_that_did_not_pass_with_its_reason
     row = next(line for line in appendix.splitlines() if line.startswith(f"| {baseline.cell_id}"))
     assert row == (f"| {baseline.cell_id} | RUN_ERROR | ValueError: the pipeline \\| fell "
                    "over (attempt 1) |")  # a '|' of the reason stays inside its cell
+
+
+def test_S2_a_row_whose_records_hold_no_act_says_so_beside_its_zero(kit) -> None:
+    """A pipeline with no own check (or a mapping its traces never match) scores 0%; the
+    summary and RESULTS.md say that no record of the row holds an act, so the 0% does not
+    read as a measured miss of a working check. A row with one act anywhere says nothing."""
+    from pytest_sabot.report.render import actless_rows
+
+    quiet = [_cell(kit, 1), _cell(kit, 2)]
+    results = results_of(quiet)
+    assert actless_rows(results) == [("langgraph-default", 2, 0)]
+    said = [line for line in scoreboard_lines(results) if line.startswith("NO ACT RECORDED")]
+    assert said and said[0].startswith("NO ACT RECORDED: langgraph-default: none of these 2 "
+                                       "fault run(s) and 0 baseline(s)")
+    assert "> NO ACT RECORDED: langgraph-default" in markdown(results)
+    acting = results_of([_cell(kit, 1), _cell(kit, 2, REJECT)])
+    assert actless_rows(acting) == []
+    assert not any(line.startswith("NO ACT") for line in scoreboard_lines(acting))
