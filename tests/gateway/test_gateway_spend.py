@@ -173,3 +173,29 @@ def test_hard_budget_holds_under_concurrent_calls(
     assert set(statuses) == {200, 402}
     budget = client.stats().budget
     assert budget.spent_usd <= 0.15 and budget.exhausted
+
+
+def test_a_call_asking_for_several_choices_reserves_the_output_of_each(
+    live_gateway: Callable[..., Gateway], upstream: FakeUpstream, tmp_path: Path
+) -> None:
+    """The provider bills the output of every choice ``n`` asks for, so the worst case held
+    against the budget is n times the output limit: a call whose n choices could pass the
+    cap is refused before the upstream sees it, and an n that is no count is refused."""
+    path = tmp_path / "prices.yaml"
+    path.write_text(PRICES)
+    gw = live_gateway(prices_path=path, budget_usd=0.1)  # one choice of 50 tokens: ~$0.02
+    client = GatewayClient(gw.url)
+    client.register_run("n~a1", "n", 11, "openai:pricey-model")
+    sdk = openai.OpenAI(base_url=client.base_url("n~a1", "worker"), api_key="t", max_retries=0)
+    ask = {"model": "pricey-model", "messages": [{"role": "user", "content": "q"}],
+           "max_completion_tokens": 50}
+    sdk.chat.completions.create(**ask, n=1)
+    assert len(upstream.seen) == 1
+    with pytest.raises(openai.APIStatusError) as bad:
+        sdk.chat.completions.create(**ask, n=0)
+    assert bad.value.status_code == 400 and "positive whole number" in str(bad.value)
+    with pytest.raises(openai.APIStatusError) as refused:
+        sdk.chat.completions.create(**ask, n=8)
+    assert refused.value.status_code == 402 and refused.value.code == "sabot_budget_exhausted"
+    assert len(upstream.seen) == 1  # neither reached the upstream
+    assert client.stats().budget.spent_usd <= 0.1

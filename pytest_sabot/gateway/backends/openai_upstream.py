@@ -196,13 +196,22 @@ class OpenAIUpstream:
 
     def _ceiling(self, body: dict[str, Any], model: str) -> float:
         """The worst case of one call: ``prompt_bound(body)`` input tokens plus the call's
-        output limit (its own, else the model's, else ``reserve_output_tokens``)."""
+        output limit (its own, else the model's, else ``reserve_output_tokens``) for each
+        of the choices it asks for (``n``: the provider bills every choice's output)."""
         cap = body.get("max_completion_tokens") or body.get("max_tokens")
         if isinstance(cap, int) and cap > 0:
             output = cap
         else:
             output = self.prices.max_output(model) or self.reserve_output_tokens
-        ceiling = self.prices.ceiling(model, prompt_bound(body), output)
+        choices = body.get("n", 1)
+        if choices is None:
+            choices = 1
+        if isinstance(choices, bool) or not isinstance(choices, int) or choices < 1:
+            raise BackendError(
+                400, f"n must be a positive whole number of choices, got {choices!r}",
+                "invalid_request_error",
+            )
+        ceiling = self.prices.ceiling(model, prompt_bound(body), output * choices)
         if ceiling is None:
             raise BackendError(
                 400, f"model {model!r} has no price in the price table", "sabot_unpriced_model"
