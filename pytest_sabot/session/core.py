@@ -3,6 +3,7 @@ xdist worker, and everything the plugin's hooks do."""
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import sys
@@ -271,6 +272,14 @@ class SabotSession:
         )
         self.gateway, self.gateway_url = gateway_mod.start(self.config, settings)
 
+    def _task_dirs(self, shipped_root: Callable[[], Path]) -> list[Path]:
+        """The standard's tasks, and the shipped standard's when another root is given (the
+        package the child imports sits beside it)."""
+        dirs = [Path(self.standard.root) / "tasks"]
+        with contextlib.suppress(SabotDataError):  # an installed package without a copy
+            dirs.append(shipped_root() / "tasks")
+        return list(dict.fromkeys(dirs))
+
     def _use_sandbox(self) -> None:
         """--sabot-sandbox: the agent's children run in bubblewrap, with the standard's
         tasks, the output and the spend ledger's records out of their view; the controller
@@ -280,6 +289,7 @@ class SabotSession:
                 "pytest-sabot: --sabot-sandbox sandboxes the child of --sabot-agent; give "
                 "one (the shipped frameworks run inside the harness, not in a child)"
             )
+        from pytest_sabot.core.paths import shipped_root
         from pytest_sabot.trusted.sabot import use_sandbox
         from pytest_sabot.trusted.sandbox import evidence
         from pytest_sabot.trusted.supervisor import child_environment
@@ -288,7 +298,7 @@ class SabotSession:
         hidden = evidence(
             self.out_dir.absolute(),
             gateway_mod.ledger_dir(self.settings, self.out_dir),
-            [Path(self.standard.root) / "tasks"],
+            self._task_dirs(shipped_root),
             [Path(p) for p in code.split(os.pathsep) if p],
             [Path("reports").absolute(), Path(self.standard.root) / "reports"],
         )

@@ -130,7 +130,10 @@ def evidence(out: Path, ledger: Path, task_dirs: Iterable[Path],
     child's own code (a project whose ``out/`` sits beside the agent's package), only what
     a session writes there is hidden: the ledger and history files, and every directory
     holding records (``cells/``, ``run.json`` or ``results.json``)."""
-    hidden = [*task_dirs, out, *outputs]
+    task_dirs, code_dirs = list(task_dirs), list(code_dirs)
+    # A repository holding the standard or the child's code holds every task file in its
+    # history: its .git goes out of view with the tasks.
+    hidden = [*task_dirs, *git_dirs([*task_dirs, *code_dirs]), out, *outputs]
     code = [Path(os.path.realpath(p)) for p in code_dirs]
     real_ledger = Path(os.path.realpath(ledger))
     if not any(p == real_ledger or real_ledger in p.parents for p in code):
@@ -146,6 +149,20 @@ def evidence(out: Path, ledger: Path, task_dirs: Iterable[Path],
         if written or records:
             hidden.append(entry)
     return tuple(hidden)
+
+
+def git_dirs(paths: Iterable[Path]) -> list[Path]:
+    """The ``.git`` (a folder, or a worktree's file) of each repository holding one of
+    ``paths``, each once."""
+    found: list[Path] = []
+    for path in paths:
+        for folder in (Path(path).absolute(), *Path(path).absolute().parents):
+            candidate = folder / ".git"
+            if candidate.exists():
+                if candidate not in found:
+                    found.append(candidate)
+                break
+    return found
 
 
 def unavailable(sandbox: Sandbox, env: Mapping[str, str], python: str = sys.executable,

@@ -124,6 +124,27 @@ def test_I118_the_evidence_hidden_from_a_sandboxed_child(tmp_path: Path) -> None
         arguments.index(str(project)) - 1: arguments.index(str(project)) + 2]
 
 
+def test_I118_a_repository_holding_the_tasks_or_the_code_hides_its_git_history(
+    tmp_path: Path,
+) -> None:
+    """Every task file is in the history of the repository it was committed to: the .git
+    of a repository holding the standard's tasks or the child's code is hidden with them."""
+    checkout = tmp_path / "checkout"
+    (checkout / ".git").mkdir(parents=True)
+    (checkout / "tasks").mkdir()
+    agent = tmp_path / "agent"
+    (agent / "src" / "mypkg").mkdir(parents=True)
+    (agent / ".git").write_text("gitdir: /elsewhere\n")  # a worktree's .git is a file
+    root = tmp_path / "my-root" / "tasks"
+    hidden = evidence(tmp_path / "out", tmp_path / "ledger",
+                      [root, checkout / "tasks"], [checkout, agent / "src"])
+    assert {checkout / ".git", agent / ".git", root, checkout / "tasks"} <= set(hidden)
+    arguments = Sandbox(hidden=hidden).arguments(
+        child_environment(extra_path=(str(checkout), str(agent / "src"))))
+    at = arguments.index(str(checkout / ".git"))
+    assert arguments[at - 1] == "--tmpfs"
+
+
 def _session(cwd: Path, *args: str, path: str | None = None) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(cwd), str(REPO)])}
     if path is not None:
