@@ -256,7 +256,13 @@ def register_local(target: str) -> FrameworkAdapter:
     """Register ``module:factory`` (a factory returning a FrameworkAdapter) for this
     process: the ``--sabot-adapter`` option."""
     found: Any = load_target(target)
-    declared = found() if callable(found) else found
+    try:
+        declared = found() if callable(found) else found
+    except Exception as exc:  # third-party code: whatever its factory raises is named
+        raise RegistryError(
+            f"{target}: the factory raised {type(exc).__name__}: {exc}; expected it to return "
+            "a FrameworkAdapter"
+        ) from exc
     if not isinstance(declared, FrameworkAdapter):
         raise RegistryError(
             f"{target}: expected a FrameworkAdapter (or a factory returning one), got "

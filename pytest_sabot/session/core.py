@@ -177,12 +177,13 @@ class SabotSession:
         secrets_mod.register(self.settings)  # before anything runs or is written
         from pytest_sabot.core.frameworks import unloadable, warning_modules
         from pytest_sabot.core.registry import RegistryError
+        from pytest_sabot.core.secrets import scrub_text
 
         try:  # an adapter that does not load is refused before anything runs
             self._register_adapters()
             quiet = warning_modules()
         except RegistryError as exc:
-            raise pytest.UsageError(f"pytest-sabot: {exc}; nothing was run") from None
+            raise pytest.UsageError(scrub_text(f"pytest-sabot: {exc}; nothing was run")) from None
         for category in ("DeprecationWarning", "PendingDeprecationWarning"):
             for module in (*quiet, *BASE_WARNING_MODULES):
                 config.addinivalue_line("filterwarnings", f"ignore::{category}:{module}")
@@ -195,7 +196,7 @@ class SabotSession:
         except SabotDataError as exc:
             raise pytest.UsageError(f"pytest-sabot: {exc}") from None
         except RegistryError as exc:  # an adapter of the wave that does not load
-            raise pytest.UsageError(f"pytest-sabot: {exc}; nothing was run") from None
+            raise pytest.UsageError(scrub_text(f"pytest-sabot: {exc}; nothing was run")) from None
         except KeyError as exc:  # a rule version the rule book does not hold
             words = str(exc.args[0]) if exc.args else str(exc)
             option = f"--sabot-rules={self.settings.rules}: " if self.settings.rules else ""
@@ -381,15 +382,20 @@ class SabotSession:
             return
         from pytest_sabot.core.frameworks import register_local
         from pytest_sabot.core.registry import RegistryError
+        from pytest_sabot.core.secrets import scrub_text
 
         for target in self.settings.adapters:
             try:
                 declared = register_local(target)
-            except (RegistryError, ImportError, AttributeError, TypeError) as exc:
+            except RegistryError as exc:  # says what was expected itself
                 raise pytest.UsageError(
-                    f"pytest-sabot: --sabot-adapter={target}: {exc} (expected module:factory, "
-                    "a factory returning a FrameworkAdapter)"
+                    scrub_text(f"pytest-sabot: --sabot-adapter={target}: {exc}")
                 ) from None
+            except Exception as exc:  # its module's own import: whatever it raises is named
+                raise pytest.UsageError(scrub_text(
+                    f"pytest-sabot: --sabot-adapter={target}: {type(exc).__name__}: {exc} "
+                    "(expected module:factory, a factory returning a FrameworkAdapter)"
+                )) from None
             self.local_adapters.append(declared.name)
 
     def _make_judge(self) -> tuple[JudgeBackend, str | None]:

@@ -159,3 +159,30 @@ def test_validate_imports_each_installed_pipelines_run(tmp_path: Path) -> None:
     assert checked.returncode == 2, checked.stdout + checked.stderr
     assert "adapter mygraph: " in checked.stdout
     assert "broken_mygraph has no attribute 'runn'" in checked.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("body", ["def adapter():\n    raise RuntimeError('boom ' + KEY)\n",
+                                  "def adapter(:\n"], ids=["factory-raises", "syntax-error"])
+def test_a_local_adapter_that_does_not_load_is_a_usage_error_without_the_key(
+    tmp_path: Path, body: str
+) -> None:
+    """--sabot-adapter: a factory that raises, or a module that does not compile, is a usage
+    error naming the option (exit 4, no traceback), and the provider key it holds is
+    scrubbed from what is printed."""
+    key = "sk-test-broken-adapter-0123456789"
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "local_broken.py").write_text(f"KEY = {key!r}\n" + body, encoding="utf-8")
+    env_key = {"OPENAI_API_KEY": key}
+    env = {**os.environ, **env_key,
+           "PYTHONPATH": os.pathsep.join([str(site), str(REPO)])}
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:xdist",
+         f"--rootdir={tmp_path}", "--sabot-wave=1", "--sabot-adapter=local_broken:adapter",
+         f"--sabot-out={tmp_path / 'out'}"],
+        capture_output=True, text=True, timeout=600, env=env, cwd=tmp_path, check=False)
+    text = done.stdout + done.stderr
+    assert done.returncode == 4, text
+    assert "--sabot-adapter=local_broken:adapter" in text and "INTERNALERROR" not in text
+    assert key not in text
