@@ -130,12 +130,12 @@ def cmd_validate(args: argparse.Namespace) -> int:
     except RegistryError as exc:  # two targets for one name: nothing can be loaded
         return fail("sabot validate", str(exc))
     errors = sum(
-        _checked(f"adapter {name}", partial(_adapter, name), str) for name in names
-    )
-    errors += sum(
         _checked(f"wave {wave}", partial(load_standard, wave, root),
                  lambda std: f"{len(std.cells)} cells, rules {std.rules.version}")
         for wave in available_waves(root)
+    )
+    errors += sum(
+        _checked(f"adapter {name}", partial(_adapter, name), str) for name in names
     )
     for path in scenario_files(root, getattr(args, "scenario", None) or []):
         errors += _checked(f"scenario {path}", partial(_scenario, path), _faults)
