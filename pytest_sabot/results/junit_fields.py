@@ -75,7 +75,22 @@ def cell_pairs(
             ("sabot.exclusion", verdict.excluded.code if verdict.excluded else ""),
             ("sabot.acts", ",".join(f"{a.act}@{a.seq}" for a in verdict.acts)),
         ]
+    why = _reason(verdict)
+    if why:
+        pairs.append(("sabot.reason", why))
     return pairs
+
+
+def _reason(verdict: CellVerdict | BaselineVerdict | None) -> str:
+    """Why a baseline did not pass or a fault run was excluded (its first line), so a
+    dashboard tells a pipeline that raised from one that failed its task: empty otherwise."""
+    if isinstance(verdict, BaselineVerdict) and verdict.status != "passed":
+        text = verdict.reason
+    elif isinstance(verdict, CellVerdict) and verdict.excluded is not None:
+        text = verdict.excluded.reason
+    else:
+        return ""
+    return (text.strip().splitlines() or [""])[0]
 
 
 def id_pairs(cell_id: str, word: str) -> Pairs:

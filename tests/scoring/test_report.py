@@ -331,3 +331,24 @@ def test_S2_a_row_whose_records_hold_no_act_says_so_beside_its_zero(kit) -> None
     acting = results_of([_cell(kit, 1), _cell(kit, 2, REJECT)])
     assert actless_rows(acting) == []
     assert not any(line.startswith("NO ACT") for line in scoreboard_lines(acting))
+
+
+def test_I48_a_cell_that_did_not_pass_or_was_excluded_carries_its_reason_in_junit(kit) -> None:
+    """JUnit's sabot.reason: the first line of why a baseline did not pass or a fault run
+    was excluded, so a dashboard can tell a pipeline that raised from a failed task; a cell
+    that passed or was scored carries none."""
+    from pytest_sabot.results.junit_fields import cell_pairs
+    from pytest_sabot.scoring.score import score_baseline
+
+    rules = kit.rules("v0.2.1")
+    crashed = score_baseline(kit.TraceBuilder(operator=None).add(
+        "run_error", "harness", error_type="ValueError", message="the pipeline fell over"
+    ).end("error").build(), passed=None, rules=rules)
+    fields = dict(cell_pairs(crashed, crashed, "RUN_ERROR"))
+    assert fields["sabot.reason"] == "ValueError: the pipeline fell over (attempt 1)"
+    excluded = _cell(kit, 2, baseline_passed=False)
+    assert excluded.excluded is not None
+    assert dict(cell_pairs(excluded, excluded, "BASELINE_FAIL"))["sabot.reason"] == \
+        excluded.excluded.reason.strip().splitlines()[0]
+    scored = _cell(kit, 3, REJECT)
+    assert "sabot.reason" not in dict(cell_pairs(scored, scored, "DETECTED_HARD"))
