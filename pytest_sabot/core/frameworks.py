@@ -228,28 +228,29 @@ def framework_names() -> tuple[str, ...]:
     return ADAPTERS.names()
 
 
+def _loading() -> tuple[list[FrameworkAdapter], dict[str, str]]:
+    """Every registered framework's declaration that loads, and why each other one does
+    not, in registry order."""
+    loaded: list[FrameworkAdapter] = []
+    problems: dict[str, str] = {}
+    for name in framework_names():
+        try:
+            loaded.append(adapter(name))
+        except RegistryError as exc:
+            problems[name] = str(exc)
+    return loaded, problems
+
+
 def adapters() -> list[FrameworkAdapter]:
     """Every registered framework's declaration that loads, in registry order; one that
     does not is left out here and said by :func:`unloadable` (a wave that runs it is
     refused when its matrix is loaded, by :func:`adapter`)."""
-    found = []
-    for name in framework_names():
-        try:
-            found.append(adapter(name))
-        except RegistryError:
-            continue
-    return found
+    return _loading()[0]
 
 
 def unloadable() -> dict[str, str]:
     """Framework -> why its adapter does not load, for every registered one that does not."""
-    problems: dict[str, str] = {}
-    for name in framework_names():
-        try:
-            adapter(name)
-        except RegistryError as exc:
-            problems[name] = str(exc)
-    return problems
+    return _loading()[1]
 
 
 def register_local(target: str) -> FrameworkAdapter:

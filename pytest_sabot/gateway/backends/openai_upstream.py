@@ -203,9 +203,7 @@ class OpenAIUpstream:
             output = cap
         else:
             output = self.prices.max_output(model) or self.reserve_output_tokens
-        choices = body.get("n", 1)
-        if choices is None:
-            choices = 1
+        choices = 1 if body.get("n") is None else body["n"]
         if isinstance(choices, bool) or not isinstance(choices, int) or choices < 1:
             raise BackendError(
                 400, f"n must be a positive whole number of choices, got {choices!r}",
