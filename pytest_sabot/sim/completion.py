@@ -1,8 +1,10 @@
 """Building the OpenAI ChatCompletion dict the embedded model returns.
 
-Ids derive from the call's seed key and index, ``created`` is a fixed instant and token
-counts are a character-based estimate, so the same call always yields the same bytes. The
-completion is a fixture of the embedded model, not a measurement of any LLM.
+Ids derive from what the caller itself sent (its agent, the request's digest and the
+call's index, never the seed or the persona), ``created`` is a fixed instant and token
+counts are a character-based estimate, so the same call always yields the same bytes and
+an id tells the pipeline nothing about its cell. The completion is a fixture of the
+embedded model, not a measurement of any LLM.
 """
 
 from __future__ import annotations
@@ -40,8 +42,20 @@ def estimate_tokens(chars: int) -> int:
     return max(1, (chars + 3) // 4)
 
 
+def id_key(agent: str, digest: str) -> str:
+    """The seed of a call's ids: the agent and the request's digest, both the caller's own.
+
+    The seed and the persona stay out: both decide the answer, and an id hashed from them
+    would let a pipeline try every seed and persona until one matched, learning its cell's
+    seed and whether its model was downgraded (SPEC.md I164)."""
+    return stable_hex("sim-ids", agent, digest)
+
+
 def build_completion(view: ChatView, reply: Reply, *, key: str, call_index: int) -> dict[str, Any]:
-    """The ChatCompletion dict for a reply; ``key`` seeds the ids (same key, same ids)."""
+    """The ChatCompletion dict for a reply; ``key`` seeds the ids (same key, same ids).
+
+    ``key`` must be built from what the caller already knows (see :func:`id_key`): the ids
+    reach the pipeline under test, and anything hashed into them can be searched for."""
     message: dict[str, Any] = {"role": "assistant", "content": reply.content}
     calls_out: list[dict[str, Any]] = []
     for n, call in enumerate(reply.tool_calls):

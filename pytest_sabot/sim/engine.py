@@ -15,8 +15,8 @@ from __future__ import annotations
 from typing import Any
 
 from pytest_sabot.core.errors import ModelRefused
-from pytest_sabot.sim.chance import Chance, stable_hex
-from pytest_sabot.sim.completion import Reply, build_completion
+from pytest_sabot.sim.chance import Chance
+from pytest_sabot.sim.completion import Reply, build_completion, id_key
 from pytest_sabot.sim.frames import Frame, recognise
 from pytest_sabot.sim.guardrail import guardrail_reply
 from pytest_sabot.sim.orchestrator import orchestrator_reply
@@ -97,5 +97,4 @@ def respond(
     digest = request_digest(view, run_key)
     chance = Chance.for_call(seed=seed, persona=who.name, agent=agent, digest=digest)
     reply = answer(view, who, chance, agent, seed)
-    key = stable_hex("sim-completion", seed, who.name, agent, digest)
-    return build_completion(view, reply, key=key, call_index=call_index)
+    return build_completion(view, reply, key=id_key(agent, digest), call_index=call_index)

@@ -12,8 +12,9 @@ child in namespaces of its own, so it sees only what the sandbox mounts:
   interpreter, its site-packages, and the directories on the child's ``PYTHONPATH`` (the
   source checkout of pytest-sabot, the user's package), all read-only;
 * **no view of the evidence**: the directories given as ``hidden`` (the standard's
-  ``tasks/``, the output directory and the spend ledger's directory) are empty tmpfs in
-  the child's view, wherever they sit inside what it may read;
+  ``tasks/``, the output directory, the spend ledger's directory and the embedded model's
+  source, :func:`model_engine`) are empty tmpfs in the child's view, wherever they sit
+  inside what it may read;
 * **no view of the parent**: a PID namespace in which the child is process 1 (it has no
   parent there) with its own ``/proc``, which lists only the sandbox's processes; its own
   IPC, UTS and cgroup namespaces; a user namespace that may not create further ones
@@ -121,19 +122,30 @@ class Sandbox:
         return [*self.arguments(env), "--", *argv]
 
 
+def model_engine() -> Path:
+    """The embedded model's source folder (``pytest_sabot/sim``), found without importing it.
+
+    Its answers are a deterministic function of the cell's seed, its persona (the weak tier
+    under O4) and the request; a child holding the engine could replay each answer for
+    every seed and persona and learn its cell's (SPEC.md I164). The child never needs it:
+    the model answers in the parent, behind the gateway."""
+    return Path(__file__).resolve().parent.parent / "sim"
+
+
 def evidence(out: Path, ledger: Path, task_dirs: Iterable[Path],
              code_dirs: Iterable[Path], outputs: Iterable[Path] = ()) -> tuple[Path, ...]:
     """What a sandboxed child must not see of a session: the standard's ``tasks/``, the
-    output directory, the spend ledger's directory (the parent of the output by default,
-    where other sessions' records are) and ``outputs`` (the default output roots, e.g.
-    ``reports/`` of the working directory). When the ledger's directory also holds the
+    embedded model's source (:func:`model_engine`), the output directory, the spend
+    ledger's directory (the parent of the output by default, where other sessions' records
+    are) and ``outputs`` (the default output roots, e.g. ``reports/`` of the working
+    directory). When the ledger's directory also holds the
     child's own code (a project whose ``out/`` sits beside the agent's package), only what
     a session writes there is hidden: the ledger and history files, and every directory
     holding records (``cells/``, ``run.json`` or ``results.json``)."""
     task_dirs, code_dirs = list(task_dirs), list(code_dirs)
     # A repository holding the standard or the child's code holds every task file in its
     # history: its .git goes out of view with the tasks.
-    hidden = [*task_dirs, *git_dirs([*task_dirs, *code_dirs]), out, *outputs]
+    hidden = [*task_dirs, *git_dirs([*task_dirs, *code_dirs]), model_engine(), out, *outputs]
     code = [Path(os.path.realpath(p)) for p in code_dirs]
     real_ledger = Path(os.path.realpath(ledger))
     if not any(p == real_ledger or real_ledger in p.parents for p in code):

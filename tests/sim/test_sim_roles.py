@@ -275,3 +275,30 @@ def test_crewai_text_tool_format_round_trip(view: PublicView, tmp_path: Path) ->
         raise AssertionError("no final answer")
     assert used == ["calibration_lookup", "validate_records", "write_file"]
     assert check_contract(view.contract, draft) == []
+
+
+def test_I164_the_ids_a_pipeline_sees_carry_no_seed_and_no_persona(
+    view: PublicView, clean_run: WorkerRun
+) -> None:
+    """Every seed and persona, the weak (O4) tiers among them, gives the same ids for the
+    same request: trying them all against an id learns nothing about the cell."""
+    from pytest_sabot.sim import PERSONAS
+
+    body = {"model": "gpt-5.6-terra", "messages": clean_run.messages[:2]}
+    seen: dict[tuple[str, ...], list[tuple[str, int]]] = {}
+    for persona in PERSONAS:
+        for seed in (11, 12, 13, 14, 15):
+            out = respond(body, persona=persona, seed=seed, run_key="k", agent="worker",
+                          call_index=0)
+            calls = out["choices"][0]["message"].get("tool_calls") or []
+            ids = (out["id"], *(c["id"] for c in calls))
+            seen.setdefault(ids, []).append((persona, seed))
+    # One set of ids for every answer of the first call: it names no seed or persona.
+    assert len({ids[0] for ids in seen}) == 1, seen
+    assert all(len(ids) == 1 or ids[1].startswith("call_") for ids in seen)
+    # What does change an id is what the caller itself sent: its agent and its call.
+    other = respond(body, persona="realistic", seed=11, run_key="k", agent="worker-2",
+                    call_index=0)
+    later = respond(body, persona="realistic", seed=11, run_key="k", agent="worker",
+                    call_index=1)
+    assert len({next(iter(seen))[0], other["id"], later["id"]}) == 3

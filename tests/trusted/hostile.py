@@ -28,6 +28,7 @@ zero model calls). Without it, it runs an honest worker and reviewer on its endp
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
@@ -351,11 +352,27 @@ def _unreachable_ancestor(path: Path, uid: int) -> Path | None:
     return None
 
 
+@functools.cache
+def sandbox_refusal() -> str | None:
+    """Why a bubblewrap sandbox cannot start here (None when it can): bwrap missing, or
+    its namespaces refused (a container without user namespaces). Probed once with a bare
+    ``bwrap --unshare-all``, independently of the harness's own probe, so a machine with
+    bwrap but no namespaces skips the sandbox's tests instead of failing them."""
+    if shutil.which("bwrap") is None:
+        return "bubblewrap is not installed"
+    done = subprocess.run(
+        ["bwrap", "--unshare-all", "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev",
+         "true"], capture_output=True, text=True, timeout=60, check=False)
+    if done.returncode != 0:
+        return f"bwrap refused to start here: {done.stderr.strip()[-200:]}"
+    return None
+
+
 def as_user_prefix(uid: int = NOBODY) -> list[str] | None:
     """A command prefix that runs what follows as ``uid`` (root only), in a mount namespace
     where the interpreter's directories are reachable (this machine keeps it under /root,
     which only root may enter). None when it cannot be done here."""
-    if os.getuid() != 0 or not shutil.which("bwrap") or not shutil.which("setpriv"):
+    if os.getuid() != 0 or not shutil.which("setpriv") or sandbox_refusal() is not None:
         return None
     prefix = ["bwrap", "--dev-bind", "/", "/"]
     interpreter = Path(os.path.realpath(sys.executable)).parent.parent

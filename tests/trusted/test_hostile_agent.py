@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +18,7 @@ from hostile import (
     expected,
     mcp_client,
     probes_of,
+    sandbox_refusal,
     session,
     user_dir,
     write_package,
@@ -38,8 +38,9 @@ def _needs_nobody() -> None:
 
 
 def _needs_sandbox() -> None:
-    if shutil.which("bwrap") is None:
-        pytest.skip("bubblewrap is not installed: --sabot-sandbox is refused here")
+    refusal = sandbox_refusal()
+    if refusal is not None:
+        pytest.skip(f"--sabot-sandbox is refused here: {refusal}")
 
 
 def _cells(out: Path) -> dict[str, dict[str, Any]]:

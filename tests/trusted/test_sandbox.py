@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import socket
 import subprocess
 import sys
@@ -16,15 +15,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hostile import NOBODY, as_user_prefix, user_dir
+from hostile import NOBODY, as_user_prefix, sandbox_refusal, user_dir
 from trusted_helpers import user_package
 
 from pytest_sabot.trusted import Start, Supervisor, Unreadable, child_environment
-from pytest_sabot.trusted.sandbox import Sandbox, evidence, unavailable
+from pytest_sabot.trusted.sandbox import Sandbox, evidence, model_engine, unavailable
 
 REPO = Path(__file__).resolve().parents[2]
-needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None,
-                                 reason="bubblewrap is not installed here")
+@pytest.fixture
+def sandbox_here() -> None:
+    """Skips where a sandbox cannot start (bwrap missing, or namespaces refused)."""
+    refusal = sandbox_refusal()
+    if refusal is not None:
+        pytest.skip(f"--sabot-sandbox is refused here: {refusal}")
 
 
 class Desk:
@@ -53,6 +56,7 @@ LOOKER = """
             "cwd": os.getcwd(), "cwd_entries": os.listdir("."),
             "hidden": _try(lambda: os.listdir(view["hidden"])),
             "hidden_file": _try(lambda: open(view["hidden_file"]).read()),
+            "engine": _try(lambda: __import__("pytest_sabot.sim.engine").__name__),
             "write_code": _try(lambda: open(os.path.join(view["code"], "x.txt"), "w")),
             "connect": _try(lambda: socket.create_connection(
                 ("127.0.0.1", view["port"]), timeout=2).close() or "connected"),
@@ -65,9 +69,8 @@ LOOKER = """
 
 
 @pytest.mark.slow
-@needs_bwrap
 def test_I118_the_sandboxed_child_sees_no_network_no_parent_and_no_hidden_files(
-        workdir: Path) -> None:
+        workdir: Path, sandbox_here: None) -> None:
     user_package(workdir, "looker", LOOKER)
     secret_dir = workdir / "evidence"
     secret_dir.mkdir()
@@ -75,7 +78,7 @@ def test_I118_the_sandboxed_child_sees_no_network_no_parent_and_no_hidden_files(
     (workdir / "spend-ledger.json").write_text('{"spent_usd": 1.0}')
     listener = socket.create_server(("127.0.0.1", 0))  # a port the host listens on
     try:
-        sandbox = Sandbox(hidden=(secret_dir, workdir / "spend-ledger.json"))
+        sandbox = Sandbox(hidden=(secret_dir, workdir / "spend-ledger.json", model_engine()))
         with Supervisor("looker.agent:run", log_path=workdir / "logs" / "a.log",
                         timeout_s=60, sandbox=sandbox) as supervisor:
             supervisor.load()
@@ -90,6 +93,7 @@ def test_I118_the_sandboxed_child_sees_no_network_no_parent_and_no_hidden_files(
     assert (seen["cwd"], seen["cwd_entries"]) == ("/sandbox", [])
     assert seen["hidden"] == []  # an empty directory in its view
     assert seen["hidden_file"] in ("", "PermissionError")  # never the ledger's content
+    assert seen["engine"] in ("ModuleNotFoundError", "ImportError")  # no embedded model (I164)
     assert seen["write_code"] in ("OSError", "PermissionError")  # its code is read-only
     assert seen["connect"] in ("ConnectionRefusedError", "OSError")  # no network
     # A fresh /tmp: only the way down to its own code, when that sits under the host's /tmp.
@@ -108,7 +112,7 @@ def test_I118_the_evidence_hidden_from_a_sandboxed_child(tmp_path: Path) -> None
     hidden = evidence(project / "reports" / "wave3-local-agent", project / "reports", [tasks],
                       [project])
     assert set(hidden) == {tasks, project / "reports" / "wave3-local-agent",
-                           project / "reports"}
+                           project / "reports", model_engine()}
     # An output beside the agent's package: only what sessions wrote there is hidden.
     (project / "spend-ledger.json").write_text("{}")
     (project / "history.sqlite").write_text("")
@@ -116,7 +120,7 @@ def test_I118_the_evidence_hidden_from_a_sandboxed_child(tmp_path: Path) -> None
     (project / "earlier" / "results.json").write_text("{}")
     hidden = evidence(project / "out", project, [tasks], [project])
     assert set(hidden) == {tasks, project / "out", project / "spend-ledger.json",
-                           project / "history.sqlite", project / "earlier"}
+                           project / "history.sqlite", project / "earlier", model_engine()}
     arguments = Sandbox(hidden=(tasks, project / "out")).arguments(
         child_environment(extra_path=(str(project),)))
     assert "--unshare-all" in arguments and "--disable-userns" in arguments
@@ -198,8 +202,7 @@ def test_I118_the_sandbox_without_an_agent_is_a_usage_error(workdir: Path) -> No
     assert "--sabot-sandbox sandboxes the child of --sabot-agent" in done.stdout + done.stderr
 
 
-@needs_bwrap
-def test_I118_unavailable_says_nothing_where_the_sandbox_starts() -> None:
+def test_I118_unavailable_says_nothing_where_the_sandbox_starts(sandbox_here: None) -> None:
     assert unavailable(Sandbox(), child_environment()) is None
 
 
