@@ -5,8 +5,9 @@ re-scores a whole output directory at the end of a session or offline (``sabot r
 so the two can never disagree on how a trace is read.
 
 A fault run is valid only when its own no-fault baseline passed (standard section 3). Here
-that means a baseline *record* in the same output, made under the same model, registration
-hash and rule version as the fault cell's record (SPEC I41). A fault cell without one is
+that means a baseline *record* in the same output, made under the same model and
+registration hash as the fault cell's record (SPEC I41; the rule version a record names is
+the reading its session took, never a condition: I165). A fault cell without one is
 never counted: ``score_dir`` leaves it out of the verdicts and lists it as unpaired, with
 the reason, so it stays out of every denominator.
 
@@ -72,8 +73,11 @@ class NotRun(StrictModel):
 
 @dataclass(frozen=True)
 class Provenance:
-    """What a record was made under. A baseline pairs with a fault cell only when both
-    were made under the same values (SPEC I41)."""
+    """What a record was made under. A baseline pairs with a fault cell, and a record is
+    kept by a later session, only when both were made under the same model and
+    registration hash (SPEC I41). ``rules`` is the rule version the recording session read
+    its records under; the rules only read a trace and never change what a run records,
+    so it is carried for the reader and never compared (I165)."""
 
     model: str
     registration_hash: str
@@ -84,7 +88,6 @@ class Provenance:
         for name, mine, theirs in (
             ("model", self.model, other.model),
             ("registration hash", self.registration_hash[:12], other.registration_hash[:12]),
-            ("rule version", self.rules, other.rules),
         ):
             if mine != theirs:
                 return f"another {name} ({theirs or 'unknown'}, not {mine or 'unknown'})"

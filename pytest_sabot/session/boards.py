@@ -133,5 +133,16 @@ def directory_board(
         )
         final = info.model_copy(update={"status": status, "detail": detail})
         return rebuild(wave, kept_std, boards.out_dir, counted=counted, session=final)
-    registered_std = load_standard(std.wave.wave, root)
-    return rebuild(session, registered_std, boards.out_dir)
+    return registered_reading(boards, std, root, session)
+
+
+def registered_reading(
+    boards: Boards, std: Standard, root: str | None, session: ResultsFile
+) -> ResultsFile:
+    """The session's own selection read under the wave's registered rules: the reading its
+    ``--sabot-rules`` one is printed beside (I98). A slice beside a whole wave compares
+    its own cells, never the wave's board with the slice."""
+    from pytest_sabot.matrix.standard import load_standard
+    from pytest_sabot.results.rebuild import rebuild
+
+    return rebuild(session, load_standard(std.wave.wave, root), boards.out_dir)

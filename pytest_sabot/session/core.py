@@ -117,6 +117,8 @@ class SabotSession:
         self.report_html: Path | None = None  # report.html, once written
         self.boards: Boards | None = None  # fixed with the selection (session/boards.py)
         self.directory_results: ResultsFile | None = None  # the directory's, when apart
+        # The session's own cells under the registered rules, beside its other rules (I98).
+        self.registered_reading: ResultsFile | None = None
         self.local_adapters: list[str] = []  # framework names --sabot-adapter registered
         self.out_lock: SessionLock | None = None  # held from the output's opening on
         self._restore_signals: Callable[[], None] = _nothing
@@ -796,8 +798,8 @@ class SabotSession:
                 else f"the registered reading ({kept.rules})")
         lines.append(f"the directory's results are {what}: {boards.out_dir / 'results.json'}"
                      + (f", {self.report_html}" if self.report_html is not None else ""))
-        if boards.registered_rules is not None:
-            lines += both_readings(kept, self.results, width)
+        if boards.registered_rules is not None and self.registered_reading is not None:
+            lines += both_readings(self.registered_reading, self.results, width)
         return lines
 
 

@@ -259,10 +259,14 @@ def _finish(state: SabotSession, session: pytest.Session) -> None:
         write_results(results, boards.session_dir)
         write_text_atomic(boards.session_dir / "RESULTS.md", markdown(results))
         if boards.apart:  # the directory keeps a board of its own (session/boards.py)
-            from pytest_sabot.session.boards import directory_board
+            from pytest_sabot.session.boards import directory_board, registered_reading
 
             kept = directory_board(boards, std, state.settings.root, results, now_iso())
             state.directory_results = kept
+            if boards.registered_rules is not None:  # the two readings of the same cells
+                state.registered_reading = (
+                    kept if boards.wave is None
+                    else registered_reading(boards, std, state.settings.root, results))
             write_results(kept, state.out_dir)
             write_text_atomic(state.out_dir / "RESULTS.md", markdown(kept))
         state.results_written = True

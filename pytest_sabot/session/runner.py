@@ -10,8 +10,9 @@ Which records a session keeps (SPEC I19, I41, I42):
 
 - a record this session made is final;
 - a fresh session runs every selected cell again, setting an earlier record aside;
-- a resumed session keeps every finished record made under the same model, registration
-  hash and rule version, and runs only the cells with none; a recorded RUN_ERROR is kept
+- a resumed session keeps every finished record made under the same model and
+  registration hash (the rules only read records: SPEC I165), and runs only the cells with
+  none; a recorded RUN_ERROR is kept
   too unless ``--sabot-rerun-errors`` asks for it to be run again;
 - a baseline outside the selection that a selected fault cell pairs with is pulled in:
   reused when this output already holds a finished record of it under the same

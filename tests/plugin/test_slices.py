@@ -176,7 +176,7 @@ carve_outs: []
 """
 
 
-def _tiny_root(where: Path) -> Path:
+def _tiny_root(where: Path, wave: str = TINY_WAVE) -> Path:
     """The shipped standard with wave 1 cut to 15 cells (one row, O1 and O3, T1, five
     seeds and their baselines)."""
     import shutil
@@ -187,7 +187,7 @@ def _tiny_root(where: Path) -> Path:
     root = where / "standard"
     for part in ("cells", "tasks", "mappings"):
         shutil.copytree(shipped / part, root / part)
-    (root / "cells" / "wave1.yaml").write_text(TINY_WAVE, encoding="utf-8")
+    (root / "cells" / "wave1.yaml").write_text(wave, encoding="utf-8")
     return root
 
 
@@ -319,3 +319,81 @@ def test_I98_a_session_under_other_rules_prints_both_readings_and_keeps_the_regi
     assert "differs" in out
     assert "the directory's results are the registered reading (v0.1.3)" in out
     assert main(["rescore", str(session.out)]) == 0  # identical to the records' reading
+
+
+# --------------------------------------------------------------------------- I165
+
+
+def _events_without_clocks(out: Path, cell_id: str) -> list[dict[str, object]]:
+    def scrub(value: object) -> object:
+        if isinstance(value, dict):
+            return {k: scrub(v) for k, v in value.items()
+                    if k not in ("t", "session") and not k.endswith("_ms")}
+        if isinstance(value, list):
+            return [scrub(v) for v in value]
+        return value
+
+    lines = (out / "cells" / cell_id / "events.jsonl").read_text().splitlines()
+    return [scrub(json.loads(line)) for line in lines]  # type: ignore[misc]
+
+
+def test_I165_the_rules_never_change_what_a_run_records(
+    tmp_path: Path, gateway_url: str
+) -> None:
+    std = load_standard(1)
+    cell = std.cell("autogen-guardrail-O1-T2-s12")
+    for rules in ("v0.1.3", "v0.2.1"):
+        run_cell(cell, std.wave, RunSettings(root=std.root, out_dir=tmp_path / rules,
+                                             gateway_url=gateway_url, rules=rules))
+    assert _events_without_clocks(tmp_path / "v0.1.3", cell.id) == _events_without_clocks(
+        tmp_path / "v0.2.1", cell.id)
+
+
+def test_I165_a_baseline_recorded_under_other_rules_pairs_with_its_fault_cell(
+    tmp_path: Path, gateway_url: str
+) -> None:
+    std = load_standard(1)
+    cell, baseline = std.cell("langgraph-default-O1-T1-s11"), std.cell(BASELINE)
+    for each, rules in ((baseline, "v0.1.3"), (cell, "v0.2.1")):
+        run_cell(each, std.wave, RunSettings(root=std.root, out_dir=tmp_path,
+                                             gateway_url=gateway_url, rules=rules))
+    scored = score_dir(std, tmp_path, [baseline, cell])
+    assert scored.unpaired == {}
+    assert [v.cell_id for v in scored.verdicts] == [BASELINE, cell.id]
+
+
+# The one row of wave 1 whose reading v0.2.1's narrow retry-reason rule changes (I98's test).
+AUTOGEN_WAVE = (TINY_WAVE.replace("[langgraph]", "[autogen]").replace("[default]", "[guardrail]")
+                .replace("[T1]", "[T2]"))
+AUTOGEN_BASELINE = "autogen-guardrail-baseline-T2-s12"
+
+
+def test_I165_a_slice_under_other_rules_beside_a_whole_wave_keeps_the_waves_board_whole(
+    tmp_path: Path,
+) -> None:
+    """USAGE.md's reading of one cell under v0.2.1, run where README's wave already is: the
+    pulled-in baseline is the wave's record (read, not run again), the wave's board stays
+    whole, and both readings compare the slice's own cells."""
+    root = _tiny_root(tmp_path, AUTOGEN_WAVE)
+    wave = run(tmp_path, f"--sabot-root={root}", "--sabot-wave=1", "-p", "no:xdist")
+    assert wave.returncode == 0, wave.describe()
+    before = (wave.out / "cells" / AUTOGEN_BASELINE / "events.jsonl").read_bytes()
+    whole = read_results(wave.out)
+
+    one = run(tmp_path, f"--sabot-root={root}", "--sabot-wave=1", "-p", "no:xdist",
+              "--sabot-rules=v0.2.1", "-k", "O1 and s12", out=wave.out)
+    assert one.returncode == 0, one.describe()
+    assert (wave.out / "cells" / AUTOGEN_BASELINE / "events.jsonl").read_bytes() == before
+    latest = read_manifests(wave.out)[-1]
+    assert latest.pulled_in_reused == [AUTOGEN_BASELINE] and latest.pulled_in_run == []
+    board = read_results(wave.out)
+    assert board.rules == "v0.1.3" and board.selection.complete
+    assert board.selection.unpaired == []
+    assert len(board.cells) == len(whole.cells)
+    assert board.scoreboard.rows[0].valid == whole.scoreboard.rows[0].valid == 10
+    own = read_results(next((wave.out / "slices").iterdir()))
+    assert own.rules == "v0.2.1" and own.selection.cell_ids == ["autogen-guardrail-O1-T2-s12"]
+    table = one.stdout[one.stdout.index("both readings: v0.1.3 (registered)"):].splitlines()
+    # The slice's one fault cell under each reading, never the wave's ten beside it.
+    assert table[2].split() == ["autogen-guardrail", "100.0%", "0.0%", "1/1", "differs"], table
+    assert main(["rescore", str(wave.out), "--sabot-root", str(root)]) == 0
