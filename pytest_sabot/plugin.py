@@ -10,13 +10,14 @@ results.json / RESULTS.md and prints the scoreboard.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Generator
 from typing import Any
 
 import pytest
 
 from pytest_sabot.session.core import FATAL, RESULT, STATE, SabotSession, session_of
-from pytest_sabot.session.secrets import scrub_report
+from pytest_sabot.session.secrets import scrub_report, scrub_warning
 from pytest_sabot.session.settings import add_options
 
 # --------------------------------------------------------------------------- options
@@ -137,6 +138,11 @@ def pytest_runtest_makereport(
         report.sabot_fatal = fatal  # type: ignore[attr-defined]
     scrub_report(report)  # before it is printed, sent to the controller or put in JUnit
     return report
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_warning_recorded(warning_message: warnings.WarningMessage) -> None:
+    scrub_warning(warning_message)  # before the summary prints it or a worker sends it
 
 
 def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> Any:

@@ -124,6 +124,16 @@ def scrub_text(text: str) -> str:
 redact_text = scrub_text
 
 
+def scrub_bytes(data: bytes) -> bytes:
+    """``data`` with the UTF-8 bytes of every registered secret's forms replaced (a file
+    of any kind: text in any encoding that keeps ASCII, or binary holding such text)."""
+    for form in _KNOWN.forms:
+        raw = form.encode("utf-8")
+        if raw in data:
+            data = data.replace(raw, REDACTED.encode("utf-8"))
+    return data
+
+
 def has_secret(text: str) -> bool:
     return any(form in text for form in _KNOWN.forms)
 

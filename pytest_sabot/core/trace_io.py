@@ -29,7 +29,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 from pytest_sabot.core.errors import SabotDataError, from_validation_error
 from pytest_sabot.core.loading import TOO_DEEP
 from pytest_sabot.core.models.trace import Trace, TraceEvent
-from pytest_sabot.core.secrets import known_secrets, scrub_text, scrub_value
+from pytest_sabot.core.secrets import known_secrets, scrub_bytes, scrub_text, scrub_value
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
@@ -296,6 +296,28 @@ def write_bytes_atomic(path: Path, data: bytes) -> None:
     except BaseException:
         _discard(tmp)
         raise
+
+
+def scrub_tree(root: Path) -> list[Path]:
+    """Every file under ``root`` rewritten without the secrets this process knows, where it
+    held one; returns those files. The harness's own writers scrub what they write; this
+    is for what a pipeline wrote itself into its cell's directory (``ctx.run_dir``), which
+    no writer of ours saw. A symlink is not followed: it is a record of where it pointed."""
+    if not known_secrets() or not root.is_dir():
+        return []
+    rewritten: list[Path] = []
+    for path in sorted(root.rglob("*")):
+        if path.is_symlink() or not path.is_file():
+            continue
+        try:
+            data = path.read_bytes()
+        except OSError:
+            continue
+        clean = scrub_bytes(data)
+        if clean != data:
+            write_bytes_atomic(path, clean)
+            rewritten.append(path)
+    return rewritten
 
 
 def _discard(tmp: Path) -> None:

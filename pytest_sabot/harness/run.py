@@ -45,6 +45,7 @@ from pytest_sabot.core.trace_io import (
     TraceWriter,
     looks_like_output_error,
     read_trace,
+    scrub_tree,
     write_json_atomic,
 )
 from pytest_sabot.gateway.client import GatewayClient
@@ -356,5 +357,6 @@ def run_cell(
             break
         _keep_attempt(run_dir, attempt - 1)
         outcome = _attempt(cell, wave, settings, client, view, private, run_dir, attempt)
+    scrub_tree(run_dir)  # what the pipeline wrote there itself, past every writer of ours
     write_json_atomic(run_dir / OUTCOME_FILE, outcome.model_dump(mode="json"))
     return outcome

@@ -13,7 +13,9 @@ the process that learns it (SPEC I106).
 
 A test report is scrubbed in the process that ran the test, before it is sent anywhere (an
 xdist worker's secrets are its own), and the JUnit XML file once more when the controller
-ends, with the controller's.
+ends, with the controller's. So is a warning (the summary's "warnings" section, where
+pytest also puts an exception a thread left unhandled) as it is recorded, before the
+terminal or an xdist worker's channel sees it.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -97,6 +100,28 @@ def scrub_report(report: pytest.TestReport) -> None:
         (name, scrub_text(value) if isinstance(value, str) else value)
         for name, value in report.user_properties
     ]
+
+
+def scrub_warning(record: warnings.WarningMessage) -> None:
+    """A recorded warning without the process's secrets, in place: its message (kept of its
+    own class where that class takes one text, else a UserWarning under its category) and
+    the source line shown beside it."""
+    if not known_secrets():
+        return
+    if isinstance(record.line, str) and has_secret(record.line):
+        record.line = scrub_text(record.line)
+    text = str(record.message)
+    if not has_secret(text):
+        return
+    clean = scrub_text(text)
+    if not isinstance(record.message, Warning):
+        record.message = clean
+        return
+    try:
+        kept = type(record.message)(clean)
+    except Exception:  # a warning class built from other arguments
+        kept = UserWarning(clean)
+    record.message = kept if str(kept) == clean else UserWarning(clean)
 
 
 def scrub_junit(config: pytest.Config) -> str | None:

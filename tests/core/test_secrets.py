@@ -88,3 +88,50 @@ def test_I106_a_cell_record_written_by_the_harness_writers_is_scrubbed(tmp_path:
     write_json_atomic(run_dir / "outcome.json", {"artifact": f"key={secret}", "error": secret})
     text = (run_dir / "outcome.json").read_text()
     assert secret not in text and text.count(REDACTED) == 2
+
+
+def test_I106_a_file_a_pipeline_wrote_itself_is_scrubbed_and_every_other_left_untouched(
+    tmp_path: Path,
+) -> None:
+    from pytest_sabot.core.trace_io import scrub_tree
+
+    secret = _fresh()
+    run = tmp_path / "cell"
+    (run / "nested").mkdir(parents=True)
+    (run / "notes.txt").write_text(f"key {secret} and {json.dumps(secret)}")
+    (run / "nested" / "blob.bin").write_bytes(b"\x00\xff" + secret.encode() + b"\x80")
+    (run / "plain.txt").write_text("nothing to hide")
+    outside = tmp_path / "outside.txt"
+    outside.write_text(secret)
+    (run / "link").symlink_to(outside)
+    before = (run / "plain.txt").stat().st_mtime_ns
+    assert sorted(scrub_tree(run)) == [run / "nested" / "blob.bin", run / "notes.txt"]
+    assert (run / "notes.txt").read_text() == f'key {REDACTED} and "{REDACTED}"'
+    assert (run / "nested" / "blob.bin").read_bytes() == b"\x00\xff" + REDACTED.encode() + b"\x80"
+    assert (run / "plain.txt").stat().st_mtime_ns == before  # not rewritten
+    assert outside.read_text() == secret  # a link is not followed out of the directory
+    assert scrub_tree(run) == []
+
+
+def test_I106_a_recorded_warning_carries_no_registered_secret() -> None:
+    import warnings
+
+    from pytest_sabot.session.secrets import scrub_warning
+
+    secret = _fresh()
+
+    class TwoArgs(UserWarning):
+        def __init__(self, a: str, b: str) -> None:
+            super().__init__(f"{a} {b}")
+
+    for made in (UserWarning(f"leak {secret}"), DeprecationWarning(f"old {secret}"),
+                 TwoArgs("two", secret)):
+        record = warnings.WarningMessage(made, type(made), "f.py", 1, line=f"x = '{secret}'")
+        scrub_warning(record)
+        assert secret not in str(record.message) and REDACTED in str(record.message)
+        assert record.category is type(made)  # still shown under its own category
+        assert record.line == f"x = '{REDACTED}'"
+    kept = warnings.WarningMessage(DeprecationWarning(f"old {secret}"), DeprecationWarning,
+                                   "f.py", 1)
+    scrub_warning(kept)
+    assert type(kept.message) is DeprecationWarning  # a one-text class keeps its class

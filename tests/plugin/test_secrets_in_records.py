@@ -51,6 +51,8 @@ def adapter():
 PIPELINE = '''
 import logging
 import os
+import threading
+import warnings
 from urllib.parse import urlsplit
 
 from openai import OpenAI
@@ -67,6 +69,14 @@ def run(ctx):
             f"token {os.environ['MY_TOKEN']} bearer Bearer {secret}")
     print("the pipeline says:", leak)
     log.warning("the pipeline logs: %s", leak)
+    warnings.warn("the pipeline warns: " + leak, UserWarning, stacklevel=1)
+    def _broken():
+        raise RuntimeError("the pipeline's thread broke: " + leak)
+    worker = threading.Thread(target=_broken)
+    worker.start()
+    worker.join()
+    (ctx.run_dir / "notes.txt").write_text("the pipeline's own file: " + leak)
+    (ctx.run_dir / "blob.bin").write_bytes(b"\\x00\\xff" + leak.encode())
     first = ctx.worker_prompt(0)
     client = OpenAI(base_url=url, api_key=ctx.api_key, max_retries=0,
                     http_client=ctx.http_client())
@@ -175,6 +185,7 @@ def test_I106_an_adapter_writing_its_endpoint_and_keys_everywhere_leaves_no_secr
     )
     text = done.stdout + done.stderr
     assert done.returncode in (0, 1), text[-3000:]  # the pipeline's own checks may fail
+    assert leak_file.is_file(), text[-3000:]
     secrets = sorted(set(leak_file.read_text().split()))
     assert len(secrets) == 2, secrets  # one gateway per worker, each its own secret
     assert all(len(s) >= 40 for s in secrets)
@@ -188,6 +199,12 @@ def test_I106_an_adapter_writing_its_endpoint_and_keys_everywhere_leaves_no_secr
     said = {e["kind"] for e in events if "[REDACTED]" in json.dumps(e)}
     assert {"tool_call", "message", "review", "artifact"} <= said, said
     assert "[REDACTED]" in (cell / "workspace" / "output.json").read_text()
+    # What it wrote into its directory itself, past every writer of the harness's:
+    assert "own file: endpoint" in (cell / "notes.txt").read_text()
+    assert b"[REDACTED]" in (cell / "blob.bin").read_bytes()
+    # What pytest's warnings summary shows: its warning, its thread's unhandled exception.
+    assert "the pipeline warns: endpoint" in text, text[-3000:]
+    assert "the pipeline's thread broke: endpoint" in text, text[-3000:]
     assert "[REDACTED]" in json.loads((cell / "outcome.json").read_text())["artifact"]
     broken = json.loads((out / "cells" / "leaky-default-baseline-T1-s12" / "outcome.json")
                         .read_text())
