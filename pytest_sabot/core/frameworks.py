@@ -116,13 +116,88 @@ class FrameworkAdapter:
     (``--sabot-concurrency`` fills the room with other frameworks' cells)."""
 
     def __post_init__(self) -> None:
-        if not _NAME.match(self.name):
+        if not isinstance(self.name, str) or not _NAME.match(self.name):
             raise RegistryError(
                 f"framework adapter {self.name!r}: a name of lower-case letters, digits and "
                 "underscores, starting with a letter"
             )
         if not isinstance(self.run, str) or ":" not in self.run:
             raise RegistryError(f"framework adapter {self.name!r}: run must be 'module:function'")
+        # A list where a tuple is declared is taken as the tuple; anything else is refused
+        # here, by field, before a session opens its output (never an INTERNALERROR later).
+        for name in ("modules", "warning_modules"):
+            object.__setattr__(self, name, self._texts(name, getattr(self, name)))
+        object.__setattr__(self, "flags_head_configs",
+                           frozenset(self._texts("flags_head_configs", self.flags_head_configs)))
+        problem = (self._packages_problem() or self._optional_text("extra")
+                   or self._optional_text("install") or self._mapping_problem()
+                   or self._patterns_problem() or self._cost_problem())
+        if problem is None and not isinstance(self.one_run_at_a_time, bool):
+            problem = f"one_run_at_a_time: expected True or False, got {self.one_run_at_a_time!r}"
+        if problem is not None:
+            raise RegistryError(f"framework adapter {self.name!r}: {problem}")
+
+    def _texts(self, name: str, value: Any) -> tuple[str, ...]:
+        if isinstance(value, str) or not isinstance(value, tuple | list | set | frozenset):
+            raise RegistryError(
+                f"framework adapter {self.name!r}: {name}: expected a tuple of strings, got "
+                f"{value!r}"
+            )
+        bad = [v for v in value if not isinstance(v, str) or not v]
+        if bad:
+            raise RegistryError(
+                f"framework adapter {self.name!r}: {name}: expected non-empty strings, got "
+                f"{bad[0]!r}"
+            )
+        return tuple(sorted(value)) if isinstance(value, set | frozenset) else tuple(value)
+
+    def _packages_problem(self) -> str | None:
+        from packaging.version import InvalidVersion, Version
+
+        if not isinstance(self.packages, Mapping):
+            return f"packages: expected a mapping of distribution -> version, got {self.packages!r}"
+        for dist, pin in self.packages.items():
+            if not isinstance(dist, str) or not dist:
+                return f"packages: expected distribution names, got {dist!r}"
+            if not isinstance(pin, str):
+                return f"packages[{dist!r}]: expected a version string such as '1.2.9', got {pin!r}"
+            try:
+                Version(pin)
+            except InvalidVersion:
+                return f"packages[{dist!r}]: expected a version such as '1.2.9', got {pin!r}"
+        return None
+
+    def _optional_text(self, name: str) -> str | None:
+        value = getattr(self, name)
+        if value is None or (isinstance(value, str) and value):
+            return None
+        return f"{name}: expected None or a non-empty string, got {value!r}"
+
+    def _mapping_problem(self) -> str | None:
+        if isinstance(self.mapping, str):
+            return None
+        return f"mapping: expected a file name or an absolute path, got {self.mapping!r}"
+
+    def _patterns_problem(self) -> str | None:
+        for pattern in self.warning_modules:
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                return (f"warning_modules: {pattern!r} is not a regular expression ({exc}); "
+                        "expected a pattern of module names such as 'crewai\\..*'")
+        return None
+
+    def _cost_problem(self) -> str | None:
+        if not isinstance(self.cost_per_run, Mapping):
+            return (f"cost_per_run: expected a mapping of config -> (calls, prompt tokens, "
+                    f"completion tokens), got {self.cost_per_run!r}")
+        for config, cost in self.cost_per_run.items():
+            numbers = isinstance(cost, tuple | list) and len(cost) == 3 and all(
+                isinstance(n, int | float) and not isinstance(n, bool) and n >= 0 for n in cost)
+            if not isinstance(config, str) or not numbers:
+                return (f"cost_per_run[{config!r}]: expected (model calls, prompt tokens per "
+                        f"call, completion tokens per call), three numbers >= 0, got {cost!r}")
+        return None
 
     def missing(self) -> str | None:
         """None when the pipeline's modules can be imported, else what is missing and how

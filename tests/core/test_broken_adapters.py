@@ -41,6 +41,38 @@ BODIES = {
         "def adapter():\n    return FrameworkAdapter(name='Broken', run='m:run')\n"
     ),
 }
+
+
+def _declaring(**fields: str) -> str:
+    """An adapter module whose declaration adds ``fields`` (their Python source)."""
+    given = "".join(f", {name}={value}" for name, value in fields.items())
+    return ("from pytest_sabot.core.frameworks import FrameworkAdapter\n"
+            f"def adapter():\n    return FrameworkAdapter(name='broken', run='m:run'{given})\n")
+
+
+# Each field of the declaration with a value of the wrong kind: refused when the adapter is
+# read, naming the field and what it expected (never an INTERNALERROR once a session runs).
+BAD_FIELDS = {
+    "pin-not-a-string": (_declaring(packages="{'mygraph': 1.0}"),
+                         "packages['mygraph']: expected a version string"),
+    "pin-not-a-version": (_declaring(packages="{'mygraph': 'latest'}"),
+                          "packages['mygraph']: expected a version such as '1.2.9'"),
+    "packages-a-list": (_declaring(packages="['mygraph']"),
+                        "packages: expected a mapping of distribution -> version"),
+    "modules-a-string": (_declaring(modules="'mygraph'"),
+                         "modules: expected a tuple of strings, got 'mygraph'"),
+    "warning-not-a-regex": (_declaring(warning_modules="('mygraph(',)"),
+                            "warning_modules: 'mygraph(' is not a regular expression"),
+    "cost-not-three": (_declaring(cost_per_run="{'default': (6, 900)}"),
+                       "cost_per_run['default']: expected (model calls, prompt tokens"),
+    "cost-negative": (_declaring(cost_per_run="{'default': (6, -1, 300)}"),
+                      "three numbers >= 0, got (6, -1, 300)"),
+    "extra-empty": (_declaring(extra="''"), "extra: expected None or a non-empty string"),
+    "flags-configs-a-string": (_declaring(flags_head_configs="'guardrail'"),
+                               "flags_head_configs: expected a tuple of strings"),
+    "one-at-a-time-a-word": (_declaring(one_run_at_a_time="'yes'"),
+                             "one_run_at_a_time: expected True or False"),
+}
 SAID = {
     "import-error": "ModuleNotFoundError",
     "syntax-error": "SyntaxError",
@@ -49,6 +81,8 @@ SAID = {
     "other-name": "declares the framework 'other'",
     "bad-name": "a name of lower-case letters",
 }
+for _kind, (_body, _said) in BAD_FIELDS.items():
+    BODIES[_kind], SAID[_kind] = _body, _said
 
 
 @pytest.fixture
