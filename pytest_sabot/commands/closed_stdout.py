@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+from collections.abc import Callable
 from typing import Any, TextIO
 
 
@@ -57,3 +58,10 @@ def guard_stdout() -> None:
     except (OSError, ValueError, AttributeError):
         return
     sys.stdout = ClosedPipeSafe(stream)
+
+
+def run_as_program(main: Callable[[], int]) -> int:
+    """``main`` run as the program (a ``python -m`` shim): its output safe to close early,
+    as the ``sabot`` command's is."""
+    guard_stdout()
+    return main()

@@ -14,4 +14,6 @@ from pytest_sabot.commands.lab import main
 __all__ = ["main"]
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from pytest_sabot.commands.closed_stdout import run_as_program
+
+    raise SystemExit(run_as_program(main))

@@ -117,3 +117,4 @@ def test_issue22_18_a_standalone_gateway_run_is_labelled_with_that_gateway() -> 
     label = model_label("openai:gpt-5.6-terra", f"{GATEWAY_UPSTREAM}http://127.0.0.1:40129")
     assert label.startswith("live model openai:gpt-5.6-terra through the standalone gateway "
                             "http://127.0.0.1:40129: its upstream, spend and recordings")
+

@@ -152,3 +152,28 @@ def test_I80_export_junit_validates_and_carries_every_cell_verdict(
         text = case.findtext("system-out") or ""
         assert f"sabot.verdict={outcome_of(v).verdict}\n" in text
         assert case.find("failure") is None  # a verdict is a measurement, not a failure
+
+
+@pytest.mark.parametrize("module", ["pytest_sabot", "pytest_sabot.history"])
+def test_I76_history_list_into_a_closed_pipe_exits_as_it_would_into_a_terminal(
+    recorded: Path, module: str
+) -> None:
+    """``python -m pytest_sabot.history list | head -1`` is ``sabot history list | head -1``:
+    the reader gone, the command still exits with its own code and says nothing."""
+    import os
+    import subprocess
+    import sys
+
+    repo = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": str(repo)}
+    command = [sys.executable, "-m", module, *(["history"] if module == "pytest_sabot" else []),
+               "--history", str(recorded), "list"]
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        done = subprocess.run(command, stdout=write_end, stderr=subprocess.PIPE, text=True,
+                              env=env, timeout=120, check=False)
+    finally:
+        os.close(write_end)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
