@@ -549,9 +549,15 @@ def _spend_line(spend: dict[str, Any]) -> str:
     fixture_calls = spend.get("fixture_calls")
     if not calls:
         return "spend: none; no model calls"
-    if calls and fixture_calls == calls and not spend.get("upstream_calls"):
-        return (f"spend: none; all {calls} model calls of this run answered by the "
-                "embedded model")
+    if not spend.get("upstream_calls") and not cost:
+        if fixture_calls == calls:
+            return (f"spend: none; all {calls} model calls of this run answered by the "
+                    "embedded model")
+        # Nothing went to a provider: the calls the embedded model did not answer (it
+        # refused them, or the gateway turned them away) cost nothing either.
+        answered = fixture_calls or 0
+        return (f"spend: none; {calls} model calls of this run, none sent to a provider: "
+                f"{answered} answered by the embedded model, {calls - answered} not answered")
     return f"spend: ${cost if cost is not None else 0:.4f} over this run's {calls} " \
         "model calls" + (
         f" ({unknown} with unknown cost)" if unknown else ""

@@ -7,7 +7,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import pytest
+
 from pytest_sabot.core.models.verdict import BaselineVerdict, CellVerdict
+from pytest_sabot.report import render
 from pytest_sabot.report.render import markdown
 from pytest_sabot.report.terminal import summary_text
 from pytest_sabot.results import ResultsFile, Selection
@@ -352,3 +355,24 @@ def test_I48_a_cell_that_did_not_pass_or_was_excluded_carries_its_reason_in_juni
         excluded.excluded.reason.strip().splitlines()[0]
     scored = _cell(kit, 3, REJECT)
     assert "sabot.reason" not in dict(cell_pairs(scored, scored, "DETECTED_HARD"))
+
+
+@pytest.mark.parametrize("stats, said", [
+    ({"calls": 0}, "spend: none; no model calls"),
+    ({"calls": 24, "fixture_calls": 24, "upstream_calls": 0, "budget": {"spent_usd": 0.0}},
+     "spend: none; all 24 model calls of this run answered by the embedded model"),
+    ({"calls": 24, "fixture_calls": 21, "upstream_calls": 0, "budget": {"spent_usd": 0.0}},
+     "spend: none; 24 model calls of this run, none sent to a provider: 21 answered by the "
+     "embedded model, 3 not answered"),
+    ({"calls": 5, "fixture_calls": 0, "upstream_calls": 5, "budget": {"spent_usd": 0.0}},
+     "spend: $0.0000 over this run's 5 model calls"),
+    ({"calls": 5, "fixture_calls": 0, "upstream_calls": 5,
+      "budget": {"spent_usd": 0.0123, "unknown_cost_calls": 1}},
+     "spend: $0.0123 over this run's 5 model calls (1 with unknown cost)"),
+])
+def test_the_spend_line_says_none_where_nothing_reached_a_provider(
+    stats: dict[str, object], said: str
+) -> None:
+    """A keyless run whose embedded model refused some calls spent nothing, and says so as
+    a run that answered them all does; a provider's zero is a measured zero."""
+    assert render._spend_line(stats) == said
