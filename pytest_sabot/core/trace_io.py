@@ -128,6 +128,11 @@ class TraceWriter:
             self._events.append(event)
             return event
 
+    def record(self, kind: str, component: str, text: str = "", **data: Any) -> Any:
+        """:meth:`emit` for the harness's own kinds: what the run context's seams and the
+        harness write (a run's trace refuses them from a pipeline, harness/run.py)."""
+        return TraceWriter.emit(self, kind, component, text, **data)
+
     def events(self) -> list[Any]:
         with self._lock:
             return list(self._events)

@@ -72,7 +72,7 @@ def run_parts(cell: Cell, wave: WaveSpec, view: PublicView, attempt: Attempt) ->
 
 def emit_model_call(trace: TraceWriter, record: Any) -> None:
     """One ``model_call`` event from the gateway's record of the call (docs/TRACE.md)."""
-    trace.emit(
+    trace.record(
         "model_call",
         record.agent,
         record.response_text,
@@ -99,7 +99,7 @@ def emit_injection(
 ) -> None:
     """The ``injection`` event of what ``operator`` planted at its seam (docs/TRACE.md); its
     seq is kept on the operator, whose landing probe reads the events after it."""
-    event = trace.emit(
+    event = trace.record(
         "injection",
         component,
         operator=operator.id,
@@ -200,7 +200,7 @@ class BaseRunContext(ABC):
     def handoff(self, sender: str, receiver: str, text: str) -> str:
         channel = f"{sender}->{receiver}"
         delivered = self._deliver(channel, text)
-        self.trace.emit(
+        self.trace.record(
             "message", sender, delivered, sender=sender, receiver=receiver, channel=channel
         )
         return delivered
@@ -230,7 +230,7 @@ class BaseRunContext(ABC):
             flags_line, artifact = strip_flags_head(text)
         self.artifact = artifact
         self.effects = self._world_effects(artifact)
-        self.trace.emit(
+        self.trace.record(
             "artifact",
             "harness",
             artifact,

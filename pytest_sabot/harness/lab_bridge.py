@@ -132,7 +132,7 @@ class LabSeams:
             number = self._counts.get(tool, 0) + 1
             self._counts[tool] = number
             call_id = f"{tool}#{number}"
-            self.trace.emit("tool_call", "worker", tool=tool, call_id=call_id,
+            self.trace.record("tool_call", "worker", tool=tool, call_id=call_id,
                             arguments=dict(arguments))
             try:
                 ok, shown = self._route(tool, arguments)
@@ -142,7 +142,7 @@ class LabSeams:
             else:
                 hold = None
                 self._note_activation(tool, number, shown)
-                self.trace.emit("tool_result", "worker", shown, tool=tool, call_id=call_id,
+                self.trace.record("tool_result", "worker", shown, tool=tool, call_id=call_id,
                                 ok=ok)
                 self.exchanges.append(Exchange(tool, call_id, dict(arguments), shown,
                                                self.round))

@@ -108,7 +108,7 @@ class HarnessSeams:
 
     # ------------------------------------------------------------------ tools (ToolSeams)
     def on_call(self, tool: str, call_id: str, args: dict[str, Any]) -> None:
-        self.trace.emit("tool_call", "worker", tool=tool, call_id=call_id, arguments=args)
+        self.trace.record("tool_call", "worker", tool=tool, call_id=call_id, arguments=args)
 
     def on_result(self, tool: str, role: ToolRole, call_number: int, observation: str) -> str:
         op = self.operator
@@ -119,7 +119,7 @@ class HarnessSeams:
                 self.record_injection()
                 shown = changed
         call_id = f"{tool}#{call_number}"  # the id the tool handed on_call
-        self.trace.emit("tool_result", "worker", shown, tool=tool, call_id=call_id, ok=True)
+        self.trace.record("tool_result", "worker", shown, tool=tool, call_id=call_id, ok=True)
         return shown
 
     def on_effect(
@@ -131,7 +131,7 @@ class HarnessSeams:
             self.record_injection()
         else:
             commit()
-        self.trace.emit(
+        self.trace.record(
             "effect",
             "world",
             tool=tool,
@@ -140,7 +140,7 @@ class HarnessSeams:
             target=target,
             detail="not written" if skip else "written",
         )
-        self.trace.emit(
+        self.trace.record(
             "tool_result", "worker", observation, tool=tool, call_id=call_id, ok=True
         )
         return observation, not skip

@@ -32,6 +32,7 @@ from typing import Any, Literal
 from pytest_sabot.core.errors import SabotDataError
 from pytest_sabot.core.frameworks import adapter
 from pytest_sabot.core.models.cells import Cell, WaveSpec
+from pytest_sabot.core.models.trace import ADAPTER_EVENT_KINDS, HARNESS_EVENT_KINDS
 from pytest_sabot.core.records import (
     CRASH_FILE,
     OUTCOME_FILE,
@@ -89,6 +90,15 @@ __all__ = [
 ]
 
 
+def _refused_kind(kind: str) -> str:
+    allowed = ", ".join(ADAPTER_EVENT_KINDS)
+    if kind in HARNESS_EVENT_KINDS:
+        return (f"ctx.trace.emit({kind!r}): the harness writes {kind} events itself (through "
+                f"ctx.tools, ctx.handoff, ctx.sync_model_calls and ctx.emit); a pipeline "
+                f"records one of: {allowed}")
+    return f"ctx.trace.emit({kind!r}): no such event kind; a pipeline records one of: {allowed}"
+
+
 class RunTrace(TraceWriter):
     """The trace of one attempt as the pipeline writes it. A ``run_end`` the adapter
     records (the task failed after an escalation or interrupt) is held back and written
@@ -100,6 +110,13 @@ class RunTrace(TraceWriter):
         self.held_end: tuple[str, str, dict[str, Any]] | None = None
 
     def emit(self, kind: str, component: str, text: str = "", **data: Any) -> Any:
+        """What the pipeline records: one of ``ADAPTER_EVENT_KINDS``. The harness's own
+        kinds (its run_start, model calls, tool calls and results, effects, handoffs,
+        injections, probes, the artifact, run errors) are written through the seams and
+        :meth:`record`, never by a pipeline: an event of one of those kinds from it would be
+        evidence it made itself."""
+        if kind not in ADAPTER_EVENT_KINDS:
+            raise ValueError(_refused_kind(kind))
         if kind == "run_end":
             self.check(kind, component, text, **data)  # a bad payload fails in the pipeline
             self.held_end = (component, text, data)
@@ -234,7 +251,7 @@ def _attempt(
     world = open_world(cell, wave, view, private)
     operator = world.arm()
     trace = RunTrace(run_dir)
-    trace.emit("run_start", "harness", **run_start_data(cell, wave, settings, view, attempt))
+    trace.record("run_start", "harness", **run_start_data(cell, wave, settings, view, attempt))
     downgrade = None
     if operator is not None and operator.downgrade_agent() is not None:
         downgrade = {
@@ -267,7 +284,7 @@ def _attempt(
     )
     if operator is not None:
         probe = operator.probe(trace.events())
-        trace.emit(
+        trace.record(
             "probe",
             "harness",
             operator=probe.operator,
@@ -276,7 +293,7 @@ def _attempt(
             evidence=probe.evidence,
         )
     if error is not None:
-        trace.emit(
+        trace.record(
             "run_error",
             "harness",
             crash,  # the text: the traceback, scrubbed of secrets as every event is
