@@ -157,9 +157,11 @@ def disclosure_lines(results: ResultsFile) -> list[str]:
         if here is not None and here.median_sabot_score is not None:
             mine = (f"; these cells without {d.task}: median "
                     f"{pct(here.median_sabot_score).strip()} over {here.median_rows} rows")
-        published = "" if d.records else (
+        # The bound's figures are the standard's published waves', never this run's: a
+        # keyless board beside them must not read as their measurement.
+        published = (" (the standard's published figure, not this run's)" if d.records else (
             f" (the standard's published figure, not this run's: these cells hold no "
-            f"{d.task} run)")
+            f"{d.task} run)"))
         lines.append(f"  the standard's sensitivity bound: {d.bound}{published}{mine}")
         if d.records and (d.not_served or d.unrecorded):
             lines.append(

@@ -237,7 +237,8 @@ def test_I86_every_report_names_the_disclosed_t3_defect_with_the_standards_bound
     at = next(i for i, line in enumerate(lines) if line.startswith("DISCLOSED DEFECT (v0.2.1"))
     assert lines[at + 1] == (
         "  the standard's sensitivity bound: excluding every T3 row moves the headline "
-        "median 55.0% -> 53.6%; these cells without T3: median 50.0% over 1 rows")
+        "median 55.0% -> 53.6% (the standard's published figure, not this run's); these "
+        "cells without T3: median 50.0% over 1 rows")
     md = markdown(results)
     assert "> DISCLOSED DEFECT (v0.2.1, t3-ground-truth-served)" in md
     assert "Sensitivity to the disclosed T3 defect" in md
