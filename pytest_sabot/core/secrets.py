@@ -152,6 +152,10 @@ def scrub_value(value: Any) -> Any:
     return _walk(value, scrub_text) if has_secret(dumped) else value
 
 
+_RECORD_TEXTS = ("name", "pathname", "filename", "module", "funcName", "threadName",
+                 "processName", "taskName")
+
+
 def _redacting_factory(previous: Any) -> Any:
     def factory(*args: Any, **kwargs: Any) -> logging.LogRecord:
         record: logging.LogRecord = previous(*args, **kwargs)
@@ -170,6 +174,12 @@ def _redacting_factory(previous: Any) -> Any:
                 record.exc_text = scrub_text(text)
         if record.stack_info:
             record.stack_info = scrub_text(record.stack_info)
+        # Where the record came from is printed too (a logger named after a key, a thread
+        # given one as its name): every text field a format string can name.
+        for name in _RECORD_TEXTS:
+            value = getattr(record, name, None)
+            if isinstance(value, str) and has_secret(value):
+                setattr(record, name, scrub_text(value))
         return record
 
     return factory

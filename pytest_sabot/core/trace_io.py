@@ -29,7 +29,14 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 from pytest_sabot.core.errors import SabotDataError, from_validation_error
 from pytest_sabot.core.loading import TOO_DEEP
 from pytest_sabot.core.models.trace import Trace, TraceEvent
-from pytest_sabot.core.secrets import known_secrets, scrub_bytes, scrub_text, scrub_value
+from pytest_sabot.core.secrets import (
+    REDACTED,
+    has_secret,
+    known_secrets,
+    scrub_bytes,
+    scrub_text,
+    scrub_value,
+)
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
@@ -305,24 +312,43 @@ def write_bytes_atomic(path: Path, data: bytes) -> None:
 
 def scrub_tree(root: Path) -> list[Path]:
     """Every file under ``root`` rewritten without the secrets this process knows, where it
-    held one; returns those files. The harness's own writers scrub what they write; this
-    is for what a pipeline wrote itself into its cell's directory (``ctx.run_dir``), which
-    no writer of ours saw. A symlink is not followed: it is a record of where it pointed."""
+    held one, and every file or folder whose name held one renamed (``REDACTED`` in its
+    place); returns the paths changed, as they are now. The harness's own writers scrub
+    what they write; this is for what a pipeline wrote itself into its cell's directory
+    (``ctx.run_dir``), which no writer of ours saw. A symlink is not followed: it is a
+    record of where it pointed (a link named after a secret is renamed all the same)."""
     if not known_secrets() or not root.is_dir():
         return []
-    rewritten: list[Path] = []
-    for path in sorted(root.rglob("*")):
-        if path.is_symlink() or not path.is_file():
-            continue
-        try:
-            data = path.read_bytes()
-        except OSError:
-            continue
-        clean = scrub_bytes(data)
-        if clean != data:
-            write_bytes_atomic(path, clean)
-            rewritten.append(path)
-    return rewritten
+    changed: list[Path] = []
+    # Deepest first, so a folder is renamed after everything in it was dealt with.
+    for path in sorted(root.rglob("*"), key=lambda p: len(p.parts), reverse=True):
+        if path.is_file() and not path.is_symlink():
+            try:
+                data = path.read_bytes()
+            except OSError:
+                continue
+            clean = scrub_bytes(data)
+            if clean != data:
+                write_bytes_atomic(path, clean)
+                changed.append(path)
+        if has_secret(path.name):
+            renamed = path.with_name(_free_name(path))
+            with contextlib.suppress(OSError):
+                path.rename(renamed)
+                changed = [renamed if c == path else c for c in changed]
+                if renamed not in changed:
+                    changed.append(renamed)
+    return sorted(changed)
+
+
+def _free_name(path: Path) -> str:
+    """``path``'s name without its secrets, not taken by another entry beside it."""
+    base = scrub_text(path.name).replace(REDACTED, "REDACTED")
+    name, n = base, 1
+    while (path.parent / name).exists():
+        n += 1
+        name = f"{base}-{n}"
+    return name
 
 
 def _discard(tmp: Path) -> None:

@@ -565,6 +565,9 @@ class GatewayService:
     ) -> tuple[Served, RecordedExchange]:
         response = dict(reply.response)  # only the top-level "model" is replaced
         response["model"] = request.model  # the swap leaves no trace in the response
+        # A provider's fingerprint names the backend that served the call, so it differs
+        # between the run's model and an O4 swap: it never reaches the pipeline.
+        response.pop("system_fingerprint", None)
         response = self.scrubber.value(response)
         text, tool_calls = _text_of(response)
         record = record.model_copy(

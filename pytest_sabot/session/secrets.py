@@ -104,12 +104,19 @@ def scrub_report(report: pytest.TestReport) -> None:
 
 def scrub_warning(record: warnings.WarningMessage) -> None:
     """A recorded warning without the process's secrets, in place: its message (kept of its
-    own class where that class takes one text, else a UserWarning under its category) and
-    the source line shown beside it."""
+    own class where that class takes one text, else a UserWarning under its category), the
+    file and source line shown beside it, and its category (a class named after a secret is
+    shown as a UserWarning)."""
     if not known_secrets():
         return
-    if isinstance(record.line, str) and has_secret(record.line):
-        record.line = scrub_text(record.line)
+    for name in ("line", "filename"):
+        value = getattr(record, name, None)
+        if isinstance(value, str) and has_secret(value):
+            setattr(record, name, scrub_text(value))
+    if has_secret(record.category.__name__) or has_secret(record.category.__module__):
+        record.category = UserWarning
+        record.message = UserWarning(scrub_text(str(record.message)))
+        return
     text = str(record.message)
     if not has_secret(text):
         return

@@ -33,7 +33,7 @@ from typing import Any, Protocol
 
 from pytest_sabot.core.context import ToolHandle
 from pytest_sabot.core.models.task import ToolRole, ToolSpec
-from pytest_sabot.core.secrets import scrub_text
+from pytest_sabot.core.secrets import REDACTED, has_secret, scrub_text
 from pytest_sabot.tasks.checks import CHECKS
 from pytest_sabot.tasks.contract import normalize_artifact
 from pytest_sabot.tasks.loader import PublicView
@@ -94,6 +94,14 @@ class Exchange:
     role: ToolRole | None = None
 
 
+def _on_disk(name: str) -> str:
+    """The name a file is committed under: a known secret in it (a pipeline that names a
+    file after its key) is written as ``REDACTED``, so no file name holds one (SPEC I106)."""
+    if not has_secret(name):
+        return name
+    return scrub_text(name).replace(REDACTED, "REDACTED")
+
+
 @dataclass
 class Workspace:
     """The run's world: a directory the write tool commits files into, plus the log of
@@ -116,7 +124,7 @@ class Workspace:
         return {p.name: p.stat().st_size for p in sorted(self.root.iterdir()) if p.is_file()}
 
     def read(self, name: str) -> str | None:
-        path = self.root / name
+        path = self.root / _on_disk(name)
         return path.read_text(encoding="utf-8") if path.is_file() else None
 
     def write(self, name: str, content: str) -> int:
@@ -125,6 +133,7 @@ class Workspace:
         if not _SAFE_NAME.match(name):
             raise ValueError(f"not a plain file name: {name!r}")
         data = scrub_text(content).encode("utf-8")
+        name = _on_disk(name)
         tmp = self.root / f".{name}.tmp"
         try:
             tmp.write_bytes(data)

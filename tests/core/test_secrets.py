@@ -77,6 +77,29 @@ def test_I106_a_log_record_carries_no_registered_secret(
     assert secret not in caplog.text and REDACTED in caplog.text
 
 
+def test_I106_a_log_record_named_after_a_secret_names_it_redacted() -> None:
+    """A logger, a thread or a function named after a key prints that name with every
+    record (``%(name)s``, ``%(threadName)s``): those fields are scrubbed too."""
+    import threading
+
+    secret = _fresh()
+    seen: list[logging.LogRecord] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            seen.append(record)
+
+    logger = logging.getLogger("leaky." + secret)
+    logger.addHandler(Keep())
+    logger.propagate = False
+    thread = threading.Thread(target=lambda: logger.warning("plain words"), name="t-" + secret)
+    thread.start()
+    thread.join()
+    [record] = seen
+    formatted = logging.Formatter("%(name)s %(threadName)s %(message)s").format(record)
+    assert secret not in formatted and formatted.count(REDACTED) == 2
+
+
 def test_I106_a_too_short_value_is_never_registered() -> None:
     redact_in_logs("abc")
     assert scrub_text("abc abcdef") == "abc abcdef"
@@ -131,7 +154,36 @@ def test_I106_a_recorded_warning_carries_no_registered_secret() -> None:
         assert secret not in str(record.message) and REDACTED in str(record.message)
         assert record.category is type(made)  # still shown under its own category
         assert record.line == f"x = '{REDACTED}'"
+    # The file shown beside it and a category named after a secret are scrubbed as well.
+    word = "Cat" + secrets.token_hex(12)  # a secret that is a class name
+    redact_in_logs(word)
+    named = type(word, (UserWarning,), {})
+    odd = warnings.WarningMessage(named("words"), named, f"/src/{secret}.py", 3)
+    scrub_warning(odd)
+    assert odd.filename == f"/src/{REDACTED}.py"
+    assert odd.category is UserWarning and str(odd.message) == "words"
     kept = warnings.WarningMessage(DeprecationWarning(f"old {secret}"), DeprecationWarning,
                                    "f.py", 1)
     scrub_warning(kept)
     assert type(kept.message) is DeprecationWarning  # a one-text class keeps its class
+
+
+def test_I106_no_file_or_folder_a_pipeline_made_is_named_after_a_secret(tmp_path: Path) -> None:
+    from pytest_sabot.core.trace_io import scrub_tree
+
+    secret = "tok" + secrets.token_hex(10)  # a secret that fits in a plain file name
+    redact_in_logs(secret)
+    run = tmp_path / "cell"
+    (run / f"dir-{secret}").mkdir(parents=True)
+    (run / f"dir-{secret}" / f"f-{secret}.txt").write_text("plain")
+    (run / "dir-REDACTED").mkdir()  # a name already taken is not overwritten
+    changed = scrub_tree(run)
+    names = sorted(str(p.relative_to(run)) for p in run.rglob("*"))
+    assert names == ["dir-REDACTED", "dir-REDACTED-2", "dir-REDACTED-2/f-REDACTED.txt"]
+    assert (run / "dir-REDACTED-2" / "f-REDACTED.txt").read_text() == "plain"
+    assert run / "dir-REDACTED-2" in changed
+    # The workspace the task tools write never makes such a name in the first place.
+    workspace = Workspace(tmp_path / "other")
+    workspace.write(f"{secret}.md", "words")
+    assert list(workspace.files()) == ["REDACTED.md"]
+    assert workspace.read(f"{secret}.md") == "words"  # read back under the name it was given

@@ -94,6 +94,7 @@ def scripted_completion(request: dict[str, Any], tag: str, seq: str) -> dict[str
         "object": "chat.completion",
         "created": 1_700_000_000,
         "model": tag,
+        "system_fingerprint": f"fp_{tag}",  # a provider names the backend that served it
         "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": finish}],
         "usage": {
             "prompt_tokens": prompt,

@@ -79,20 +79,29 @@ def test_O4_live_swap_sends_downgrade_model_upstream_and_records_it(
     )
     replies = [_ask(client, "T1cell~a1", "worker", f"draft {i}") for i in range(2)]
     _ask(client, "T1cell~a1", "reviewer", "review")
-    assert [s.body["model"] for s in upstream.seen] == [
+    assert [s.body["model"] for s in upstream.seen][:3] == [
         "gpt-5.6-terra",
         "gpt-5.6-luna",
         "gpt-5.6-terra",
     ]
     assert [r.model for r in replies] == ["sim-pipeline", "sim-pipeline"]
+    # The provider's fingerprint names the model that served (fp_gpt-5.6-luna after the
+    # swap): it never reaches the pipeline, streamed or not.
+    assert [r.system_fingerprint for r in replies] == [None, None]
+    sdk = openai.OpenAI(base_url=client.base_url("T1cell~a1", "worker"), api_key="t",
+                        max_retries=0)
+    chunks = list(sdk.chat.completions.create(
+        model="sim-pipeline", messages=[{"role": "user", "content": "streamed"}], stream=True))
+    assert chunks and all(c.system_fingerprint is None for c in chunks)
     client.close_run("T1cell~a1")
     recorded = read_recording(gw.settings.record_dir, "T1cell")  # type: ignore[arg-type]
     assert [(x.record.model_served, x.record.downgraded) for x in recorded] == [
         ("openai:gpt-5.6-terra", False),
         ("openai:gpt-5.6-luna", True),
         ("openai:gpt-5.6-terra", False),
+        ("openai:gpt-5.6-luna", True),
     ]
-    assert [x.response["model"] for x in recorded if x.response] == ["sim-pipeline"] * 3
+    assert [x.response["model"] for x in recorded if x.response] == ["sim-pipeline"] * 4
 
 
 def test_O4_live_downgrade_must_name_its_model(live_gateway: Callable[..., Gateway]) -> None:
