@@ -131,6 +131,8 @@ def upstream_of(state: SabotSession) -> str | None:
 def finish(state: SabotSession, session: pytest.Session) -> None:
     """Controller: score the selection from disk, write results, decide the exit."""
     wait_for_abandoned(ABANDONED_WAIT_S)
+    if state.runner is not None:  # every process, before the controller reads the records
+        state.runner.scrub_again()
     if state.is_worker or not state.output_started or state.selection is None:
         return
     try:

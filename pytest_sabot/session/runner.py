@@ -21,6 +21,7 @@ Which records a session keeps (SPEC I19, I41, I42):
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -33,7 +34,7 @@ from filelock import FileLock
 from pytest_sabot.core.models.cells import Cell
 from pytest_sabot.core.models.verdict import BaselineVerdict, CellVerdict
 from pytest_sabot.core.records import CRASH_FILE, LOCKS_DIR, cell_dir, set_aside
-from pytest_sabot.core.trace_io import TRACE_FILE, OutputUnwritable, read_trace
+from pytest_sabot.core.trace_io import TRACE_FILE, OutputUnwritable, read_trace, scrub_tree
 from pytest_sabot.gateway.client import GatewayClient
 from pytest_sabot.harness.run import RunSettings, run_cell
 from pytest_sabot.judge import JudgeBackend
@@ -105,6 +106,16 @@ class CellRunner:
     # What run() notes for the controller, per thread: several cells may run at once in
     # one process (session/inflight.py), each in a thread of its own.
     _local: threading.local = field(default_factory=threading.local, repr=False)
+    # The cell directories this process ran a pipeline in, scrubbed once more at its end.
+    _ran: list[Path] = field(default_factory=list, repr=False)
+
+    def scrub_again(self) -> None:
+        """Each cell directory this process ran a pipeline in, scrubbed of its secrets once
+        more: a pipeline's thread that outlived its run (a timeout, a daemon) may have
+        written there after the run's own scrub (SPEC I106)."""
+        for run_dir in list(self._ran):
+            with contextlib.suppress(OutputUnwritable):
+                scrub_tree(run_dir)
 
     @property
     def _events(self) -> list[dict[str, str]]:
@@ -191,6 +202,7 @@ class CellRunner:
                 if status in ("failed", "RUN_ERROR"):
                     record_not_run(self.out_dir, cell, status, self.settings.session, base)
                     return read_record(self.out_dir, cell.id)
+            self._ran.append(cell_dir(self.out_dir, cell.id))
             run_cell(cell, self.std.wave, self.settings, self.gateway)
             lab_evidence(cell_dir(self.out_dir, cell.id))
             if pulled_in:

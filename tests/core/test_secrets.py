@@ -187,3 +187,24 @@ def test_I106_no_file_or_folder_a_pipeline_made_is_named_after_a_secret(tmp_path
     workspace.write(f"{secret}.md", "words")
     assert list(workspace.files()) == ["REDACTED.md"]
     assert workspace.read(f"{secret}.md") == "words"  # read back under the name it was given
+
+
+def test_I106_a_file_written_after_its_run_is_scrubbed_when_the_process_ends(
+    tmp_path: Path,
+) -> None:
+    """A pipeline's thread that outlived its run wrote after the run's own scrub: each
+    process scrubs the cell directories it ran once more as its session ends."""
+    from pytest_sabot.session.runner import CellRunner
+
+    secret = _fresh()
+    runner = CellRunner(std=None, settings=None, selected=frozenset())  # type: ignore[arg-type]
+    ran = tmp_path / "cells" / "c"
+    ran.mkdir(parents=True)
+    runner._ran.append(ran)
+    (ran / "late.txt").write_text(f"written late: {secret}")
+    other = tmp_path / "cells" / "not-run-here"
+    other.mkdir()
+    (other / "note.txt").write_text(secret)  # another process's cell: its own to scrub
+    runner.scrub_again()
+    assert (ran / "late.txt").read_text() == f"written late: {REDACTED}"
+    assert (other / "note.txt").read_text() == secret
