@@ -70,8 +70,8 @@ _OUTCOMES: dict[str, tuple[tuple[str, str, str | None, str], ...]] = {
         ("langgraph-guardrail-baseline-T1-s11", "BASELINE_PASS", None,
          "a clean draft is approved; the validator finds the contract met"),
         ("langgraph-guardrail-O1-T1-s11", "DETECTED_HARD REACTED RECOVERED", "reject-reviewer",
-         "the reviewer quotes 74.1 against 47.1 and rejects; the revise pass meets the "
-         "clean tool value"),
+         "the reviewer quotes the lied gain against the certificate's and rejects; the "
+         "revise pass meets the clean tool value"),
         ("langgraph-guardrail-O4-T1-s11", "DETECTED_HARD REACTED", "reject-reviewer",
          "the weak tier serves the worker on every pass, so rejection does not recover"),
         ("crewai-guardrail-baseline-T1-s11", "BASELINE_PASS", None,

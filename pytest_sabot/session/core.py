@@ -304,6 +304,7 @@ class SabotSession:
             self._task_dirs(shipped_root),
             [Path(p) for p in code.split(os.pathsep) if p],
             [Path("reports").absolute(), Path(self.standard.root) / "reports"],
+            own=[self.settings.agent.split(":")[0].split(".")[0]],
         )
         problem = use_sandbox(hidden, check=not self.is_worker)
         if problem is not None:

@@ -35,6 +35,7 @@ import shutil
 import site
 import subprocess
 import sys
+import tomllib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -133,7 +134,8 @@ def model_engine() -> Path:
 
 
 def evidence(out: Path, ledger: Path, task_dirs: Iterable[Path],
-             code_dirs: Iterable[Path], outputs: Iterable[Path] = ()) -> tuple[Path, ...]:
+             code_dirs: Iterable[Path], outputs: Iterable[Path] = (),
+             own: Iterable[str] = ()) -> tuple[Path, ...]:
     """What a sandboxed child must not see of a session: the standard's ``tasks/``, the
     embedded model's source (:func:`model_engine`), the output directory, the spend
     ledger's directory (the parent of the output by default, where other sessions' records
@@ -141,11 +143,16 @@ def evidence(out: Path, ledger: Path, task_dirs: Iterable[Path],
     directory). When the ledger's directory also holds the
     child's own code (a project whose ``out/`` sits beside the agent's package), only what
     a session writes there is hidden: the ledger and history files, and every directory
-    holding records (``cells/``, ``run.json`` or ``results.json``)."""
+    holding records (``cells/``, ``run.json`` or ``results.json``). ``own``: the top-level
+    module of the child's target, kept in view wherever it sits (checkout_extras)."""
     task_dirs, code_dirs = list(task_dirs), list(code_dirs)
     # A repository holding the standard or the child's code holds every task file in its
-    # history: its .git goes out of view with the tasks.
-    hidden = [*task_dirs, *git_dirs([*task_dirs, *code_dirs]), model_engine(), out, *outputs]
+    # history: its .git goes out of view with the tasks. Beside the tasks, the standard's
+    # matrices (cells/: the anchors name every planted value) and its mappings.
+    standard = [t.parent / part for t in task_dirs for part in ("cells", "mappings")
+                if (t.parent / part).is_dir()]
+    hidden = [*task_dirs, *standard, *git_dirs([*task_dirs, *code_dirs]), model_engine(),
+              *checkout_extras(code_dirs, own), out, *outputs]
     code = [Path(os.path.realpath(p)) for p in code_dirs]
     real_ledger = Path(os.path.realpath(ledger))
     if not any(p == real_ledger or real_ledger in p.parents for p in code):
@@ -154,13 +161,60 @@ def evidence(out: Path, ledger: Path, task_dirs: Iterable[Path],
         entries = sorted(ledger.iterdir())
     except OSError:
         return tuple(hidden)
-    marks = ("cells", "run.json", "results.json")
     for entry in entries:
         written = entry.name.startswith(("spend-ledger.json", "history.sqlite"))
-        records = entry.is_dir() and any((entry / mark).exists() for mark in marks)
-        if written or records:
+        if written or _holds_records(entry):
             hidden.append(entry)
     return tuple(hidden)
+
+
+def _holds_records(entry: Path) -> bool:
+    """Whether a directory is a session's output: its board or a lab run's record, its
+    session manifests, or a ``cells/`` folder of cell records (a checkout of the standard
+    has a ``cells/`` of matrices, which is no output)."""
+    if not entry.is_dir():
+        return False
+    if any((entry / mark).exists() for mark in ("run.json", "results.json", "sessions")):
+        return True
+    cells = entry / "cells"
+    try:
+        return cells.is_dir() and any(
+            (c / "events.jsonl").exists() or (c / "events.jsonl.partial").exists()
+            for c in cells.iterdir() if c.is_dir())
+    except OSError:
+        return False
+
+
+def checkout_extras(code_dirs: Iterable[Path] = (), own: Iterable[str] = ()) -> list[Path]:
+    """What a source checkout of pytest-sabot holds beside its package: the standard's
+    files, the tests and docs (which quote planted values), the scripts. The child imports
+    the package from the checkout, so the checkout is in its view; everything in it but
+    the package and what holds the interpreter or the child's own code (``own``: the
+    top-level module of its target, a package or a ``.py`` file) is hidden. Nothing when
+    the package is installed (site-packages holds the package alone)."""
+    package = Path(__file__).resolve().parent.parent
+    checkout = package.parent
+    try:
+        project = tomllib.loads((checkout / "pyproject.toml").read_text(encoding="utf-8"))
+        entries = sorted(checkout.iterdir())
+    except (OSError, tomllib.TOMLDecodeError):
+        return []
+    if project.get("project", {}).get("name") != "pytest-sabot":
+        return []
+    mine = set(own)
+    keep = [Path(os.path.realpath(p)) for p in (*_interpreter_dirs(), *code_dirs)]
+    keep = [k for k in keep if k != checkout and checkout in k.parents]
+    out: list[Path] = []
+    for entry in entries:
+        real = Path(os.path.realpath(entry))
+        if real == package or entry.name == ".git":  # the package; .git: git_dirs()
+            continue
+        if entry.name in mine or (entry.suffix == ".py" and entry.stem in mine):
+            continue  # the child's own module, kept beside the checkout's files
+        if any(k == real or real in k.parents for k in keep):
+            continue  # it holds the interpreter (a .venv) or the child's own code
+        out.append(entry)
+    return out
 
 
 def git_dirs(paths: Iterable[Path]) -> list[Path]:

@@ -19,7 +19,13 @@ from hostile import NOBODY, as_user_prefix, sandbox_refusal, user_dir
 from trusted_helpers import user_package
 
 from pytest_sabot.trusted import Start, Supervisor, Unreadable, child_environment
-from pytest_sabot.trusted.sandbox import Sandbox, evidence, model_engine, unavailable
+from pytest_sabot.trusted.sandbox import (
+    Sandbox,
+    checkout_extras,
+    evidence,
+    model_engine,
+    unavailable,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 @pytest.fixture
@@ -57,6 +63,11 @@ LOOKER = """
             "hidden": _try(lambda: os.listdir(view["hidden"])),
             "hidden_file": _try(lambda: open(view["hidden_file"]).read()),
             "engine": _try(lambda: __import__("pytest_sabot.sim.engine").__name__),
+            "anchors": _try(lambda: open(view["anchors"]).read()[:40]),
+            "checkout": _try(lambda: {
+                name: (len(os.listdir(path)) if os.path.isdir(path) else os.path.getsize(path))
+                for name in os.listdir(view["checkout"])
+                for path in [os.path.join(view["checkout"], name)]}),
             "write_code": _try(lambda: open(os.path.join(view["code"], "x.txt"), "w")),
             "connect": _try(lambda: socket.create_connection(
                 ("127.0.0.1", view["port"]), timeout=2).close() or "connected"),
@@ -78,13 +89,16 @@ def test_I118_the_sandboxed_child_sees_no_network_no_parent_and_no_hidden_files(
     (workdir / "spend-ledger.json").write_text('{"spent_usd": 1.0}')
     listener = socket.create_server(("127.0.0.1", 0))  # a port the host listens on
     try:
-        sandbox = Sandbox(hidden=(secret_dir, workdir / "spend-ledger.json", model_engine()))
+        sandbox = Sandbox(hidden=(secret_dir, workdir / "spend-ledger.json", model_engine(),
+                                  *checkout_extras([workdir])))
         with Supervisor("looker.agent:run", log_path=workdir / "logs" / "a.log",
                         timeout_s=60, sandbox=sandbox) as supervisor:
             supervisor.load()
             outcome = supervisor.run(Start(view={
                 "hidden": str(secret_dir), "hidden_file": str(workdir / "spend-ledger.json"),
-                "code": str(workdir), "port": listener.getsockname()[1]}), Desk())
+                "code": str(workdir), "port": listener.getsockname()[1],
+                "anchors": str(REPO / "cells" / "anchors-wave3.yaml"),
+                "checkout": str(REPO)}), Desk())
     finally:
         listener.close()
     assert outcome.finished is not None, outcome.report
@@ -94,6 +108,14 @@ def test_I118_the_sandboxed_child_sees_no_network_no_parent_and_no_hidden_files(
     assert seen["hidden"] == []  # an empty directory in its view
     assert seen["hidden_file"] in ("", "PermissionError")  # never the ledger's content
     assert seen["engine"] in ("ModuleNotFoundError", "ImportError")  # no embedded model (I164)
+    assert seen["anchors"] in ("", "FileNotFoundError", "PermissionError")  # no planted value
+    # Of the checkout it imports the package from, the package and what runs it: every
+    # other entry is empty in its view (a folder with nothing in it, a file of no bytes).
+    shown = {name for name, size in seen["checkout"].items() if size}
+    assert "pytest_sabot" in shown
+    assert shown <= {"pytest_sabot", ".git", *(
+        p.name for p in REPO.iterdir() if p.name not in {e.name for e in checkout_extras()})}
+    assert not shown & {"tests", "cells", "tasks", "mappings", "docs", "SPEC.md"}
     assert seen["write_code"] in ("OSError", "PermissionError")  # its code is read-only
     assert seen["connect"] in ("ConnectionRefusedError", "OSError")  # no network
     # A fresh /tmp: only the way down to its own code, when that sits under the host's /tmp.
@@ -111,21 +133,63 @@ def test_I118_the_evidence_hidden_from_a_sandboxed_child(tmp_path: Path) -> None
     # The default layout: the ledger's directory (reports/) holds no code: all of it hidden.
     hidden = evidence(project / "reports" / "wave3-local-agent", project / "reports", [tasks],
                       [project])
-    assert set(hidden) == {tasks, project / "reports" / "wave3-local-agent",
-                           project / "reports", model_engine()}
+    assert set(hidden) - set(checkout_extras()) == {
+        tasks, project / "reports" / "wave3-local-agent", project / "reports", model_engine()}
     # An output beside the agent's package: only what sessions wrote there is hidden.
     (project / "spend-ledger.json").write_text("{}")
     (project / "history.sqlite").write_text("")
     (project / "earlier").mkdir()
     (project / "earlier" / "results.json").write_text("{}")
     hidden = evidence(project / "out", project, [tasks], [project])
-    assert set(hidden) == {tasks, project / "out", project / "spend-ledger.json",
-                           project / "history.sqlite", project / "earlier", model_engine()}
+    assert set(hidden) - set(checkout_extras()) == {
+        tasks, project / "out", project / "spend-ledger.json", project / "history.sqlite",
+        project / "earlier", model_engine()}
     arguments = Sandbox(hidden=(tasks, project / "out")).arguments(
         child_environment(extra_path=(str(project),)))
     assert "--unshare-all" in arguments and "--disable-userns" in arguments
     assert ["--ro-bind", str(project), str(project)] == arguments[
         arguments.index(str(project)) - 1: arguments.index(str(project)) + 2]
+
+
+def test_I118_the_standards_matrices_and_mappings_are_hidden_with_its_tasks(
+    tmp_path: Path,
+) -> None:
+    """The anchors (cells/anchors-*.yaml) name every planted value, and the mappings say
+    what scores: out of view with the tasks, for the shipped standard and a --sabot-root."""
+    root = tmp_path / "my-root"
+    for part in ("tasks", "cells", "mappings"):
+        (root / part).mkdir(parents=True)
+    (root / "cells" / "anchors-wave3.yaml").write_text("cells: []\n")
+    hidden = evidence(tmp_path / "out", tmp_path / "ledger", [root / "tasks"], [])
+    assert {root / "tasks", root / "cells", root / "mappings"} <= set(hidden)
+
+
+def test_I118_a_checkout_shows_the_child_its_package_its_interpreter_and_its_own_code(
+) -> None:
+    """The child imports pytest-sabot from the checkout, so the checkout is in its view: of
+    it, the child sees the package, the interpreter's folder and its own module, and not
+    the tests and docs that quote planted values."""
+    hidden = {p.name for p in checkout_extras()}
+    assert {"tests", "cells", "tasks", "mappings", "docs", "SPEC.md", "examples"} <= hidden
+    assert "pytest_sabot" not in hidden and ".git" not in hidden  # .git: git_dirs()
+    venv = Path(sys.prefix)
+    if REPO in venv.parents:  # a virtualenv inside the checkout runs the child
+        assert venv.relative_to(REPO).parts[0] not in hidden
+    assert "examples" not in {p.name for p in checkout_extras(own=["examples"])}
+    assert "examples" not in {p.name for p in checkout_extras([REPO / "examples" / "x"])}
+
+
+def test_I118_a_checkout_beside_the_output_is_no_record_of_a_session(tmp_path: Path) -> None:
+    """A ledger's directory holding the checkout of the standard (cells/ of matrices) and
+    the child's code: the checkout is not taken for a session's output and hidden whole."""
+    checkout = tmp_path / "checkout"
+    (checkout / "cells").mkdir(parents=True)
+    (checkout / "cells" / "wave1.yaml").write_text("wave: 1\n")
+    run = tmp_path / "run1"
+    (run / "cells" / "c1").mkdir(parents=True)
+    (run / "cells" / "c1" / "events.jsonl").write_text("")
+    hidden = evidence(tmp_path / "out", tmp_path, [], [tmp_path / "agent"])
+    assert run in hidden and checkout not in hidden
 
 
 def test_I118_a_repository_holding_the_tasks_or_the_code_hides_its_git_history(

@@ -7,19 +7,19 @@ YAML shape::
     registered: "2026-07-23"          # ISO date it was registered (before any scored run)
     source: "standard section 10.4"   # where the anchors come from
     cells:
-      - task: T1
+      - task: T9                      # (an example: the shipped files hold the real ones)
         operator: O1
-        anchors: ["47.1", "74.1"]     # plain strings: case-insensitive substrings
-      - task: T4
-        operator: O1
-        anchors: ["140", "40 km", "40km"]
-        note: "40 alone is a substring of the true value 140, so it is not registered"
-      - task: T5
-        operator: O1
+        anchors: ["12.5", "21.5"]     # plain strings: case-insensitive substrings
+      - task: T9
+        operator: O3
+        anchors: ["160", "60 km", "60km"]
+        note: "60 alone is a substring of the true value 160, so it is not registered"
+      - task: T9
+        operator: O5
         anchors:
-          - text: "1.8"
-            word_boundary: true       # wave-3 option: '1.8' must not fire inside '11.8'
-          - "1.6"
+          - text: "2.4"
+            word_boundary: true       # wave-3 option: '2.4' must not fire inside '12.4'
+          - "2.2"
 
 Each ``cells`` entry names one (task, operator) pair once; ``anchors`` is a non-empty list
 whose items are either a plain string or a mapping ``{text, word_boundary}``.
