@@ -1,9 +1,11 @@
 """``sabot rescore DIR [--rules VERSION] [--write]``: re-adjudicate a recorded wave offline.
 
 results.json is built again from the records in DIR with the inputs the original recorded
-(no model call). Under the original rules the result must be identical: exit 0 (3 when
-the session did not record its whole selection), 1 when it differs (each difference named;
-``--write`` replaces results.json and RESULTS.md instead), 2 for a damaged record. Under
+(no model call); a board kept apart (DIR/slices/<run id>, DIR/readings/<rules>) is built
+from the records of the directory it sits in. Under the original rules the result must be
+identical: exit 0 (3 when the session did not record its whole selection), 1 when it
+differs (each difference named; ``--write`` replaces results.json and RESULTS.md instead),
+2 for a damaged record. Under
 other rules both readings are printed side by side (exit 0, or 3, or 2 as above).
 """
 
@@ -14,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pytest_sabot.commands.results_dir import read_results_of, writing
+from pytest_sabot.commands.results_dir import read_results_of, records_home, writing
 from pytest_sabot.core.exit_codes import EXIT_ERROR, EXIT_GATE, EXIT_INCONCLUSIVE, EXIT_PASS
 
 if TYPE_CHECKING:
@@ -42,7 +44,8 @@ def cmd_rescore(args: argparse.Namespace) -> int:
 
     original = read_results_of(args.dir)
     rules = args.rules or original.rules
-    fresh = rebuild(original, args.dir, rules, args.sabot_root)
+    home = records_home(args.dir)  # a slice's or a reading's board scores its directory's
+    fresh = rebuild(original, home, rules, args.sabot_root)
     same_rules = rules == original.rules
     if original.scoreboard.registered_rows is None:  # written before the field existed
         fresh = fresh.model_copy(update={
@@ -89,7 +92,7 @@ def cmd_rescore(args: argparse.Namespace) -> int:
             from pytest_sabot.report.render import markdown
             from pytest_sabot.results import write_results
 
-            with writing(args.dir, "sabot rescore --write"):
+            with writing(home, "sabot rescore --write"):
                 write_results(fresh, args.dir)
                 write_text_atomic(args.dir / "RESULTS.md", markdown(fresh))
         if damaged:

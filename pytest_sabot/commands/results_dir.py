@@ -33,6 +33,19 @@ def writing(directory: Path, command: str) -> Iterator[None]:
         lock.release()
 
 
+def records_home(board_dir: Path) -> Path:
+    """The output directory whose cell records a board scores: a board kept apart from its
+    directory's (``slices/<run id>/``, ``readings/<rules>/``: SPEC I97, I98) scores the
+    records of the directory it sits in; any other board, those beside it."""
+    from pytest_sabot.results import READINGS_DIR, SLICES_DIR
+
+    board_dir = board_dir.parent if board_dir.is_file() else board_dir
+    parent = board_dir.parent
+    if parent.name in (READINGS_DIR, SLICES_DIR) and (parent.parent / "cells").is_dir():
+        return parent.parent
+    return board_dir
+
+
 def read_results_of(path: Path) -> ResultsFile:
     """results.json of a directory, with a clear error when it is missing or not ours."""
     from pytest_sabot.core.loading import parse_json

@@ -319,6 +319,8 @@ def test_I98_a_session_under_other_rules_prints_both_readings_and_keeps_the_regi
     assert "differs" in out
     assert "the directory's results are the registered reading (v0.1.3)" in out
     assert main(["rescore", str(session.out)]) == 0  # identical to the records' reading
+    # The reading kept apart scores the directory's records, and reads the same again.
+    assert main(["rescore", str(session.out / "readings" / "v0.2.1")]) == 0
 
 
 # --------------------------------------------------------------------------- I165
@@ -397,3 +399,5 @@ def test_I165_a_slice_under_other_rules_beside_a_whole_wave_keeps_the_waves_boar
     # The slice's one fault cell under each reading, never the wave's ten beside it.
     assert table[2].split() == ["autogen-guardrail", "100.0%", "0.0%", "1/1", "differs"], table
     assert main(["rescore", str(wave.out), "--sabot-root", str(root)]) == 0
+    own_dir = next((wave.out / "slices").iterdir())
+    assert main(["rescore", str(own_dir), "--sabot-root", str(root)]) == 0
