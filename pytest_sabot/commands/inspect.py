@@ -51,6 +51,9 @@ class Timeline(BaseModel):
     )
     verdict: str
     funnel: str
+    rules: str = Field("", description="The rule version the verdict is read under (the "
+                       "one the recording session ran; a board elsewhere may read the same "
+                       "record under another, SPEC I98).")
     gate: str
     events: list[TimelineEvent]
     reviewer: list[str] = Field(description="The reviewer's words, one entry per review.")
@@ -128,6 +131,7 @@ def timeline(cell_dir: Path, root: Path | None = None) -> Timeline:
     marks: dict[int, list[str]] = {}
     notes: list[str] = []
     verdict = funnel = "unscored"
+    rules = ""
     try:
         with session_standard(
             out_dir, int(start["wave"]), session=outcome.session, root=root,
@@ -135,6 +139,7 @@ def timeline(cell_dir: Path, root: Path | None = None) -> Timeline:
         ) as std:
             cell = std.cell(cell_id)
             scored = _score(std, cell, Path(cell_dir), out_dir)
+            rules = std.rules.version
         verdict = outcome_of(scored).verdict
         if isinstance(scored, CellVerdict):
             funnel = scored.excluded.code if scored.excluded else funnel_word(scored)
@@ -178,7 +183,7 @@ def timeline(cell_dir: Path, root: Path | None = None) -> Timeline:
     except ValueError:  # a spec this version cannot parse: its own words stand
         label = model
     return Timeline(
-        cell_id=cell_id, model=model, label=label, verdict=verdict, funnel=funnel,
+        cell_id=cell_id, model=model, label=label, verdict=verdict, funnel=funnel, rules=rules,
         gate=f"{gate.outcome} ({gate.reason})", events=rows, reviewer=reviewer, probe=probe,
         soft_quote=quote, notes=notes, tracebacks=tracebacks,
     )
@@ -236,7 +241,8 @@ def print_timeline(t: Timeline, width: int | None = None) -> None:
     lines = [f"landing probe: {t.probe or 'none in the trace'}"]
     if t.soft_quote is not None:
         lines.append(f"soft tier quote: {t.soft_quote!r}")
-    lines += [f"verdict: {t.verdict} ({t.funnel})", f"gate: {t.gate}",
+    lines += [*([f"read under rules {t.rules}"] if t.rules else []),
+              f"verdict: {t.verdict} ({t.funnel})", f"gate: {t.gate}",
               *[f"note: {n}" for n in t.notes]]
     print_lines(out, lines)
 

@@ -32,6 +32,7 @@ def test_I79_inspect_marks_injection_detection_and_probe_within_the_width(
     assert "VERDICT: REJECT" in text  # the reviewer's own words
     assert "soft tier quote:" in text
     assert "verdict: DETECTED_HARD (DETECTED_HARD REACTED RECOVERED)" in text
+    assert "read under rules v0.1.3" in text
     assert "gate: pass (record matches)" in text
     assert tree_digest(vigilant.out / "cells" / FAULT) == before
 
