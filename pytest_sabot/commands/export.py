@@ -117,8 +117,19 @@ def junit_xml(results: ResultsFile) -> str:
     for n in results.selection.not_run:
         case(_row_of(n.cell_id), n.cell_id, id_pairs(n.cell_id, "NOT_RUN"),
              f"NOT_RUN ({n.reason})")
+    failures = 0
+    for gate in results.gates or []:  # the session's gates, as its own XML files them
+        tests += 1
+        node = ET.SubElement(suite, "testcase", classname="sabot.gate",
+                             name=f"gate[{gate.name}]", time="0")
+        if not gate.passed:
+            failures += 1
+            ET.SubElement(node, "failure", message=f"pytest-sabot gate: {gate.message}")
+        out = ET.SubElement(node, "system-out")
+        out.text = (f"sabot.gate={gate.name}\nsabot.passed={str(gate.passed).lower()}\n"
+                    f"sabot.message={gate.message}\n")
     suite.set("tests", str(tests))
-    suite.set("failures", "0")
+    suite.set("failures", str(failures))
     suite.set("errors", "0")
     suite.set("skipped", str(skipped))
     ET.indent(suites)

@@ -592,6 +592,15 @@ CREDITS = (
 )
 
 
+def gate_markdown_lines(results: ResultsFile) -> list[str]:
+    """The session's gates (SPEC I43) as it reported them: a failed one in bold."""
+    lines = []
+    for gate in results.gates or []:
+        word = "passed" if gate.passed else "**FAILED**"
+        lines += [f"> gate {gate.name} {word}: {gate.message}", ""]
+    return lines
+
+
 def markdown(results: ResultsFile) -> str:
     """RESULTS.md: scoreboard, footnotes and the full exclusion appendix."""
     partial = partial_line(results)
@@ -609,6 +618,7 @@ def markdown(results: ResultsFile) -> str:
     if results.off_pin:
         out += ["> OFF-PIN: " + "; ".join(f"{k} {v}" for k, v in results.off_pin.items()),
                 ""]
+    out += gate_markdown_lines(results)
     out.append(
         f"Rules: {results.rules} (wave registered under {results.wave_rules}). "
         f"Registration hash: `{results.registration_hash[:16]}`. "

@@ -244,6 +244,15 @@ class SessionInfo(StrictModel):
     ended: str | None = Field(None, description="End (UTC, ISO 8601).")
 
 
+class SessionGate(StrictModel):
+    """One of the session's gates as it ended (SPEC I43): a row's ``--sabot-fail-under``,
+    the share of RUN_ERROR cells, the baselines a gated row stands on."""
+
+    name: str = Field(description="A row, or 'run-errors' / 'baselines'.")
+    passed: bool
+    message: str = Field(description="What was checked, with the figures.")
+
+
 class ResultsFile(StrictModel):
     """Everything a scored wave published: cells with their acts and evidence, rows, and
     what it ran on."""
@@ -298,6 +307,13 @@ class ResultsFile(StrictModel):
         None,
         description="A lab matrix only: the lab gate per row and fault beside the funnel "
         "(results/lab_gates.py); absent from the file for every other wave.",
+    )
+    gates: list[SessionGate] | None = Field(
+        None,
+        description="The gates the session reported (SPEC I43: asked for with "
+        "--sabot-fail-under, or a RUN_ERROR share over --sabot-max-run-errors), passed or "
+        "failed, as its exit status read them; absent from the file when none was reported "
+        "(sabot rescore and sabot export carry them over as recorded).",
     )
     extensions: dict[str, Any] = Field(
         default_factory=dict,
@@ -556,7 +572,8 @@ def write_results(results: ResultsFile, out_dir: Path) -> Path:
     path = out_dir / RESULTS_FILE
     # A wave of framework adapters that is not a lab matrix writes exactly the fields it
     # always wrote.
-    skip = {name for name in ("lab_gates", "outside_row") if getattr(results, name) is None}
+    skip = {name for name in ("lab_gates", "outside_row", "gates")
+            if getattr(results, name) is None}
     write_json_atomic(path, results.model_dump(mode="json", exclude=skip or None))
     return path
 

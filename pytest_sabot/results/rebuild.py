@@ -27,7 +27,7 @@ def rebuild(
     sel = original.selection
     chosen = counted if counted is not None else original.counted
     reasons = {n.cell_id: (n.reason, n.detail) for n in sel.not_run}
-    return build_results(
+    fresh = build_results(
         std,
         directory,
         selected_ids=sel.cell_ids or [c.cell_id for c in original.cells] + sel.missing
@@ -55,3 +55,5 @@ def rebuild(
         versions=original.versions,
         processes=processes,
     )
+    # The gates are the session's, as its exit status read them (SPEC I43): kept as recorded.
+    return fresh if original.gates is None else fresh.model_copy(update={"gates": original.gates})

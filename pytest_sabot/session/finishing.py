@@ -15,7 +15,7 @@ from pytest_sabot.core.models.states import NotRunReason, SessionStatus
 from pytest_sabot.core.records import now_iso
 from pytest_sabot.core.trace_io import OutputUnwritable
 from pytest_sabot.harness.run import wait_for_abandoned
-from pytest_sabot.results import RESULTS_FILE, ResultsFile, SessionInfo
+from pytest_sabot.results import RESULTS_FILE, ResultsFile, SessionGate, SessionInfo
 from pytest_sabot.session import junit, start_order
 from pytest_sabot.session.gates import evaluate, failures
 
@@ -254,6 +254,10 @@ def _finish(state: SabotSession, session: pytest.Session) -> None:
     results = extended(state, results)
     state.results = results
     state.gates = evaluate(results, state.settings.fail_under, state.settings.max_run_errors)
+    reported = [SessionGate(name=g.name, passed=g.passed, message=g.message)
+                for g in state.gates if g.shown]
+    if reported:  # what the exit status read, kept with the results it read it from
+        results = state.results = results.model_copy(update={"gates": reported})
     try:
         boards = state.boards
         assert boards is not None

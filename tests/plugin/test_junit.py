@@ -18,6 +18,7 @@ import xmlschema
 from junitparser import Failure, JUnitXml, Properties, Property, Skipped, TestCase
 from plugin_runs import Run, copy_out, run, shared, shared_dir
 
+from pytest_sabot.commands.cli import main
 from pytest_sabot.core.models.verdict import BaselineVerdict
 
 # Each test runs whole pytest sessions of real pipelines (seconds each).
@@ -129,6 +130,22 @@ def test_9_6_a_failing_row_gate_is_a_failed_testcase_dashboards_show(
     expected = {f"gate[{row}]" for row, value in rows.items() if value is not None and value < 1}
     assert set(below) == expected
     assert failing.returncode == (1 if expected else 0), failing.describe()
+    # The gates are kept with the results the exit status read them from: results.json,
+    # RESULTS.md, and the export's XML files them as the session's own did.
+    recorded = {f"gate[{g.name}]": g.passed for g in failing.results.gates or []}
+    assert recorded == {name: name not in below for name in gates}
+    md = (out / "RESULTS.md").read_text()
+    assert all(f"> gate {n[5:-1]} **FAILED**: " in md for n in below), md[:2000]
+    exported = tmp_path / "exported.xml"
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest_sabot", "export", str(out), "--format", "junit",
+         "--out", str(exported)], capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    xmlschema.XMLSchema(str(XSD)).validate(str(exported))
+    theirs = {c.name: any(isinstance(r, Failure) for r in c.result)
+              for c in _cases(exported) if c.classname == "sabot.gate"}
+    assert theirs == {name: name in below for name in gates}
+    assert main(["rescore", str(out)]) == 0  # the gates are carried over as recorded
 
 
 def test_9_6_xunit1_carries_per_testcase_properties(gated: Run, tmp_path: Path) -> None:
