@@ -195,8 +195,9 @@ def print_summary(out: Console, results: ResultsFile) -> None:
     print_table(out, _row_columns(), rows, where)
     if render._flags_wave(results):
         print_lines(out, [
-            "wave-2 surfaces: union = mapping or anchored flag (the headline, except rows "
-            "quoted flags-only below); any-flag is a diagnostic only" + render.partial_tag(results)
+            "detection surfaces (the FLAGS protocol, standard section 10): union = mapping or "
+            "anchored flag (the headline, except rows quoted flags-only below); any-flag is "
+            "a diagnostic only" + render.partial_tag(results)
         ])
         print_table(out, _surface_columns(), rows, where)
     print_lines(out, render.quoted_reading_lines(results))

@@ -412,6 +412,20 @@ def test_incomplete_session_is_said_before_any_number(wave_slice: Path, tmp_path
     assert view.banners[0].startswith("INCOMPLETE: incomplete: interrupted after 40 of 42")
 
 
+def test_I41_the_header_names_the_baselines_a_slice_pulled_in(
+    wave_slice: Path, tmp_path: Path
+) -> None:
+    """The terminal and RESULTS.md say "+ N baseline(s) pulled in"; so does the page's
+    header, where a reader counts the cells."""
+    run = copy_run(wave_slice, tmp_path / "run")
+    results = _results(run)
+    assert "pulled in" not in render_results_html(run).split('id="selection"')[1][:400]
+    results["selection"]["pulled_in"] = ["langgraph-default-baseline-T1-s11"]
+    (run / "results.json").write_text(json.dumps(results))
+    header = render_results_html(run).split('id="selection"')[1].split("</p>")[0]
+    assert "+ 1 baseline(s) pulled in by the selection" in header
+
+
 # --------------------------------------------------------------------------- layouts, CLI
 
 
