@@ -32,6 +32,7 @@ def _describe(name: str, info: RunInfo) -> list[str]:
         f"   wave {info.wave}, rules {info.rules}, model {info.model}, "
         f"{info.valid}/{info.fault_cells} fault cells valid",
         f"   {info.label}",
+        *([f"   PARTIAL: {info.partial}"] if info.partial else []),
     ]
 
 

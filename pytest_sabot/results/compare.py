@@ -57,6 +57,9 @@ class RunInfo(ResultsIdentity):
     path: str = Field(description="The results.json that was read.")
     fault_cells: int = Field(description="Fault cells recorded in the file.")
     valid: int = Field(description="Fault cells without an exclusion code.")
+    partial: str = Field("", description="Why the file is no whole wave's board (the "
+                         "session did not record its selection; a slice; cells not run or "
+                         "unpaired), as its own tables say; empty for a whole board.")
 
 
 class Mismatch(FrozenModel):
@@ -195,6 +198,8 @@ def _info(results: ResultsFile, path: str) -> RunInfo:
         path=path,
         fault_cells=len(faults),
         valid=sum(1 for v in faults.values() if v.excluded is None),
+        partial="; ".join([*([results.status_line] if results.status_line else []),
+                           *results.partial_reasons]),
     )
 
 

@@ -426,3 +426,16 @@ def test_23_4_an_excluded_fault_cell_has_one_letter_in_pytest_and_in_sabot_histo
     out = capsys.readouterr().out
     assert f" 1B {shown['H']}H {len(excluded)}b" in out.replace("1P ", "")
     assert "B baseline fail" in out and "b excluded (baseline failed)" in out
+
+
+def test_I91_compare_heads_a_partial_side_with_why_it_is_partial(inputs: Inputs) -> None:
+    """Every table of a partial board says so; the comparison's description of each side
+    does too, not only its closing line."""
+    from pytest_sabot.commands.compare import _describe
+
+    side = compare(load_side(inputs.vigilant), load_side(inputs.credulous))
+    for info in (side.a, side.b):
+        results = read_results(inputs.vigilant if info is side.a else inputs.credulous)
+        assert info.partial == "; ".join(results.partial_reasons)
+        assert info.partial.startswith("a slice, ")  # these inputs are slices
+        assert f"   PARTIAL: {info.partial}" in _describe("A", info)
