@@ -105,6 +105,7 @@ class SabotSession:
         self.results: ResultsFile | None = None
         self.reports: dict[str, dict[str, Any]] = {}
         self.cell_reports: dict[str, pytest.TestReport] = {}  # controller: to settle (final.py)
+        self.cell_nodeids: dict[str, str] = {}  # controller: each selected cell's test id
         self.events: list[dict[str, str]] = []
         self.stop_reason: NotRunReason | None = None
         self.stop_detail = ""
@@ -481,12 +482,15 @@ class SabotSession:
             return
         ids = cell_ids_of_items(items)
         if not self.is_worker:
+            self.cell_nodeids = {cid: i.nodeid for i in items
+                                 if (cid := cell_id_of(i.nodeid)) is not None}
             self.fix_selection(ids)
         if not self.collect_only:
             self._build_runner(ids)
 
     def fix_selection_from_nodeids(self, nodeids: Sequence[str]) -> None:
         ids = [cid for cid in (cell_id_of(n) for n in nodeids) if cid is not None]
+        self.cell_nodeids = {cid: n for n in nodeids if (cid := cell_id_of(n)) is not None}
         self.fix_selection(ids)
 
     def fix_selection(self, ids: Sequence[str]) -> None:

@@ -71,14 +71,25 @@ def settle(
             continue
         changed.append(cell_id)
         if not report.failed:  # a failure keeps its category (its traceback must show)
-            _move(stats, report, str(shown["category"]), final["category"])
+            _move(stats, report, str(shown["category"]), final["category"], terminal)
         shown.update(final)
     if changed:
         _rewrite_junit(config, {c: fields[c]["properties"] for c in changed})
     return changed
 
 
-def _move(stats: dict[str, list[Any]], report: Any, old: str, new: str) -> None:
+def _add(terminal: Any, stats: dict[str, list[Any]], category: str, report: Any) -> None:
+    """A report counted under ``category``: through the terminal's own bookkeeping where it
+    has one, which also makes a category new to the session part of the count line."""
+    add = getattr(terminal, "_add_stats", None)
+    if callable(add):
+        add(category, [report])
+    else:
+        stats.setdefault(category, []).append(report)
+
+
+def _move(stats: dict[str, list[Any]], report: Any, old: str, new: str,
+          terminal: Any = None) -> None:
     if old == new:
         return
     kept = stats.get(old, [])
@@ -86,7 +97,7 @@ def _move(stats: dict[str, list[Any]], report: Any, old: str, new: str) -> None:
         kept.remove(report)
         if not kept:
             stats.pop(old, None)
-        stats.setdefault(new, []).append(report)
+        _add(terminal, stats, new, report)
 
 
 def _rewrite_junit(config: pytest.Config, properties: Mapping[str, list[tuple[str, str]]]) -> None:
@@ -120,3 +131,57 @@ def _cell_of(name: str) -> str:
     if name.startswith("test_cell[") and name.endswith("]"):
         return name[len("test_cell["):-1]
     return ""
+
+
+def report_unreported(
+    config: pytest.Config,
+    wave: int,
+    reports: Mapping[str, pytest.TestReport],
+    nodeids: Mapping[str, str],
+    fields: Mapping[str, dict[str, Any]],
+    not_run: Mapping[str, str],
+) -> list[str]:
+    """Each selected cell the results count or list as not run but whose test never
+    reported: a worker stopped by SIGINT or SIGTERM after it recorded the cell and before
+    its report reached the controller, or a cell an interrupted session never started.
+    A recorded cell gets its final verdict as a test result (the count line and the JUnit
+    XML count the cells results.json counts, SPEC I96); a cell not run gets a skipped
+    testcase naming the reason, as ``sabot export`` files it. Returns the cells reported."""
+    from pytest_sabot.results.junit_fields import classname
+    from pytest_sabot.session.junit import case_properties_allowed, xml_of
+
+    terminal = config.pluginmanager.get_plugin("terminalreporter")
+    stats: dict[str, list[Any]] = getattr(terminal, "stats", {}) if terminal else {}
+    xml = xml_of(config)
+    done: list[str] = []
+    for cell_id, nodeid in nodeids.items():
+        final = fields.get(cell_id)
+        if cell_id in reports or (final is None and cell_id not in not_run):
+            continue
+        location = (nodeid.split("::")[0], None, nodeid.split("::")[-1])
+        if final is not None:
+            report = pytest.TestReport(nodeid, location, {}, "passed", None, "call")
+            report.sabot = dict(final, cell_id=cell_id)  # type: ignore[attr-defined]
+            _add(terminal, stats, str(final["category"]), report)
+        elif xml is not None:
+            why = f"NOT_RUN ({not_run[cell_id]})"
+            report = pytest.TestReport(nodeid, location, {}, "skipped",
+                                       (location[0], 0, why), "setup")
+        else:
+            continue
+        done.append(cell_id)
+        if xml is None:
+            continue
+        reporter = xml.node_reporter(report)
+        reporter.add_attribute("classname", classname(wave, cell_id.rsplit("-", 3)[0]))
+        if final is not None and case_properties_allowed(config):
+            for name, value in final["properties"]:
+                reporter.add_property(name, value)
+        elif final is not None:
+            out = ET.Element("system-out")
+            out.text = "\n".join(f"{k}={v}" for k, v in final["properties"]) + "\n"
+            reporter.append(out)
+        xml.pytest_runtest_logreport(report)
+        xml.pytest_runtest_logreport(
+            pytest.TestReport(nodeid, location, {}, "passed", None, "teardown"))
+    return done

@@ -315,9 +315,15 @@ def _finish(state: SabotSession, session: pytest.Session) -> None:
             )
     if status == "output-unwritable":
         state.messages.append((_unwritable_message(state, results), True))
-    from pytest_sabot.session.final import final_fields, settle
+    from pytest_sabot.session.final import final_fields, report_unreported, settle
 
-    settle(state.config, state.cell_reports, final_fields(state.standard, results))
+    fields = final_fields(state.standard, results)
+    settle(state.config, state.cell_reports, fields)
+    pulled = set(results.selection.pulled_in)  # no test of the session's (SPEC I41)
+    report_unreported(
+        state.config, results.wave, state.cell_reports,
+        {c: n for c, n in state.cell_nodeids.items() if c not in pulled}, fields,
+        {n.cell_id: n.reason for n in results.selection.not_run})
     junit.suite_properties(state.config, results, state.run_id)
     junit.report_gates(state.config, state.gates)
     _exit_status(state, session, results, status)

@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from plugin_runs import (
@@ -278,6 +280,14 @@ def test_16_a_full_disk_ends_the_session_with_one_clear_message_and_resume_compl
     _same_as_reference(done, reference)
 
 
+def _junit_cases(path: Path) -> list[Any]:
+    from junitparser import JUnitXml
+
+    xml = JUnitXml.fromfile(str(path))
+    suites = [xml] if xml._tag == "testsuite" else list(xml)
+    return [case for suite in suites for case in suite]
+
+
 def _signalled(
     tmp_path: Path, sig: signal.Signals, again: float | None, *args: str
 ) -> tuple[Run, list[int]]:
@@ -301,7 +311,9 @@ def test_16_sigterm_of_the_controller_records_an_interrupted_session(
     # The model answers slowly enough that the signal lands while cells are still running
     # and others are still queued (the latency changes no record, only the time).
     in_flight = [SLOW_IN_FLIGHT if a.startswith("--sabot-sim-latency") else a for a in in_flight]
-    session, workers = _signalled(tmp_path, signal.SIGTERM, None, *in_flight)
+    junit = tmp_path / "junit.xml"
+    session, workers = _signalled(tmp_path, signal.SIGTERM, None, *in_flight,
+                                  f"--junitxml={junit}")
     assert session.returncode == pytest.ExitCode.INTERRUPTED, session.describe()
     _wait_for(lambda: not _alive(workers), timeout=30)
     results = session.results
@@ -310,6 +322,21 @@ def test_16_sigterm_of_the_controller_records_an_interrupted_session(
     assert {n.reason for n in results.selection.not_run} == {"interrupted"}
     assert "INCOMPLETE:" in session.stdout and "(interrupted)" in session.stdout
     accounted_once(results)
+    # The count line and the JUnit XML count the cells results.json counts (SPEC I96),
+    # those a stopped worker recorded without reporting them included; a cell not run is
+    # a skipped testcase naming why, as sabot export files it.
+    counted = {c.cell_id for c in results.cells} - set(results.selection.pulled_in)
+    cases = {c.name[len("test_cell["):-1]: c for c in _junit_cases(junit)
+             if c.name.startswith("test_cell[")}
+    assert {cid for cid, c in cases.items() if not c.is_skipped} == counted
+    assert {cid for cid, c in cases.items() if c.is_skipped} == {
+        n.cell_id for n in results.selection.not_run}
+    words = ("baseline_pass|baseline_fail|run_error|injection_unverified|detected_hard|"
+             "detected_soft|missed|unjudged")
+    count_line = [line for line in session.stdout.splitlines()
+                  if re.search(rf"\d+ ({words})\b", line)][-1]
+    counts = re.findall(rf"(\d+) ({words})\b", count_line)
+    assert sum(int(n) for n, _ in counts) == len(counted), session.stdout[-600:]
     _no_temp_files(session.out)
     _records_intact(session.out)
     (manifest,) = read_manifests(session.out)
