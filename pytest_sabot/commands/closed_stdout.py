@@ -7,7 +7,6 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-from collections.abc import Callable
 from typing import Any, TextIO
 
 
@@ -60,8 +59,9 @@ def guard_stdout() -> None:
     sys.stdout = ClosedPipeSafe(stream)
 
 
-def run_as_program(main: Callable[[], int]) -> int:
-    """``main`` run as the program (a ``python -m`` shim): its output safe to close early,
-    as the ``sabot`` command's is."""
-    guard_stdout()
-    return main()
+
+def guard_if_program(argv: object) -> None:
+    """A command's ``main`` called with no arguments runs as the program (a ``python -m``
+    shim): its output is made safe to close early, as the ``sabot`` command's is."""
+    if argv is None:
+        guard_stdout()

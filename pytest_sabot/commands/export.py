@@ -84,7 +84,7 @@ def junit_xml(results: ResultsFile) -> str:
         id_pairs,
         suite_pairs,
     )
-    from pytest_sabot.results.outcomes import outcome_of
+    from pytest_sabot.results.outcomes import STRUCTURAL_ZERO_SKIP, outcome_of
 
     suites = ET.Element("testsuites", name="sabot")
     suite = ET.SubElement(suites, "testsuite", name=f"sabot.wave{results.wave}")
@@ -113,7 +113,7 @@ def junit_xml(results: ResultsFile) -> str:
             case(v.row, v.cell_id, cell_pairs(v, v, outcome_of(v).verdict))
     for cid in results.structural_zeros:
         case(_row_of(cid), cid, id_pairs(cid, "STRUCTURAL_ZERO"),
-             "STRUCTURAL_ZERO (registered, not run)")
+             STRUCTURAL_ZERO_SKIP)
     for n in results.selection.not_run:
         case(_row_of(n.cell_id), n.cell_id, id_pairs(n.cell_id, "NOT_RUN"),
              f"NOT_RUN ({n.reason})")

@@ -14,11 +14,13 @@ import sys
 import threading
 from pathlib import Path
 
+from pytest_sabot.commands.closed_stdout import guard_if_program
 from pytest_sabot.core.exit_codes import EXIT_PASS
 
 
 def main(argv: list[str] | None = None) -> int:
     """Serve until interrupted; exit 0 (argparse's 2 for bad options)."""
+    guard_if_program(argv)
     from pytest_sabot.gateway.server import start_gateway
     from pytest_sabot.gateway.settings import GatewaySettings
     from pytest_sabot.trusted.harden import harden

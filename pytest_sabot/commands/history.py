@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from pytest_sabot.commands.closed_stdout import guard_if_program
 from pytest_sabot.commands.failure import fail
 from pytest_sabot.core.errors import SabotDataError
 from pytest_sabot.core.exit_codes import EXIT_ERROR, EXIT_PASS
@@ -312,6 +313,7 @@ def cmd_regress(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m pytest_sabot.history ...``."""
+    guard_if_program(argv)
     args = module_parser().parse_args(argv)
     if args.history_command == "regress":
         return cmd_regress(args)

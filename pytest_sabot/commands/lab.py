@@ -37,6 +37,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from pytest_sabot.commands.closed_stdout import guard_if_program
 from pytest_sabot.commands.failure import fail
 from pytest_sabot.commands.lab_outputs import write_lab_run
 from pytest_sabot.core.errors import SabotDataError
@@ -372,6 +373,7 @@ def main(argv: Sequence[str] | None = None, *, prog: str = "python -m pytest_sab
     """The lab's command line (``sabot lab`` and ``python -m pytest_sabot.lab`` alike):
     every run it records is written with its report and JUnit XML and added to the run
     history."""
+    guard_if_program(argv)
     return dispatch(parser(prog).parse_args(argv), history=history)
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from pytest_sabot.commands.closed_stdout import guard_if_program
 from pytest_sabot.commands.failure import fail
 from pytest_sabot.commands.results_dir import read_results_of, writing
 from pytest_sabot.core.errors import SabotDataError, from_validation_error
@@ -71,6 +72,7 @@ def _is_lab(path: Path) -> bool:
 
 def html_main(argv: Sequence[str] | None = None) -> int:
     """``python -m pytest_sabot.report.html ...``: the path written, or exit 2."""
+    guard_if_program(argv)
     args = html_parser().parse_args(argv)
     from pytest_sabot.report.html import write_compare_html, write_lab_html, write_results_html
 

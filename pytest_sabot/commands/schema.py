@@ -17,6 +17,7 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
+from pytest_sabot.commands.closed_stdout import guard_if_program
 from pytest_sabot.commands.merge import MergeRecord
 from pytest_sabot.core.exit_codes import EXIT_GATE, EXIT_PASS
 from pytest_sabot.core.manifest import SessionRecord
@@ -185,6 +186,7 @@ def write_schemas(out_dir: Path = DEFAULT_OUT) -> list[Path]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    guard_if_program(argv)
     parser = argparse.ArgumentParser(
         prog="python -m pytest_sabot.schema",
         description="Write (or check) the JSON Schemas of every pytest-sabot file format.",

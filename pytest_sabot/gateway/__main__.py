@@ -6,6 +6,4 @@ from pytest_sabot.commands.gateway import main
 __all__ = ["main"]
 
 if __name__ == "__main__":
-    from pytest_sabot.commands.closed_stdout import run_as_program
-
-    raise SystemExit(run_as_program(main))
+    raise SystemExit(main())

@@ -15,6 +15,9 @@ BASELINE_FAIL = "BASELINE_FAIL"
 RUN_ERROR = "RUN_ERROR"
 STRUCTURAL_ZERO = "STRUCTURAL_ZERO"
 NOT_RUN_BUDGET = "NOT_RUN"
+STRUCTURAL_ZERO_SKIP = "STRUCTURAL_ZERO: registered carve-out, never run (SPEC S3.4)"
+"""The skip message of a structural zero's testcase, in the session's JUnit and the
+export's alike."""
 UNPAIRED = "UNPAIRED"
 BASELINE_LETTERS = {BASELINE_PASS: "P", BASELINE_FAIL: "B", RUN_ERROR: "R"}
 """A baseline's letter: its own outcome (a baseline that failed its task is ``B``)."""

@@ -20,6 +20,7 @@ from pytest_sabot.core.models.cells import Cell
 from pytest_sabot.core.models.states import NotRunReason
 from pytest_sabot.core.records import OutputInUse, SessionLock, now_iso
 from pytest_sabot.core.trace_io import OutputUnwritable
+from pytest_sabot.results.outcomes import STRUCTURAL_ZERO_SKIP
 from pytest_sabot.session import gateway as gateway_mod
 from pytest_sabot.session import junit, preflight, signals, start_order
 from pytest_sabot.session import secrets as secrets_mod
@@ -106,6 +107,7 @@ class SabotSession:
         self.reports: dict[str, dict[str, Any]] = {}
         self.cell_reports: dict[str, pytest.TestReport] = {}  # controller: to settle (final.py)
         self.cell_nodeids: dict[str, str] = {}  # controller: each selected cell's test id
+        self.reported_cells: set[str] = set()  # controller: cells any report came for
         self.events: list[dict[str, str]] = []
         self.stop_reason: NotRunReason | None = None
         self.stop_detail = ""
@@ -669,7 +671,7 @@ class SabotSession:
         if self.runner.junit_properties:
             item.user_properties.extend(result["properties"])
         if result["skip"]:
-            pytest.skip("STRUCTURAL_ZERO: registered carve-out, never run (SPEC S3.4)")
+            pytest.skip(STRUCTURAL_ZERO_SKIP)
         return result
 
     def _stop(self, session: pytest.Session, reason: NotRunReason, detail: str) -> None:
@@ -684,6 +686,8 @@ class SabotSession:
         """Controller (and a process without xdist): collect each cell's result."""
         if self.is_worker or self.std is None:
             return
+        if (reported := cell_id_of(report.nodeid)) is not None:
+            self.reported_cells.add(reported)  # any report of it: its testcase is open
         result = getattr(report, "sabot", None)
         if isinstance(result, dict):
             self.reports[result["cell_id"]] = result

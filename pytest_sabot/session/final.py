@@ -19,7 +19,7 @@ a provisional one "(provisional: baseline pending)".
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -136,7 +136,7 @@ def _cell_of(name: str) -> str:
 def report_unreported(
     config: pytest.Config,
     wave: int,
-    reports: Mapping[str, pytest.TestReport],
+    reported: Collection[str],
     nodeids: Mapping[str, str],
     fields: Mapping[str, dict[str, Any]],
     not_run: Mapping[str, str],
@@ -156,7 +156,7 @@ def report_unreported(
     done: list[str] = []
     for cell_id, nodeid in nodeids.items():
         final = fields.get(cell_id)
-        if cell_id in reports or (final is None and cell_id not in not_run):
+        if cell_id in reported or (final is None and cell_id not in not_run):
             continue
         location = (nodeid.split("::")[0], None, nodeid.split("::")[-1])
         if final is not None:

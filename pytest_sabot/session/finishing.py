@@ -321,7 +321,7 @@ def _finish(state: SabotSession, session: pytest.Session) -> None:
     settle(state.config, state.cell_reports, fields)
     pulled = set(results.selection.pulled_in)  # no test of the session's (SPEC I41)
     report_unreported(
-        state.config, results.wave, state.cell_reports,
+        state.config, results.wave, state.reported_cells,
         {c: n for c, n in state.cell_nodeids.items() if c not in pulled}, fields,
         {n.cell_id: n.reason for n in results.selection.not_run})
     junit.suite_properties(state.config, results, state.run_id)
