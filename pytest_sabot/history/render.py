@@ -31,7 +31,9 @@ FIXTURE_NOTE = (
     "fixture: a keyless run of the embedded model or a scripted lab controller; its numbers "
     "are acceptance fixtures, never measurements of any LLM"
 )
-LEGEND = f"cells: {OUTCOME_LEGEND}; a lab run shows its gate"
+LEGEND = (f"cells: {OUTCOME_LEGEND}; a lab run shows its gate. The letters count every "
+          "cell the board counts, the baselines a slice pulled in among them; the cells "
+          "column counts the selection")
 
 
 def _when(s: RunSummary) -> str:
