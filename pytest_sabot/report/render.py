@@ -541,8 +541,9 @@ def session_lines(results: ResultsFile) -> list[str]:
     return lines
 
 
-def _spend_line(spend: dict[str, Any]) -> str:
-    """One line from the gateway's stats (GatewayStats: the spend sits under ``budget``)."""
+def _spend_line(spend: dict[str, Any], keyless: bool = False) -> str:
+    """One line from the gateway's stats (GatewayStats: the spend sits under ``budget``);
+    ``keyless``: the embedded model served the session (results.json's ``fixture``)."""
     budget = spend.get("budget")
     budget = budget if isinstance(budget, dict) else {}
     cost = budget.get("spent_usd")
@@ -551,10 +552,10 @@ def _spend_line(spend: dict[str, Any]) -> str:
     fixture_calls = spend.get("fixture_calls")
     if not calls:
         return "spend: none; no model calls"
-    if not spend.get("upstream_calls") and not cost:
-        if fixture_calls == calls:
-            return (f"spend: none; all {calls} model calls of this run answered by the "
-                    "embedded model")
+    if calls and fixture_calls == calls and not spend.get("upstream_calls"):
+        return (f"spend: none; all {calls} model calls of this run answered by the "
+                "embedded model")
+    if keyless and not spend.get("upstream_calls") and not cost:
         # Nothing went to a provider: the calls the embedded model did not answer (it
         # refused them, or the gateway turned them away) cost nothing either.
         answered = fixture_calls or 0

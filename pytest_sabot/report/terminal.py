@@ -229,7 +229,7 @@ def print_summary(out: Console, results: ResultsFile) -> None:
         *refusal_lines(results.model_calls),
     ]
     if results.spend:
-        lines.append(render._spend_line(results.spend))
+        lines.append(render._spend_line(results.spend, keyless=results.fixture))
     print_lines(out, lines)
 
 

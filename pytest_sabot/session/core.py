@@ -20,7 +20,6 @@ from pytest_sabot.core.models.cells import Cell
 from pytest_sabot.core.models.states import NotRunReason
 from pytest_sabot.core.records import OutputInUse, SessionLock, now_iso
 from pytest_sabot.core.trace_io import OutputUnwritable
-from pytest_sabot.results.outcomes import STRUCTURAL_ZERO_SKIP
 from pytest_sabot.session import gateway as gateway_mod
 from pytest_sabot.session import junit, preflight, signals, start_order
 from pytest_sabot.session import secrets as secrets_mod
@@ -671,6 +670,8 @@ class SabotSession:
         if self.runner.junit_properties:
             item.user_properties.extend(result["properties"])
         if result["skip"]:
+            from pytest_sabot.results.outcomes import STRUCTURAL_ZERO_SKIP
+
             pytest.skip(STRUCTURAL_ZERO_SKIP)
         return result
 

@@ -358,22 +358,25 @@ def test_I48_a_cell_that_did_not_pass_or_was_excluded_carries_its_reason_in_juni
     assert "sabot.reason" not in dict(cell_pairs(scored, scored, "DETECTED_HARD"))
 
 
-@pytest.mark.parametrize("stats, said", [
-    ({"calls": 0}, "spend: none; no model calls"),
+@pytest.mark.parametrize("stats, keyless, said", [
+    ({"calls": 0}, True, "spend: none; no model calls"),
     ({"calls": 24, "fixture_calls": 24, "upstream_calls": 0, "budget": {"spent_usd": 0.0}},
-     "spend: none; all 24 model calls of this run answered by the embedded model"),
+     True, "spend: none; all 24 model calls of this run answered by the embedded model"),
     ({"calls": 24, "fixture_calls": 21, "upstream_calls": 0, "budget": {"spent_usd": 0.0}},
-     "spend: none; 24 model calls of this run, none sent to a provider: 21 answered by the "
+     True, "spend: none; 24 model calls of this run, none sent to a provider: 21 answered by the "
      "embedded model, 3 not answered"),
     ({"calls": 5, "fixture_calls": 0, "upstream_calls": 5, "budget": {"spent_usd": 0.0}},
-     "spend: $0.0000 over this run's 5 model calls"),
+     False, "spend: $0.0000 over this run's 5 model calls"),
+    # A local model's server is no provider the gateway counts, and no fixture either.
+    ({"calls": 5, "fixture_calls": 0, "upstream_calls": 0, "budget": {"spent_usd": 0.0}},
+     False, "spend: $0.0000 over this run's 5 model calls"),
     ({"calls": 5, "fixture_calls": 0, "upstream_calls": 5,
       "budget": {"spent_usd": 0.0123, "unknown_cost_calls": 1}},
-     "spend: $0.0123 over this run's 5 model calls (1 with unknown cost)"),
+     False, "spend: $0.0123 over this run's 5 model calls (1 with unknown cost)"),
 ])
 def test_the_spend_line_says_none_where_nothing_reached_a_provider(
-    stats: dict[str, object], said: str
+    stats: dict[str, object], keyless: bool, said: str
 ) -> None:
     """A keyless run whose embedded model refused some calls spent nothing, and says so as
     a run that answered them all does; a provider's zero is a measured zero."""
-    assert render._spend_line(stats) == said
+    assert render._spend_line(stats, keyless=keyless) == said
