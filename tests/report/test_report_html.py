@@ -412,6 +412,24 @@ def test_incomplete_session_is_said_before_any_number(wave_slice: Path, tmp_path
     assert view.banners[0].startswith("INCOMPLETE: incomplete: interrupted after 40 of 42")
 
 
+def test_I43_a_gate_the_session_failed_on_heads_the_page(
+    wave_slice: Path, tmp_path: Path
+) -> None:
+    run = copy_run(wave_slice, tmp_path / "run")
+    results = _results(run)
+    results["gates"] = [
+        {"name": "langgraph-default", "passed": False, "message": "row langgraph-default "
+         "0.333 < 0.5"},
+        {"name": "run-errors", "passed": True, "message": "0 of 14 recorded cells are "
+         "RUN_ERROR (0.0%); --sabot-max-run-errors allows 5%"}]
+    (run / "results.json").write_text(json.dumps(results))
+    html = render_results_html(run)
+    said = "GATE FAILED: langgraph-default: row langgraph-default 0.333 &lt; 0.5"
+    assert said in html and html.index(said) < html.index('id="scoreboard"')
+    assert "GATE FAILED: run-errors" not in html
+    assert "Other fields of results.json" not in html or '"gates"' not in html
+
+
 def test_I41_the_header_names_the_baselines_a_slice_pulled_in(
     wave_slice: Path, tmp_path: Path
 ) -> None:

@@ -26,6 +26,7 @@ SHOWN_TOP = {
     "schema_version", "tool", "wave", "rules", "wave_rules", "model", "fixture", "label",
     "registration_hash", "versions", "off_pin", "selection", "scoreboard", "cells",
     "structural_zeros", "judge", "spend", "disclosures", "model_calls", "outside_row",
+    "gates",
 }
 SHOWN_RATES = {
     "sabot_score", "soft_notice", "reaction", "recovery", "recovery_without_detection",
@@ -280,7 +281,8 @@ def _sort_key(cell: CellView) -> tuple[Any, ...]:
 
 def banners(results: dict[str, Any], status_line: str | None) -> list[str]:
     """What must be read before any number: an incomplete session, missing records, off-pin
-    packages. (The fixture or live label is shown by itself, just below.)"""
+    packages, a gate the session failed on. (The fixture or live label is shown by itself,
+    just below.)"""
     out = []
     if status_line:
         out.append(f"INCOMPLETE: {status_line}; these numbers cover the recorded cells only")
@@ -296,6 +298,9 @@ def banners(results: dict[str, Any], status_line: str | None) -> list[str]:
     if off_pin:
         out.append("OFF-PIN: " + "; ".join(f"{k} {v}" for k, v in sorted(off_pin.items()))
                    + " (the standard pins other versions)")
+    for gate in results.get("gates") or []:  # the session failed on it (SPEC I43)
+        if isinstance(gate, dict) and gate.get("passed") is False:
+            out.append(f"GATE FAILED: {gate.get('name')}: {gate.get('message')}")
     return out
 
 
