@@ -134,6 +134,12 @@ def scrub_bytes(data: bytes) -> bytes:
     return data
 
 
+def scrub_name(name: str) -> str:
+    """A file or folder name without the registered secrets: ``REDACTED`` in their place
+    (no brackets, so a plain file name stays one)."""
+    return scrub_text(name).replace(REDACTED, "REDACTED") if has_secret(name) else name
+
+
 def has_secret(text: str) -> bool:
     return any(form in text for form in _KNOWN.forms)
 

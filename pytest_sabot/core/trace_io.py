@@ -30,10 +30,10 @@ from pytest_sabot.core.errors import SabotDataError, from_validation_error
 from pytest_sabot.core.loading import TOO_DEEP
 from pytest_sabot.core.models.trace import Trace, TraceEvent
 from pytest_sabot.core.secrets import (
-    REDACTED,
     has_secret,
     known_secrets,
     scrub_bytes,
+    scrub_name,
     scrub_text,
     scrub_value,
 )
@@ -343,7 +343,7 @@ def scrub_tree(root: Path) -> list[Path]:
 
 def _free_name(path: Path) -> str:
     """``path``'s name without its secrets, not taken by another entry beside it."""
-    base = scrub_text(path.name).replace(REDACTED, "REDACTED")
+    base = scrub_name(path.name)
     name, n = base, 1
     while (path.parent / name).exists():
         n += 1

@@ -147,6 +147,7 @@ def report_unreported(
     A recorded cell gets its final verdict as a test result (the count line and the JUnit
     XML count the cells results.json counts, SPEC I96); a cell not run gets a skipped
     testcase naming the reason, as ``sabot export`` files it. Returns the cells reported."""
+    from pytest_sabot.core.models.cells import parse_cell_id
     from pytest_sabot.results.junit_fields import classname
     from pytest_sabot.session.junit import case_properties_allowed, xml_of
 
@@ -173,7 +174,8 @@ def report_unreported(
         if xml is None:
             continue
         reporter = xml.node_reporter(report)
-        reporter.add_attribute("classname", classname(wave, cell_id.rsplit("-", 3)[0]))
+        found = parse_cell_id(cell_id)
+        reporter.add_attribute("classname", classname(wave, found.row if found else cell_id))
         if final is not None and case_properties_allowed(config):
             for name, value in final["properties"]:
                 reporter.add_property(name, value)

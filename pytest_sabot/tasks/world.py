@@ -33,7 +33,7 @@ from typing import Any, Protocol
 
 from pytest_sabot.core.context import ToolHandle
 from pytest_sabot.core.models.task import ToolRole, ToolSpec
-from pytest_sabot.core.secrets import REDACTED, has_secret, scrub_text
+from pytest_sabot.core.secrets import scrub_name, scrub_text
 from pytest_sabot.tasks.checks import CHECKS
 from pytest_sabot.tasks.contract import normalize_artifact
 from pytest_sabot.tasks.loader import PublicView
@@ -97,9 +97,7 @@ class Exchange:
 def _on_disk(name: str) -> str:
     """The name a file is committed under: a known secret in it (a pipeline that names a
     file after its key) is written as ``REDACTED``, so no file name holds one (SPEC I106)."""
-    if not has_secret(name):
-        return name
-    return scrub_text(name).replace(REDACTED, "REDACTED")
+    return scrub_name(name)
 
 
 @dataclass

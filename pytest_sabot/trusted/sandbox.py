@@ -40,6 +40,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pytest_sabot.core.registry import DISTRIBUTION
+
 BWRAP = "bwrap"
 CHILD_CWD = "/sandbox"
 """The child's working directory: an empty tmpfs of its own."""
@@ -199,7 +201,7 @@ def checkout_extras(code_dirs: Iterable[Path] = (), own: Iterable[str] = ()) -> 
         entries = sorted(checkout.iterdir())
     except (OSError, tomllib.TOMLDecodeError):
         return []
-    if project.get("project", {}).get("name") != "pytest-sabot":
+    if project.get("project", {}).get("name") != DISTRIBUTION:
         return []
     mine = set(own)
     keep = [Path(os.path.realpath(p)) for p in (*_interpreter_dirs(), *code_dirs)]
