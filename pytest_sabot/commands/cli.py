@@ -136,6 +136,7 @@ def _add_plan(sub: SubParsers) -> None:
         "sabot_config",
         "sabot_operator",
         "sabot_task",
+        "sabot_adapter",
     )
     p.add_argument(
         "--from",

@@ -35,6 +35,11 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
     if args.sabot_wave is None:
         return fail("sabot plan", "--sabot-wave is required")
+    from pytest_sabot.core.frameworks import register_targets
+
+    problem = register_targets(getattr(args, "sabot_adapter", None))
+    if problem is not None:  # a matrix naming the adapter's framework needs its declaration
+        return fail("sabot plan", problem)
     std = load_standard(args.sabot_wave, args.sabot_root)
     lists = {
         d: convert(BY_DEST[d], getattr(args, d))

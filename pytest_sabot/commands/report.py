@@ -46,9 +46,12 @@ def cmd_report(args: argparse.Namespace) -> int:
 # --------------------------------------------------------------------------- the HTML report
 
 
+HTML_PROG = "python -m pytest_sabot.report.html"
+
+
 def html_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="python -m pytest_sabot.report.html",
+        prog=HTML_PROG,
         description="Write the offline HTML report of a results directory, a lab run, or "
         "the comparison of two results directories.",
     )
@@ -85,11 +88,11 @@ def html_main(argv: Sequence[str] | None = None) -> int:
             results_dir = args.path.parent if args.path.is_file() else args.path
             written = write_results_html(results_dir, args.out, layout=args.layout)
     except SabotDataError as exc:
-        return fail("sabot report", exc)
+        return fail(HTML_PROG, exc)
     except ValidationError as exc:
-        return fail("sabot report", from_validation_error(args.path, exc))
+        return fail(HTML_PROG, from_validation_error(args.path, exc))
     except OSError as exc:
-        return fail("sabot report", f"{exc.filename or args.out}: {exc.strerror}")
+        return fail(HTML_PROG, f"{exc.filename or args.out}: {exc.strerror}")
     print(written)
     return EXIT_PASS
 

@@ -51,9 +51,13 @@ def read_results_of(path: Path) -> ResultsFile:
     from pytest_sabot.core.loading import parse_json
     from pytest_sabot.results import RESULTS_FILE, RESULTS_SCHEMA_VERSION, read_results
 
+    if not path.exists():
+        raise SabotDataError(path, "", "an output directory of pytest --sabot-wave (or its "
+                             "results.json)", "no such file or directory")
     file = path / RESULTS_FILE if path.is_dir() else path
     if not file.is_file():
-        raise SabotDataError(file, "", "a results.json written by pytest --sabot-wave")
+        raise SabotDataError(file, "", "a results.json written by pytest --sabot-wave",
+                             "no such file in the directory")
     raw = parse_json(file.read_text(encoding="utf-8"), file)
     version = raw.get("schema_version") if isinstance(raw, dict) else None
     if version != RESULTS_SCHEMA_VERSION:

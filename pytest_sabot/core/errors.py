@@ -50,6 +50,17 @@ def _unknown_key_text(err: ValidationError, first: dict[str, Any]) -> str:
     return text
 
 
+def _json_syntax_error(file: str | Path, first: dict[str, Any], where: str) -> SabotDataError:
+    """A document pydantic's JSON parser refused, as :func:`core.loading.parse_json` names
+    one: the line it stopped at as the field, 'valid JSON' expected, the parser's words
+    (without the position) as what was found."""
+    error = str((first.get("ctx") or {}).get("error") or first.get("msg") or "")
+    words, at, position = error.rpartition(" at line ")
+    if at:
+        return SabotDataError(file, f"line {position.split(' ')[0]}", "valid JSON", words)
+    return SabotDataError(file, where, "valid JSON", error)
+
+
 def from_validation_error(
     file: str | Path,
     err: ValidationError,
@@ -75,6 +86,8 @@ def from_validation_error(
         return SabotDataError(file, field, expected)
     if kind == "missing":
         return SabotDataError(file, field, "a value (this field is required)")
+    if kind == "json_invalid":  # the text is no JSON document: name its line, as parse_json
+        return _json_syntax_error(file, first, field or top_field)
     if kind == "union_tag_invalid":  # a tagged union given a tag it does not know
         ctx = first.get("ctx") or {}
         return SabotDataError(

@@ -89,13 +89,22 @@ def _funnel_counts(rate: GateRate) -> str:
     return ", ".join(f"{k} {n}" for k, n in sorted(counts.items()))
 
 
-def _raw(rate: GateRate) -> str:
-    return " ".join(f"{rate.outcomes.get(o, 0)}" for o in OUTCOMES)
+# The gate outcomes' short names in the terminal (RESULTS.md spells them out).
+OUTCOME_WORDS: dict[str, str] = {
+    "pass": "pass", "fail": "fail", "error": "err", "inconclusive": "inc", "no record": "none",
+}
+
+
+def _outcomes(rate: GateRate) -> str:
+    """The group's gate outcomes that occur, each with its count ('pass 5 inc 1'): short
+    enough to stay at 80 columns, where a hung tool's liveness outcome (inc) must show."""
+    counts = [(OUTCOME_WORDS[o], rate.outcomes.get(o, 0)) for o in OUTCOMES]
+    return " ".join(f"{word} {n}" for word, n in counts if n) or "-"
 
 
 GATE_TITLE = (
     "lab gate beside the Sabot funnel, per row and fault (gate pass rate = passed / every "
-    "counted cell):"
+    "counted cell; outcomes: err = error, inc = inconclusive, none = no record):"
 )
 
 
@@ -106,8 +115,8 @@ def gate_columns() -> tuple[Column[GateRate], ...]:
         Column("row", lambda r: r.row, 1),
         Column("fault", lambda r: r.fault, 1),
         Column("gate pass [95% CI]", _pct, 1),
-        Column("n", lambda r: str(r.runs), 2, "right"),
-        Column("pass fail err inc none", _raw, 3),
+        Column("n", lambda r: str(r.runs), 3, "right"),  # the outcomes' counts sum to it
+        Column("outcomes", _outcomes, 2),
         Column("funnel", _funnel_counts, 4),
     )
 

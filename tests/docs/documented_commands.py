@@ -106,8 +106,8 @@ TABLE: dict[str, dict[str, Run | Shown]] = {
         "pytest --sabot-wave=1 -n auto --sabot-resume": Run(
             0, PYTEST_FIRST, f"pytest --sabot-wave=1 -n auto --sabot-resume {SMALL}",
             "a small slice of the wave"),
-        "pytest --sabot-wave=1 --junitxml=sabot.xml": Run(
-            0, PYTEST_FIRST, f"pytest --sabot-wave=1 --junitxml=sabot.xml {SMALL}",
+        "pytest --sabot-wave=1 --junitxml=reports/sabot.xml": Run(
+            0, PYTEST_FIRST, f"pytest --sabot-wave=1 --junitxml=reports/sabot.xml {SMALL}",
             "a small slice of the wave"),
         "pytest --sabot-wave=1 -n auto --sabot-shard=2/4 --sabot-out=reports/shard-2": Run(
             0, PYTEST_FIRST,
@@ -415,8 +415,8 @@ TABLE: dict[str, dict[str, Run | Shown]] = {
             (0, 1), PYTEST_FIRST,
             f"pytest --sabot-wave=3 --sabot-framework=langgraph --sabot-fail-under=0.7 {TINY}",
             "one task and seed of the row"),
-        "pytest --sabot-wave=3 --junitxml=sabot.xml": Run(
-            0, PYTEST_FIRST, f"pytest --sabot-wave=3 --junitxml=sabot.xml {SMALL}",
+        "pytest --sabot-wave=3 --junitxml=reports/sabot.xml": Run(
+            0, PYTEST_FIRST, f"pytest --sabot-wave=3 --junitxml=reports/sabot.xml {SMALL}",
             "a small slice of the wave"),
         'pip install -c constraints.txt -e ".[dev]"': Shown(INSTALL),
         "pytest --sabot-wave=3 --sabot-framework=langgraph -n auto --sabot-fail-under=0.5 "

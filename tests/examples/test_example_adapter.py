@@ -124,3 +124,25 @@ def test_AP4_the_adapters_own_mapping_is_validated_like_the_shipped_ones(
     assert done.returncode == pytest.ExitCode.USAGE_ERROR, text
     assert str(mapping) in text and "revisions.0.acts.1.act" in text and "retried" in text
     assert "Traceback" not in text and not (tmp_path / "out").exists()
+
+
+def test_AP2_sabot_plan_takes_the_adapter_of_a_module_that_is_not_installed(
+        root: Path, tmp_path: Path) -> None:
+    sabot = [sys.executable, "-m", "pytest_sabot.commands.cli", "plan", "--sabot-wave=mygraph",
+             f"--sabot-root={root}", "--sabot-model=openai:gpt-5.6-terra"]
+
+    def plan(*extra: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([*sabot, *extra], cwd=tmp_path, env=env_with(EXAMPLE),
+                              capture_output=True, text=True, timeout=120, check=False)
+
+    unregistered = plan()
+    assert unregistered.returncode == 2
+    assert str(root / "cells" / "mygraph.yaml") in unregistered.stderr
+    assert "no adapter of 'mygraph' is installed here" in unregistered.stderr
+    done = plan("--sabot-adapter=sabot_adapter_mygraph:adapter")
+    assert done.returncode == 0, done.stderr
+    rows = [line.split() for line in done.stdout.splitlines() if line.startswith("mygraph-")]
+    assert [r[:2] for r in rows] == [["mygraph-default", "175"]]
+    broken = plan("--sabot-adapter=no_such_module_here:adapter")
+    assert broken.returncode == 2
+    assert "--sabot-adapter=no_such_module_here:adapter: No module named" in broken.stderr

@@ -503,6 +503,21 @@ def test_bad_input_exits_2_naming_the_file_and_the_field(
     assert "no such directory" in capsys.readouterr().err
 
 
+def test_a_results_file_cut_short_is_named_by_its_line_under_the_commands_own_name(
+    wave_slice: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = copy_run(wave_slice, tmp_path / "run")
+    text = (run / "results.json").read_text()
+    (run / "results.json").write_text(text[: len(text) // 2])
+    assert cli([str(run)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"python -m pytest_sabot.report.html: {run / 'results.json'}: ")
+    assert re.search(r"field 'line \d+': expected valid JSON, got '", err), err
+    assert "Invalid JSON" not in err and " at line " not in err
+    assert sabot(["report", str(run)]) == 2
+    assert re.search(r"field 'line \d+': expected valid JSON", capsys.readouterr().err)
+
+
 def test_wheel_ships_the_templates_and_renders_from_an_installed_copy(
     lab_run: tuple[Path, LabRun], tmp_path: Path
 ) -> None:

@@ -192,6 +192,13 @@ def test_I72_merge_refuses_a_missing_shard_and_an_output_with_records(
     s1, s2 = sharded["s1"], sharded["s2"]
     assert sabot(["merge", str(s1.out), "--out", str(tmp_path / "m")]) == 2
     assert "missing 2/2" in capsys.readouterr().err
+    typo = tmp_path / "shard-2-typo"
+    assert sabot(["merge", str(s1.out), str(typo), "--out", str(tmp_path / "m")]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"sabot: {typo}: expected an output directory of pytest --sabot-wave (or its "
+        "results.json), got 'no such file or directory'"
+    )
+    assert not (tmp_path / "m").exists()
     used = tmp_path / "used"
     (used / "cells").mkdir(parents=True)
     assert sabot(["merge", str(s1.out), str(s2.out), "--out", str(used)]) == 2
