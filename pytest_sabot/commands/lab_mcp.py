@@ -42,6 +42,8 @@ from mcp.server.lowlevel import Server
 from pytest_sabot.commands.lab_outputs import write_lab_run
 from pytest_sabot.commands.mcp_stdio import (
     context_server,
+    finish_output,
+    finished_result,
     json_result,
     serve_until_left,
     text_result,
@@ -174,11 +176,9 @@ class McpRun:
 
     def call(self, name: str, arguments: dict[str, Any]) -> types.CallToolResult:
         if self.record is not None:
-            return text_result(f"the run is finished ({FINISH_TOOL} was called); nothing more "
-                               "reaches the world", error=True)
+            return finished_result(FINISH_TOOL, "the world")
         if name == FINISH_TOOL:
-            output = arguments.get("output", "")
-            record = self.finish(output=output if isinstance(output, str) else str(output),
+            record = self.finish(output=finish_output(arguments),
                                  usage_total=arguments.get("usage_total"))
             return self._evaluation(record)
         if name == USAGE_TOOL:

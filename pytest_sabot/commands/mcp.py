@@ -34,7 +34,6 @@ that is not root finds none of its descriptors (the live trace among them) throu
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import sys
 import threading
@@ -222,17 +221,19 @@ class CellRun:
         return dict(start)
 
     def call(self, name: str, arguments: dict[str, Any]) -> types.CallToolResult:
-        from pytest_sabot.commands.mcp_stdio import json_result, text_result
+        from pytest_sabot.commands.mcp_stdio import (
+            finish_output,
+            finished_result,
+            json_result,
+            text_result,
+        )
         from pytest_sabot.trusted import sabot_child as child
         from pytest_sabot.trusted.channel import Refusal
 
         if self.evaluation is not None:
-            return text_result(f"the run is finished ({FINISH} was called); nothing more reaches "
-                               "the run", error=True)
+            return finished_result(FINISH, "the run")
         if name == FINISH:
-            output = arguments.get("output", "")
-            body = self.close(output if isinstance(output, str) else json.dumps(output))
-            return json_result(body)
+            return json_result(self.close(finish_output(arguments)))
         if name == CONTEXT:
             return json_result(self.context())
         harness = {WORKER_PROMPT: child.WORKER_PROMPT, REVIEWER_PROMPT: child.REVIEWER_PROMPT,

@@ -37,6 +37,19 @@ def json_result(body: dict[str, Any]) -> types.CallToolResult:
     return text_result(json.dumps(body, sort_keys=True), error=False, structured=body)
 
 
+def finish_output(arguments: dict[str, Any]) -> str:
+    """The finish tool's ``output`` as the text recorded: a string as given, any other JSON
+    value as its JSON text (never Python's repr of it)."""
+    output = arguments.get("output", "")
+    return output if isinstance(output, str) else json.dumps(output)
+
+
+def finished_result(finish_tool: str, what: str) -> types.CallToolResult:
+    """The answer to any call after the finish tool: an error, and nothing reaches ``what``."""
+    return text_result(f"the run is finished ({finish_tool} was called); nothing more "
+                       f"reaches {what}", error=True)
+
+
 def context_server(
     name: str,
     instructions: str,

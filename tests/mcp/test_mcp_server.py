@@ -138,6 +138,21 @@ def test_MS3_finish_run_closes_the_run_for_good(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
+def test_MS3_an_output_that_is_not_text_is_recorded_as_json_never_as_a_python_repr(
+        tmp_path: Path) -> None:
+    out = tmp_path / "json-output"
+
+    async def body() -> Any:
+        async with lab_client(out) as session:
+            return await session.call_tool("finish_run", {"output": {"ticket": "T-1"}})
+
+    answer = asyncio.run(body())
+    assert not answer.isError, text_of(answer)
+    assert read_run(out).execution.output == '{"ticket": "T-1"}'
+    assert "{'ticket'" not in (out / "run.json").read_text()
+
+
+@pytest.mark.slow
 def test_MS4_a_client_that_leaves_without_finish_run_still_gets_a_record(
         tmp_path: Path) -> None:
     create = {"customer_id": "C-104", "request_key": "REQ-7731", "subject": "VAT",
