@@ -46,9 +46,7 @@ input) whatever the difference; regress is the gate on a regression.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import importlib
-import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -331,6 +329,15 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         guard_stdout()
     given = list(sys.argv[1:] if argv is None else argv)
+    code = _main(given, program=argv is None)
+    if argv is None:  # an MCP server stopped by a signal: its stdin reader blocks the exit
+        from pytest_sabot.commands.closed_stdout import end_if_reader_left
+
+        end_if_reader_left(code)
+    return code
+
+
+def _main(given: list[str], *, program: bool) -> int:
     if given[:1] == ["lab"]:  # everything after it is the lab's
         return _cmd_lab(given[1:])
     args = _parser(given[0] if given else None).parse_args(given)
@@ -346,17 +353,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except _format_errors() as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         return fail("sabot", f"a file does not have the expected format: {first}")
-    if argv is None and args.command in FAST_EXIT:
+    if program and args.command in FAST_EXIT:
         _exit_now(code)
     return code
 
 
 def _exit_now(code: int) -> None:
-    for stream in (sys.stdout, sys.stderr):
-        # a reader that closed early, or a stream already closed: nothing left to write
-        with contextlib.suppress(OSError, ValueError):
-            stream.flush()
-    os._exit(code)
+    from pytest_sabot.commands.closed_stdout import exit_now
+
+    exit_now(code)
 
 
 def _data_errors() -> tuple[type[Exception], ...]:

@@ -65,3 +65,22 @@ def guard_if_program(argv: object) -> None:
     shim): its output is made safe to close early, as the ``sabot`` command's is."""
     if argv is None:
         guard_stdout()
+
+
+def exit_now(code: int) -> None:
+    """End the process with ``code`` once its output is flushed, without the interpreter's
+    teardown (threads it would wait for, objects freed one by one)."""
+    for stream in (sys.stdout, sys.stderr):
+        # a reader that closed early, or a stream already closed: nothing left to write
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+    os._exit(code)
+
+
+def end_if_reader_left(code: int) -> None:
+    """A program whose MCP server was stopped by a signal ends now: the server's stdin
+    reader still blocks in a thread the interpreter would wait for (its records are
+    written by then)."""
+    served = sys.modules.get("pytest_sabot.commands.mcp_stdio")
+    if served is not None and getattr(served, "reader_left_behind", False):
+        exit_now(code)

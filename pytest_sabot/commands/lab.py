@@ -374,7 +374,12 @@ def main(argv: Sequence[str] | None = None, *, prog: str = "python -m pytest_sab
     every run it records is written with its report and JUnit XML and added to the run
     history."""
     guard_if_program(argv)
-    return dispatch(parser(prog).parse_args(argv), history=history)
+    code = dispatch(parser(prog).parse_args(argv), history=history)
+    if argv is None:  # an MCP server stopped by a signal: its stdin reader blocks the exit
+        from pytest_sabot.commands.closed_stdout import end_if_reader_left
+
+        end_if_reader_left(code)
+    return code
 
 
 __all__ = [

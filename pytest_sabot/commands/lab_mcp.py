@@ -29,11 +29,9 @@ no door to lock: the client that started the process is the only one that can sp
 from __future__ import annotations
 
 import json
-import signal
 import sys
 import time
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
 import mcp.types as types
@@ -48,6 +46,7 @@ from pytest_sabot.commands.mcp_stdio import (
     serve_until_left,
     text_result,
 )
+from pytest_sabot.core.secrets import redact_provider_keys
 from pytest_sabot.lab.agent import AgentStopped, LimitReached
 from pytest_sabot.lab.catalog import ToolContract
 from pytest_sabot.lab.client_usage import register, settle
@@ -254,24 +253,17 @@ def build_server(run: McpRun) -> Server[Any, Any]:
                           description="The public task, capabilities and tool catalog.")
 
 
-def _terminate(signum: int, frame: FrameType | None) -> None:
-    raise KeyboardInterrupt
-
-
 def serve_stdio(scenario: Scenario, out_dir: Path, *, source: str | None = None,
                 history: bool = True) -> LabRun:
     """Serve one run on stdin/stdout until the client leaves; the run's record.
 
-    A client that leaves (or a SIGTERM/SIGINT) before ``finish_run`` ends the run as
-    ``cancelled``; the record is written either way.
+    A client that leaves (or a SIGTERM, SIGHUP or SIGINT) before ``finish_run`` ends the
+    run as ``cancelled``; the record is written either way.
     """
     harden()  # the client must not find the run's files through /proc/<this pid>
+    redact_provider_keys()  # a key in this process's environment never reaches the record
     run = McpRun(scenario, out_dir, source=source, history=history)
     server = build_server(run)
 
-    previous = signal.signal(signal.SIGTERM, _terminate)
-    try:
-        reason = serve_until_left(server, FINISH_TOOL)
-    finally:
-        signal.signal(signal.SIGTERM, previous)
+    reason = serve_until_left(server, FINISH_TOOL)  # a SIGTERM, SIGHUP or SIGINT ends it too
     return run.finish(error=AgentStopped("cancelled", reason))

@@ -37,6 +37,7 @@ import argparse
 import re
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -127,6 +128,12 @@ class CellRun:
         self.leave_reason = ""
         self.error: BaseException | None = None
         self.evaluation: dict[str, Any] | None = None
+        # Run once the cell is scored and before the finish is answered (the session's
+        # results.json): what the client does to the output afterwards is not what it says.
+        self.after_scored: Callable[[], object] | None = None
+        # One call (and one read of the context) at a time: the finish is taken once, and
+        # nothing sent while it closes the run reaches the run.
+        self._lock = threading.RLock()
         self._thread: threading.Thread | None = None
         self._gateway: Any = None
 
@@ -186,8 +193,11 @@ class CellRun:
             self._thread.join()
         if self._gateway is not None:
             self._gateway.close()
-        self.evaluation = self._score()
-        return self.evaluation
+        evaluation = self._score()
+        if self.after_scored is not None:
+            self.after_scored()
+        self.evaluation = evaluation
+        return evaluation
 
     def _score(self) -> dict[str, Any]:
         from pytest_sabot.core.records import cell_dir
@@ -215,12 +225,20 @@ class CellRun:
     def context(self) -> dict[str, Any]:
         from pytest_sabot.trusted.sabot import start_message
 
-        assert self.ctx is not None
-        start = start_message(self.ctx).model_dump(mode="json")
+        with self._lock:
+            if self.evaluation is not None:
+                raise ValueError(f"the run is finished ({FINISH} was called); nothing more "
+                                 "reaches the run")
+            assert self.ctx is not None
+            start = start_message(self.ctx).model_dump(mode="json")
         start.pop("type", None)
         return dict(start)
 
     def call(self, name: str, arguments: dict[str, Any]) -> types.CallToolResult:
+        with self._lock:
+            return self._call(name, arguments)
+
+    def _call(self, name: str, arguments: dict[str, Any]) -> types.CallToolResult:
         from pytest_sabot.commands.mcp_stdio import (
             finish_output,
             finished_result,
@@ -323,9 +341,10 @@ def build_server(run: CellRun) -> Server[Any, Any]:
                           "model endpoints.")
 
 
-def serve_cell(std: Standard, cell: Cell, out: Path, model: str,
-               run_id: str = "mcp") -> dict[str, Any]:
-    """Serve one cell on stdin/stdout until the client finishes or leaves; its evaluation."""
+def serve_cell(std: Standard, cell: Cell, out: Path, model: str, run_id: str = "mcp",
+               after_scored: Callable[[], object] | None = None) -> dict[str, Any]:
+    """Serve one cell on stdin/stdout until the client finishes or leaves; its evaluation
+    (``after_scored`` runs once the cell is scored, before the finish is answered)."""
     from pytest_sabot.commands.mcp_stdio import serve_until_left
     from pytest_sabot.trusted.harden import harden
 
@@ -333,11 +352,17 @@ def serve_cell(std: Standard, cell: Cell, out: Path, model: str,
     # The client started this process: it must not find the live trace (or anything else
     # of the run) through /proc/<this pid> (fd, environ, mem, cwd, cmdline).
     harden()
+    from pytest_sabot.core.secrets import redact_provider_keys
+
+    redact_provider_keys()  # a key in this process's environment never reaches the records
     run = CellRun(std, cell, out, model, run_id)
+    run.after_scored = after_scored
     _RUN = run
     try:
         run.start()
-        return run.close(None, serve_until_left(build_server(run), FINISH))
+        reason = serve_until_left(build_server(run), FINISH)
+        with run._lock:  # a call still being answered ends first
+            return run.close(None, reason)
     finally:
         _RUN = None
 
@@ -384,12 +409,14 @@ def _serve(args: argparse.Namespace) -> int:
     from pytest_sabot.core.records import now_iso
 
     run_id, started = new_run_id(), now_iso()
-    body = serve_cell(std, cell, args.out, model, run_id)
+    written: list[Any] = []
+    body = serve_cell(std, cell, args.out, model, run_id, after_scored=lambda: written.append(
+        write_session(std, args.out, run_id=run_id, started=started, model=model)))
     verdict = body["verdict"]
     summary = (verdict.get("excluded") or {}).get("code") or verdict.get("detection") \
         or verdict.get("status")
     print(f"sabot mcp: {cell.id}: {summary} (record: {body['record']})", file=sys.stderr)
-    results = write_session(std, args.out, run_id=run_id, started=started, model=model)
+    results = written[0]
     for row in results.scoreboard.rows:
         print(f"sabot mcp: row {row.row}: {_row_words(row)} "
               f"(results: {args.out / 'results.json'})", file=sys.stderr)

@@ -10,7 +10,10 @@ SDK, so the commands import it only when they serve.
 from __future__ import annotations
 
 import json
+import signal
+import threading
 from collections.abc import Awaitable, Callable, Iterable
+from types import FrameType
 from typing import Any
 
 import anyio
@@ -87,16 +90,43 @@ def context_server(
     return server
 
 
+# Set once a server here was stopped by a signal: the SDK's stdin reader is then still
+# blocked in a worker thread the interpreter would wait for at exit (until the client closes
+# its end), so a program ends its process once its records are written
+# (closed_stdout.end_if_reader_left).
+reader_left_behind = False
+STOP_SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP")
+
+
 def serve_until_left(server: Server[Any, Any], finish_tool: str) -> str:
-    """Serve on stdin/stdout until the client leaves or the process is interrupted; why the
-    run ends there (the run itself ends only through ``finish_tool``)."""
+    """Serve on stdin/stdout until the client leaves or the process is stopped (SIGINT,
+    SIGTERM, SIGHUP); why the run ends there (the run itself ends only through
+    ``finish_tool``). A stop is the end of a run without its finish, as a client that
+    leaves is: the caller records it."""
+    global reader_left_behind
+    stopped: list[str] = []
+
+    def stop(signum: int, frame: FrameType | None) -> None:
+        stopped.append(signal.Signals(signum).name)
+        raise KeyboardInterrupt
 
     async def serve() -> None:
         async with stdio_server() as (read, write):
             await server.run(read, write, server.create_initialization_options())
 
+    previous: dict[int, Any] = {}
+    if threading.current_thread() is threading.main_thread():
+        for name in STOP_SIGNALS:
+            number = getattr(signal, name, None)
+            if number is not None:
+                previous[number] = signal.signal(number, stop)
     try:
         anyio.run(serve)
     except KeyboardInterrupt:
-        return f"the MCP server was stopped before {finish_tool}"
+        reader_left_behind = True
+        return f"the MCP server was stopped ({stopped[0] if stopped else 'SIGINT'}) " \
+            f"before {finish_tool}"
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
     return f"the MCP client left before {finish_tool}"

@@ -34,13 +34,12 @@ from pytest_sabot.core.secrets import (
     has_secret,
     known_secrets,
     redact_in_logs,
+    redact_provider_keys,
     scrub_text,
 )
 from pytest_sabot.core.trace_io import OutputUnwritable, write_text_atomic
 from pytest_sabot.session.settings import Settings
 
-PROVIDER_KEYS = ("OPENAI_API_KEY",)
-"""Environment variables whose values are secrets in every session, named or not."""
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
@@ -70,10 +69,7 @@ def register(settings: Settings) -> None:
         value = os.environ.get(name, "")
         if len(value.strip()) >= MIN_SECRET_LEN:
             redact_in_logs(value)
-    for name in PROVIDER_KEYS:
-        value = os.environ.get(name)
-        if value and len(value.strip()) >= MIN_SECRET_LEN:
-            redact_in_logs(value)
+    redact_provider_keys()
     if settings.gateway_url:  # its secret is on the command line the manifest keeps
         from pytest_sabot.gateway.client import split_gateway_url
 

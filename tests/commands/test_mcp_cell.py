@@ -239,3 +239,169 @@ def test_I154_an_mcp_session_leaves_a_results_file_and_a_row_read_from_its_recor
     assert "sabot mcp CELL_ID" in replayed.stderr  # its client is the pipeline: said
     cases = [case for suite in junitparser.JUnitXml.fromfile(str(junit)) for case in suite]
     assert any("mcp_client-default-O3-T1-s11" in case.name for case in cases)
+
+
+def _program(cell: str, out: Path, env: dict[str, str] | None = None) -> Any:
+    """``sabot mcp`` run as the program (``main()`` with no arguments), on raw pipes."""
+    import subprocess
+
+    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
+    return subprocess.Popen(
+        [sys.executable, "-m", "pytest_sabot.commands.cli", "mcp", cell, "--out", str(out),
+         "--sabot-model=sim:vigilant"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": path, **(env or {})}, cwd=str(ROOT), text=True)
+
+
+def _initialized(server: Any) -> None:
+    """Speak the protocol's first request, so the server is serving when this returns."""
+    server.stdin.write(json.dumps({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "sabot-test", "version": "1"}}}) + "\n")
+    server.stdin.flush()
+    assert '"id":1' in server.stdout.readline().replace(" ", "")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("signal_name", ["SIGTERM", "SIGHUP", "SIGINT"])
+def test_I83_a_server_stopped_by_a_signal_records_a_run_error_and_ends(
+        tmp_path: Path, signal_name: str) -> None:
+    import signal
+
+    out = tmp_path / "out"
+    server = _program("baseline-T1-s11", out)
+    try:
+        _initialized(server)
+        server.send_signal(getattr(signal, signal_name))
+        server.wait(timeout=60)  # its stdin is still open: the process ends by itself
+    finally:
+        server.kill()
+    assert server.returncode == 0, server.stderr.read()
+    events = _events(out, "mcp_client-default-baseline-T1-s11")
+    error = next(e for e in events if e["kind"] == "run_error")
+    assert f"stopped ({signal_name}) before sabot_finish" in error["data"]["message"]
+    assert events[-1]["kind"] == "run_end"
+    assert (out / "results.json").is_file()
+
+
+@pytest.mark.slow
+def test_I83_the_lab_server_stopped_by_a_signal_records_its_run_cancelled(
+        tmp_path: Path) -> None:
+    import signal
+    import subprocess
+
+    out = tmp_path / "lab"
+    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
+    server = subprocess.Popen(
+        [sys.executable, "-m", "pytest_sabot.lab", "mcp", "lost-create-response", "--out",
+         str(out)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": path}, cwd=str(tmp_path), text=True)
+    try:
+        _initialized(server)
+        server.send_signal(signal.SIGTERM)
+        server.wait(timeout=60)
+    finally:
+        server.kill()
+    run = json.loads((out / "run.json").read_text())
+    assert run["execution"]["status"] == "cancelled", run["execution"]
+    assert "stopped (SIGTERM) before finish_run" in run["execution"]["detail"]
+
+
+@pytest.mark.slow
+def test_I83_the_finish_is_taken_once_and_nothing_sent_beside_it_reaches_the_run(
+        tmp_path: Path) -> None:
+    from mcp.shared.exceptions import McpError
+
+    out = tmp_path / "out"
+
+    async def race() -> tuple[list[CallToolResult], str]:
+        answers: list[CallToolResult] = []
+        async with cell_client("baseline-T1-s11", out) as session:
+            await session.call_tool("sabot_context", {})
+
+            async def send(name: str, arguments: dict[str, Any]) -> None:
+                answers.append(await session.call_tool(name, arguments))
+
+            async with anyio.create_task_group() as group:
+                for text in ("FIRST", "SECOND", "THIRD"):
+                    group.start_soon(send, "sabot_finish", {"output": text})
+                group.start_soon(send, "sabot_handoff", {"sender": "worker",
+                                                         "receiver": "reviewer", "text": "x"})
+            try:
+                await session.read_resource("sabot://cell/context")  # type: ignore[arg-type]
+            except McpError as exc:
+                refused = str(exc)
+            else:
+                refused = "read"
+        return answers, refused
+
+    answers, refused = anyio.run(race)
+    finishes = [a for a in answers if not a.isError and "verdict" in _text(a)]
+    assert len(finishes) == 1, [_text(a) for a in answers]
+    others = [a for a in answers if a not in finishes]
+    assert all(a.isError and "the run is finished" in _text(a) for a in others), \
+        [_text(a) for a in others if not a.isError]
+    assert "the run is finished" in refused
+    artifacts = [e for e in _events(out, "mcp_client-default-baseline-T1-s11")
+                 if e["kind"] == "artifact"]
+    assert len(artifacts) == 1
+
+
+@pytest.mark.slow
+def test_I83_results_are_written_before_the_finish_is_answered(tmp_path: Path) -> None:
+    """What the client does to the output after its finish is not what the session says:
+    results.json is written before the answer, and a rescore names the change."""
+    import subprocess
+
+    out = tmp_path / "out"
+    cell = "mcp_client-default-baseline-T1-s11"
+
+    async def finish_then_tamper() -> str:
+        async with cell_client("baseline-T1-s11", out) as session:
+            await session.call_tool("sabot_context", {})
+            await session.call_tool("sabot_finish", {"output": "nothing"})
+            written = (out / "results.json").read_text()
+            outcome = out / "cells" / cell / "outcome.json"
+            record = json.loads(outcome.read_text())
+            record["passed"] = not record["passed"]
+            outcome.write_text(json.dumps(record))
+        return written
+
+    written = anyio.run(finish_then_tamper)
+    assert (out / "results.json").read_text() == written
+    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
+    rescored = subprocess.run(
+        [sys.executable, "-m", "pytest_sabot.commands.cli", "rescore", str(out)],
+        capture_output=True, text=True, env={**os.environ, "PYTHONPATH": path}, check=False)
+    assert "DIFFERS from results.json" in rescored.stdout, rescored.stdout + rescored.stderr
+
+
+@pytest.mark.slow
+def test_I106_a_provider_key_in_the_servers_environment_never_reaches_a_record(
+        tmp_path: Path) -> None:
+    key = "sk-test-door-0123456789abcdef"
+    out = tmp_path / "out"
+    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
+
+    async def leak(cell: str, where: Path, finish: str, output: str) -> None:
+        params = StdioServerParameters(
+            command=sys.executable,
+            args=["-m", "pytest_sabot.commands.cli", "mcp", cell, "--out", str(where)],
+            env={**os.environ, "PYTHONPATH": path, "OPENAI_API_KEY": key}, cwd=str(ROOT))
+        async with (stdio_client(params) as (read, write),
+                    ClientSession(read, write) as session):
+            await session.initialize()
+            if finish == "sabot_finish":
+                await session.call_tool("sabot_report", {
+                    "kind": "escalation", "component": "reviewer", "text": f"key {key}",
+                    "data": {"mechanism": "human", "message": key}})
+            await session.call_tool(finish, {"output": output})
+
+    anyio.run(leak, "baseline-T1-s11", out, "sabot_finish", f"{{\"key\": \"{key}\"}}")
+    anyio.run(leak, "lost-create-response", tmp_path / "lab", "finish_run", f"done {key}")
+    leaked = [str(p) for p in tmp_path.rglob("*")
+              if key in p.name or (p.is_file() and key.encode() in p.read_bytes())]
+    assert leaked == []
+    assert "REDACTED" in (out / "cells" / "mcp_client-default-baseline-T1-s11"
+                          / "events.jsonl").read_text()
