@@ -134,6 +134,7 @@ def _add_plan(sub: SubParsers) -> None:
         "sabot_config",
         "sabot_operator",
         "sabot_task",
+        "sabot_seed",
         "sabot_adapter",
     )
     p.add_argument(

@@ -43,14 +43,25 @@ def cmd_plan(args: argparse.Namespace) -> int:
     std = load_standard(args.sabot_wave, args.sabot_root)
     lists = {
         d: convert(BY_DEST[d], getattr(args, d))
-        for d in ("sabot_framework", "sabot_config", "sabot_operator", "sabot_task")
+        for d in ("sabot_framework", "sabot_config", "sabot_operator", "sabot_task", "sabot_seed")
     }
+    try:
+        seeds = [int(s) for s in lists["sabot_seed"]] if lists["sabot_seed"] else None
+    except ValueError:
+        return fail("sabot plan", f"--sabot-seed: expected whole numbers, got "
+                    f"{','.join(lists['sabot_seed'])!r}")
+    registered = sorted({c.seed for c in std.cells})
+    unknown = [s for s in seeds or [] if s not in registered]
+    if unknown:
+        return fail("sabot plan", f"--sabot-seed: {unknown[0]} is no seed of wave "
+                    f"{args.sabot_wave} (its seeds: {', '.join(map(str, registered))})")
     cells = select_cells(
         std.cells,
         framework=lists["sabot_framework"],
         config=lists["sabot_config"],
         operator=lists["sabot_operator"],
         task=lists["sabot_task"],
+        seed=seeds,
     )
     per_run = per_run_from_recordings(args.recorded) if args.recorded else None
     model = parse_model(str(args.sabot_model))

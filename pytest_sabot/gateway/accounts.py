@@ -18,6 +18,7 @@ it), a different cap or ledger under the same session is refused.
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from dataclasses import dataclass, field
@@ -37,7 +38,13 @@ class Hold:
 
 
 def _same_file(a: Path, b: Path) -> bool:
+    """Whether two ledger paths are one file: by the file itself (or, before it exists, its
+    folder), so a folder reached by two paths (a bind mount, a container's volume) is one
+    ledger, charged once."""
     try:
+        for x, y in ((a, b), (a.parent, b.parent)):
+            if x.exists() and y.exists():
+                return (x is a or a.name == b.name) and os.path.samefile(x, y)
         return a.resolve() == b.resolve()
     except OSError:
         return False

@@ -107,7 +107,18 @@ def _alive(host: str, pid: int) -> bool:
         return False
     except PermissionError:
         return True
-    return True
+    return not _zombie(pid)
+
+
+def _zombie(pid: int) -> bool:
+    """A process that has ended but not been reaped yet (a killed xdist worker whose
+    controller has not waited for it): it answers signal 0, yet holds nothing."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return False  # no /proc to tell: taken as alive, as before
+    # the state follows the command name, which is in parentheses and may hold spaces
+    return stat.rpartition(")")[2].split()[:1] == ["Z"]
 
 
 def _now() -> str:

@@ -57,11 +57,13 @@ class PriceTable(FrozenModel):
         return None if price is None else price.max_output_tokens
 
     def ceiling(self, model: str, input_tokens: int, output_tokens: int) -> float | None:
-        """An upper bound for a call with at most these token counts."""
+        """An upper bound for a call with at most these token counts (every input token at
+        the dearer of the cached and uncached rates)."""
         price = self.models.get(model)
         if price is None:
             return None
-        return (input_tokens * price.input + output_tokens * price.output) / _PER
+        per_input = max(price.input, price.cached_input)
+        return (input_tokens * per_input + output_tokens * price.output) / _PER
 
 
 def load_prices(path: str | Path | None = None) -> PriceTable:

@@ -760,11 +760,12 @@ class SabotSession:
                 self.gateway, self.worker_spend,
                 self.settings.max_connections if self.slots_dir is not None else None,
             )
-        if spent is None and self.settings.live:
-            spent = gateway_mod.ledger_spend(
-                gateway_mod.ledger_dir(self.settings, self.out_dir), self.run_id
-            )
-        return spent
+        if not self.settings.live or (self.gateway is None and self.settings.gateway_url):
+            return spent
+        directory = gateway_mod.ledger_dir(self.settings, self.out_dir)
+        if spent is None:
+            return gateway_mod.ledger_spend(directory, self.run_id)
+        return gateway_mod.with_ledger(spent, directory, self.run_id)
 
     # ------------------------------------------------------------------ terminal
 

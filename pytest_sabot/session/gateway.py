@@ -67,7 +67,7 @@ def settings_of(
             prices=settings.prices,
             budget_usd=settings.budget_usd,
             max_connections=settings.max_connections,
-            spend_ledger=settings.spend_ledger,
+            spend_ledger=ledger_dir(settings, out),
             upstream_deadline_s=settings.upstream_deadline,
             sim_latency_s=settings.sim_latency or 0.0,
             session=session,
@@ -133,10 +133,15 @@ def external_url(settings: Settings) -> str | None:
 
 
 def ledger_dir(settings: Settings, out: Path) -> Path:
-    """The directory of the session's spend ledger (absolute)."""
-    return Path(settings.spend_ledger).resolve() if settings.spend_ledger else (
-        out.resolve().parent
-    )
+    """The directory of the session's spend ledger (absolute): ``--sabot-spend-ledger``,
+    else the output root of ``out``, where its run history is too (``reports/wave-1`` ->
+    ``reports``; ``shard-2`` made in the working directory -> ``reports``, never a ledger
+    of its own beside the project's)."""
+    if settings.spend_ledger:
+        return Path(settings.spend_ledger).resolve()
+    from pytest_sabot.history.store import output_root_of
+
+    return output_root_of(out)
 
 
 def open_account(settings: Settings, url: str, out: Path, session: str) -> str:
@@ -296,6 +301,32 @@ def ledger_spend(directory: Path, session: str) -> dict[str, Any] | None:
             "exhausted": any(g.stopped for g in mine),
         },
     }
+
+
+def with_ledger(spent: dict[str, Any], directory: Path, session: str) -> dict[str, Any]:
+    """The session's spend as its gateways reported it, with the spend ledger's word where
+    the ledger knows more: what every gateway of the session charged (a worker that crashed
+    reports nothing, yet its settled calls are in the ledger) and the project's figures as
+    the ledger holds them once the session's gateways are done (each worker's own last read
+    may still count another worker's calls in flight)."""
+    from pytest_sabot.core.errors import SabotDataError
+    from pytest_sabot.gateway.ledger import read_ledger
+
+    try:
+        ledger = read_ledger(directory)
+    except SabotDataError:
+        return spent
+    mine = [g for g in ledger.gateways.values() if g.session == session]
+    budget = dict(spent.get("budget") or {})
+    if mine:
+        budget["spent_usd"] = round(max(float(budget.get("spent_usd") or 0.0),
+                                        sum(g.spent_usd for g in mine)), 10)
+        budget["unknown_cost_calls"] = max(int(budget.get("unknown_cost_calls") or 0),
+                                           sum(g.unknown_calls for g in mine))
+    if "project_spent_usd" in budget:
+        budget["project_spent_usd"] = round(ledger.spent_usd, 10)
+        budget["project_committed_usd"] = round(ledger.committed_usd, 10)
+    return {**spent, "budget": budget}
 
 
 def budget_stopped(gateway: Gateway | None, settings: Settings, session: str) -> bool:

@@ -209,7 +209,9 @@ def check_projection(settings: Settings, cells: Iterable[Cell], out_dir: Path) -
         chosen = [c for c in chosen if not read_record(out_dir, c.id).finished]
     if not chosen:
         return
-    ledger = Path(settings.spend_ledger) if settings.spend_ledger else out_dir.resolve().parent
+    from pytest_sabot.session.gateway import ledger_dir
+
+    ledger = ledger_dir(settings, out_dir)
     plan = project(chosen, model=settings.model, prices=load_prices(settings.prices),
                    cap_usd=settings.budget_usd, ledger_dir=ledger)
     if not plan.cut and not plan.over_cap:

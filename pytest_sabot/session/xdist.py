@@ -28,6 +28,8 @@ def worker_settings(settings: Settings, workerinput: dict[str, Any]) -> Settings
 def controller_paths(settings: Settings, out_dir: Path) -> dict[str, str | None]:
     """The session's paths, absolute, for its workers (see ``worker_settings``)."""
 
+    from pytest_sabot.session.gateway import ledger_dir
+
     def absolute(value: str | None) -> str | None:
         return None if value is None else str(Path(value).resolve())
 
@@ -35,7 +37,7 @@ def controller_paths(settings: Settings, out_dir: Path) -> dict[str, str | None]
         "out": str(out_dir.resolve()),
         "root": absolute(settings.root),
         "prices": absolute(settings.prices),
-        "spend_ledger": absolute(settings.spend_ledger) or str(out_dir.resolve().parent),
+        "spend_ledger": str(ledger_dir(settings, out_dir)),
     }
 
 

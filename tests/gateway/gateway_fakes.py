@@ -131,6 +131,7 @@ class Step:
     """What the fake upstream does with one request."""
 
     # ok | status | quota | malformed | midstream | truncate | echo_auth | no_usage
+    # | negative_usage (a usage whose completion count is below zero)
     # | reset (the connection is reset, no answer) | hang (no answer for delay_s)
     # | drip (an answer that arrives one byte per delay_s)
     kind: str = "ok"
@@ -299,6 +300,8 @@ class FakeUpstream:
             response["choices"][0]["message"].pop("tool_calls", None)
         if step.kind == "no_usage":
             response.pop("usage")
+        if step.kind == "negative_usage":  # a provider that reports a credit
+            response["usage"]["completion_tokens"] = -40_000
         payload = json.dumps(response).encode()
         if "usage" in response:
             with self._lock:

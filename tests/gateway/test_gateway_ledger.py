@@ -316,6 +316,15 @@ def test_S8_plan_cuts_seeds_5_to_3_before_any_cell_and_names_the_selection(
     assert code == 0
     assert "run the cut wave with: --sabot-seed=11,12,13" in out
     assert "STILL OVER" not in out
+    # The selection it names plans as it says: under the cap, nothing cut.
+    base = ["plan", "--sabot-wave", "1", "--sabot-model", "openai:gpt-5.6-terra",
+            "--sabot-budget-usd", str(full.cost_usd * 0.8), "--sabot-spend-ledger", str(tmp_path)]
+    assert main([*base, "--sabot-seed=11,12,13"]) == 0
+    again = capsys.readouterr().out
+    assert f"total: {plan.runs} runs" in again and "run the cut wave with" not in again
+    assert main([*base, "--sabot-seed=99"]) == 2
+    assert "--sabot-seed: 99 is no seed of wave 1 (its seeds: 11, 12, 13, 14, 15)" in \
+        capsys.readouterr().err
 
 
 def test_23_4_the_plan_table_fits_an_80_column_terminal() -> None:

@@ -78,8 +78,9 @@ def test_I116_a_session_through_a_shared_gateway_holds_its_own_budget(
     assert spend["budget"]["spent_usd"] == pytest.approx(billed)
     assert spend["upstream_calls"] == len([e for e in session.provider if e["status"] == 200])
     assert "budget" in json.dumps(results["selection"]) or "budget" in text
-    # The session's own ledger (the parent of its output) holds what it spent.
-    assert read_ledger(where).spent_usd == pytest.approx(billed)
+    # The session's own ledger holds what it spent: its output was made in its working
+    # directory, so the ledger is the project's, reports/ (beside its history, SPEC I51).
+    assert read_ledger(where / "reports").spent_usd == pytest.approx(billed)
 
 
 class _OldGateway(BaseHTTPRequestHandler):

@@ -137,7 +137,7 @@ def test_I71_a_cap_reached_in_one_worker_stops_every_worker_and_is_never_passed(
     not_run = {c["cell_id"]: c["reason"] for c in results["selection"]["not_run"]}
     assert not_run and set(not_run.values()) == {"budget"}
     assert _billed(served) <= TINY_BUDGET_USD
-    ledger = read_ledger(done.out.parent)
+    ledger = read_ledger(done.out.parent / "reports")  # an output made in the working dir
     mine = [g for g in ledger.gateways.values() if g.session == results["session"]["run_id"]]
     assert len(mine) == 2  # one account, a gateway in each worker
     assert any(g.stopped for g in mine)

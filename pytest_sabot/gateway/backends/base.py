@@ -147,7 +147,10 @@ def usage_of(response: dict[str, Any]) -> Usage:
         return Usage()
 
     def _int(value: Any) -> int | None:
-        return value if isinstance(value, int) and not isinstance(value, bool) else None
+        # a count that is not a whole number >= 0 is no count: the usage is unknown, and
+        # the call keeps its worst case charged (never a credit against the cap)
+        whole = isinstance(value, int) and not isinstance(value, bool)
+        return value if whole and value >= 0 else None
 
     prompt_details = raw.get("prompt_tokens_details")
     completion_details = raw.get("completion_tokens_details")

@@ -128,6 +128,36 @@ def prompt_bound(body: dict[str, Any]) -> int:
     return size + IMAGE_TOKENS * _image_parts(body.get("messages"))
 
 
+def _has_file_part(value: Any) -> bool:
+    if isinstance(value, dict):
+        return value.get("type") in ("file", "input_file") or any(
+            _has_file_part(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_has_file_part(v) for v in value)
+    return False
+
+
+# The service tiers billed at (or below) the price table's rates; any other ("priority",
+# "scale", a tier added later) is billed above them.
+TABLE_TIERS = (None, "auto", "default", "flex")
+
+
+def unbudgetable(body: dict[str, Any]) -> str | None:
+    """What in a request makes its worst case unknowable from the request and the price
+    table (None when nothing does): a call carrying it cannot be held against the cap."""
+    tier = body.get("service_tier")
+    if tier not in TABLE_TIERS:
+        return f"service_tier={tier!r} (billed above the price table's rates)"
+    modalities = body.get("modalities")
+    if body.get("audio") is not None or (isinstance(modalities, list) and "audio" in modalities):
+        return "audio output (billed apart from the table's text tokens)"
+    if body.get("web_search_options") is not None:
+        return "web_search_options (a search is billed per call, apart from tokens)"
+    if _has_file_part(body.get("messages")):
+        return "a file content part (the tokens of a file are not bounded by the request's size)"
+    return None
+
+
 def _is_quota_error(body: Any) -> bool:
     if not isinstance(body, dict) or not isinstance(body.get("error"), dict):
         return False
@@ -194,15 +224,28 @@ class OpenAIUpstream:
         self.scrubber.add(key)
         return key
 
+    def _output_limit(self, body: dict[str, Any], model: str) -> int:
+        """The call's output limit: its own; else the model's (the price table's
+        ``max_output_tokens``), else ``reserve_output_tokens``, which the call is then sent
+        with (``max_completion_tokens``), so the provider keeps to the limit it is held at."""
+        cap = body.get("max_completion_tokens") or body.get("max_tokens")
+        if isinstance(cap, int) and not isinstance(cap, bool) and cap > 0:
+            return cap
+        output = self.prices.max_output(model) or self.reserve_output_tokens
+        body["max_completion_tokens"] = output
+        return output
+
     def _ceiling(self, body: dict[str, Any], model: str) -> float:
         """The worst case of one call: ``prompt_bound(body)`` input tokens plus the call's
-        output limit (its own, else the model's, else ``reserve_output_tokens``) for each
-        of the choices it asks for (``n``: the provider bills every choice's output)."""
-        cap = body.get("max_completion_tokens") or body.get("max_tokens")
-        if isinstance(cap, int) and cap > 0:
-            output = cap
-        else:
-            output = self.prices.max_output(model) or self.reserve_output_tokens
+        output limit (``_output_limit``) for each of the choices it asks for (``n``: the
+        provider bills every choice's output)."""
+        problem = unbudgetable(body)
+        if problem is not None:
+            raise BackendError(
+                400, f"a live call with {problem} cannot be held against the spend cap; send "
+                "it without that", "sabot_unbudgetable_request", "invalid_request_error",
+            )
+        output = self._output_limit(body, model)
         choices = 1 if body.get("n") is None else body["n"]
         if isinstance(choices, bool) or not isinstance(choices, int) or choices < 1:
             raise BackendError(
