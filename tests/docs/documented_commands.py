@@ -358,6 +358,8 @@ TABLE: dict[str, dict[str, Run | Shown]] = {
             "needs a model server of your own on port 8000; tests/live/ runs live sessions, "
             "several cells in flight, against a loopback provider"),
         "python bench/live_shaped.py --vs-sequential": Shown(BENCH),
+        "python bench/live_shaped.py --keep /tmp/slice": Shown(BENCH),
+        "python bench/live_schedule.py /tmp/slice/out": Shown(BENCH),
         "python bench/wave_scale.py": Shown(BENCH),
         "python bench/wave_profile.py --run -- --sabot-wave=1 -n 2 --sabot-out=/tmp/profiled":
             Shown(BENCH),
