@@ -7,13 +7,12 @@ registry does."""
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import io
-import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+from bench_modules import load_bench
 
 from pytest_sabot.commands.cli import main as sabot
 from pytest_sabot.core.trace_io import read_trace
@@ -23,16 +22,9 @@ from pytest_sabot.report.html import write_results_html
 from pytest_sabot.results import read_results
 from pytest_sabot.results.adjudicate import read_record
 
-REPO = Path(__file__).resolve().parents[2]
-
 
 def _bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("growth_bench", REPO / "bench" / "growth.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_bench("growth")
 
 
 def test_growth_synthetic_wave_twice_the_seeds_is_read_as_a_complete_wave(

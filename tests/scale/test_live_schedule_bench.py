@@ -4,23 +4,14 @@ connection each change the span the way a schedule would."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[2]
+from bench_modules import load_bench
 
 
 def _bench() -> ModuleType:
-    path = REPO / "bench" / "live_schedule.py"
-    spec = importlib.util.spec_from_file_location("live_schedule_bench", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_bench("live_schedule")
 
 
 BENCH = _bench()

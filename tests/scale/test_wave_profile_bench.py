@@ -4,23 +4,14 @@ workers (a ``-p no:xdist`` slice), so no share can pass 100 %."""
 
 from __future__ import annotations
 
-import importlib.util
 import re
-import sys
-from pathlib import Path
 from types import ModuleType
 
-REPO = Path(__file__).resolve().parents[2]
+from bench_modules import load_bench
 
 
 def _bench() -> ModuleType:
-    path = REPO / "bench" / "wave_profile.py"
-    spec = importlib.util.spec_from_file_location("wave_profile_bench", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_bench("wave_profile")
 
 
 def _raw(*stacks: tuple[int, str, int]) -> str:
