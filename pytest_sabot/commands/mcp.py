@@ -199,6 +199,12 @@ class CellRun:
         self.evaluation = evaluation
         return evaluation
 
+    def close_after_calls(self, reason: str) -> dict[str, Any]:
+        """End the run as the client left it (``reason``), once no call is being answered;
+        the evaluation its finish gave, if it finished."""
+        with self._lock:
+            return self.close(None, reason)
+
     def _score(self) -> dict[str, Any]:
         from pytest_sabot.core.records import cell_dir
         from pytest_sabot.results.adjudicate import (
@@ -360,9 +366,7 @@ def serve_cell(std: Standard, cell: Cell, out: Path, model: str, run_id: str = "
     _RUN = run
     try:
         run.start()
-        reason = serve_until_left(build_server(run), FINISH)
-        with run._lock:  # a call still being answered ends first
-            return run.close(None, reason)
+        return run.close_after_calls(serve_until_left(build_server(run), FINISH))
     finally:
         _RUN = None
 
