@@ -155,6 +155,8 @@ class CellRunner:
             base = read_record(self.out_dir, cell.baseline_id)
             if base.session != record.note.baseline_session:
                 return False  # decided on a baseline record that has been replaced
+            if self.resume and self.rerun_errors and base.run_error:
+                return False  # decided on a RUN_ERROR that is to run again: decide again
         if record.run_error:
             return self.resume and not self.rerun_errors
         if pulled_in:
@@ -177,7 +179,8 @@ class CellRunner:
         if record.run_error and self.resume:
             return "a recorded RUN_ERROR, run again (--sabot-rerun-errors)"
         if record.note is not None:
-            return "skipped on a baseline record that has since been replaced; decided again"
+            return ("skipped on a baseline record that has since been replaced or runs again "
+                    "(--sabot-rerun-errors); decided again")
         return "a fresh session runs the cell again"
 
     def _ensure(self, cell: Cell, *, pulled_in: bool = False) -> Record:

@@ -177,6 +177,32 @@ def test_I19_resume_keeps_recorded_run_errors_and_reruns_them_only_when_asked(
     assert main(["rescore", str(redone.out)]) == 0
 
 
+def test_I19_rerun_errors_runs_a_pulled_in_baseline_again_and_decides_its_cells_again(
+    tmp_path: Path,
+) -> None:
+    """A slice of fault cells only pulls its baseline in; when that baseline was a
+    RUN_ERROR, its fault cells were recorded as not run on it. --sabot-rerun-errors runs
+    the baseline again and decides the fault cells again on its new record."""
+    faults = [*SLICE, "--sabot-operator=O1,O2", "-p", "no:xdist"]
+    broken = run(tmp_path, "--sabot-wave=1", *faults, "--sabot-timeout=0.001")
+    assert read_record(broken.out, BASELINE).run_error, broken.describe()
+    skipped = {c.cell_id: c.excluded for c in broken.results.cells if c.cell_id != BASELINE}
+    assert skipped and all(e is not None and e.code == "BASELINE_FAIL"
+                           for e in skipped.values()), skipped
+
+    redone = run(tmp_path, "--sabot-wave=1", *faults, "--sabot-resume", "--sabot-rerun-errors")
+    assert redone.returncode == 0, redone.describe()
+    info = redone.results.session
+    assert info is not None and info.rerun_error_cells == [BASELINE]
+    assert not read_record(redone.out, BASELINE).run_error
+    decided = {c.cell_id: c for c in redone.results.cells if c.cell_id in skipped}
+    assert all(c.excluded is None for c in decided.values()), decided
+    for cell in skipped:  # the records decided on the RUN_ERROR are kept, set aside
+        (aside,) = sorted((redone.out / "superseded").glob(f"{cell}~*"))
+        assert "decided again" in (aside / "set-aside.json").read_text()
+    assert main(["rescore", str(redone.out)]) == 0
+
+
 # --------------------------------------------------------------------------- issue 21.5
 
 # Holds the session in its first cell's setup until the file HOLD_UNTIL names exists, so a
