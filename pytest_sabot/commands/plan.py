@@ -63,7 +63,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
         task=lists["sabot_task"],
         seed=seeds,
     )
-    per_run = per_run_from_recordings(args.recorded) if args.recorded else None
+    per_run = (per_run_from_recordings(args.recorded, std.wave.wave) if args.recorded
+               else None)
     model = parse_model(str(args.sabot_model))
     plan = project(
         cells,

@@ -18,6 +18,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
+from pytest_sabot.core.errors import SabotDataError
 from pytest_sabot.core.frameworks import cost_per_run
 from pytest_sabot.core.model_spec import ModelSpec, parse_model
 from pytest_sabot.core.models.cells import Cell
@@ -69,13 +70,30 @@ class Plan:
         return "--sabot-seed=" + ",".join(str(s) for s in self.kept_seeds)
 
 
-def per_run_from_recordings(out_dir: Path) -> dict[str, tuple[float, float, float]]:
-    """Mean calls and tokens per run for each row, from recorded traces."""
+def per_run_from_recordings(
+    out_dir: Path, wave: int | None = None
+) -> dict[str, tuple[float, float, float]]:
+    """Mean calls and tokens per run for each row, from the traces of a run recorded live
+    (of ``wave``, when given). A folder that holds no recorded cell, a keyless recording
+    (the embedded model's token counts are fixtures, not a model's) and another wave's are
+    refused, naming the folder and what it holds."""
+    traces = sorted((out_dir / "cells").glob(f"*/{TRACE_FILE}"))
+    if not out_dir.is_dir() or not traces:
+        raise SabotDataError(out_dir, "--from", "a recorded run directory (its "
+                             f"cells/<cell id>/{TRACE_FILE})",
+                             "no such directory" if not out_dir.is_dir() else "no recorded cell")
     calls: dict[str, list[int]] = defaultdict(list)
     prompt: dict[str, list[int]] = defaultdict(list)
     completion: dict[str, list[int]] = defaultdict(list)
-    for trace_path in sorted((out_dir / "cells").glob(f"*/{TRACE_FILE}")):
+    for trace_path in traces:
         trace = read_trace(trace_path)
+        if trace.start.model.startswith("sim"):
+            raise SabotDataError(trace_path, "--from", "a run recorded live (a keyless run's "
+                                 "token counts are fixtures of the embedded model, not a "
+                                 "model's: record a small live slice first)", trace.start.model)
+        if wave is not None and trace.start.wave != wave:
+            raise SabotDataError(trace_path, "--from", f"a recording of wave {wave}",
+                                 f"wave {trace.start.wave}")
         row = f"{trace.start.framework}-{trace.start.config}"
         model_calls = trace.of_kind("model_call")
         calls[row].append(len(model_calls))

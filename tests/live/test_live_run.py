@@ -218,3 +218,30 @@ def test_I10_live_label_names_a_non_default_upstream(live_session: Session) -> N
     results = results_json(live_session)
     assert "127.0.0.1" in results["label"]
     assert "127.0.0.1" in (live_session.out / "RESULTS.md").read_text("utf-8")
+
+
+def test_plan_from_a_recording_refuses_what_cannot_project_a_live_wave(
+    live_session: Session, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`sabot plan --from` projects only from a run recorded live of the same wave: a folder
+    with no record, a keyless recording (the embedded model's token counts) and another
+    wave's recording are refused, naming the file and what it holds, before any spend."""
+    import shutil
+
+    from pytest_sabot.commands.cli import main
+
+    plan = ["plan", "--sabot-wave", "1", "--sabot-model", MODEL, "--from"]
+    assert main([*plan, str(tmp_path / "nope")]) == 2
+    assert "no such directory" in capsys.readouterr().err
+    keyless = tmp_path / "keyless"
+    shutil.copytree(live_session.out / "cells", keyless / "cells")
+    for trace in keyless.glob("cells/*/events.jsonl"):
+        text = trace.read_text()
+        trace.write_text(text.replace(f'"model":"{MODEL}"', '"model":"sim:realistic"', 1)
+                         .replace(f'"model": "{MODEL}"', '"model": "sim:realistic"', 1))
+    assert main([*plan, str(keyless)]) == 2
+    err = capsys.readouterr().err
+    assert "a run recorded live" in err and "sim:realistic" in err and "events.jsonl" in err
+    assert main(["plan", "--sabot-wave", "2", "--sabot-model", MODEL, "--from",
+                 str(live_session.out)]) == 2
+    assert "a recording of wave 2, got 'wave 1'" in capsys.readouterr().err
