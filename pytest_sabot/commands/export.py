@@ -166,9 +166,9 @@ def cmd_export(args: argparse.Namespace) -> int:
     if directory is None:
         print(
             f"sabot export: run {args.run} has no report of its own any more: {source} "
-            "holds its results, but its directory's results.json and cell records now "
-            "belong to a later session (its own records are set aside under superseded/); "
-            f"`sabot export {args.run} --format json` gives its results",
+            "holds its results, but its directory's results.json now belongs to a later "
+            "session (any of its records that later session ran again are set aside under "
+            f"superseded/); `sabot export {args.run} --format json` gives its results",
             file=sys.stderr,
         )
         return EXIT_ERROR

@@ -25,6 +25,8 @@ from pytest_sabot.commands.failure import fail
 from pytest_sabot.core.errors import SabotDataError
 from pytest_sabot.core.exit_codes import EXIT_PASS
 from pytest_sabot.core.models.verdict import CellVerdict
+from pytest_sabot.core.records import CELLS_DIR
+from pytest_sabot.core.trace_io import TRACE_FILE
 from pytest_sabot.lab.record import LabRun
 
 
@@ -247,6 +249,19 @@ def print_timeline(t: Timeline, width: int | None = None) -> None:
     print_lines(out, lines)
 
 
+def _lab_body(record: LabRun) -> dict[str, Any]:
+    """A lab run's timeline as JSON, with the usage the lab observed and the client's."""
+    from pytest_sabot.report.lab import lab_timeline
+
+    body = lab_timeline(record).model_dump(mode="json")
+    body["usage"] = {
+        "observed": record.measurement.provider_usage.model_dump(mode="json"),
+        "client_registered": (record.client_usage.model_dump(mode="json")
+                              if record.client_usage is not None else None),
+    }
+    return body
+
+
 def inspect_lab(record: LabRun, as_json: bool) -> int:
     """A lab run's timeline: requests, deliveries, effects, observations, waits, faults and
     violations in order, then the gate; then the model usage the lab observed and, apart,
@@ -257,13 +272,7 @@ def inspect_lab(record: LabRun, as_json: bool) -> int:
 
     t = lab_timeline(record)
     if as_json:
-        body = t.model_dump(mode="json")
-        body["usage"] = {
-            "observed": record.measurement.provider_usage.model_dump(mode="json"),
-            "client_registered": (record.client_usage.model_dump(mode="json")
-                                  if record.client_usage is not None else None),
-        }
-        print(json.dumps(body, indent=2))
+        print(json.dumps(_lab_body(record), indent=2))
     else:
         out = console()
         print_lab_timeline(out, t)
@@ -279,16 +288,25 @@ def cmd_inspect(args: argparse.Namespace) -> int:
         lab = lab_run_of(args.cell_dir, chosen_history(getattr(args, "history", None)))
     except SabotDataError as exc:
         return fail("sabot inspect", exc)
-    if lab is not None:
+    cell = Path(args.cell_dir)
+    matrix_cell = (cell / TRACE_FILE).is_file() and cell.resolve().parent.name == CELLS_DIR
+    if lab is not None and not matrix_cell:
         return inspect_lab(lab[0], args.json)
     try:
-        t = timeline(Path(args.cell_dir), args.sabot_root)
+        t = timeline(cell, args.sabot_root)
     except SabotDataError as exc:
         return fail("sabot inspect", exc)
+    # A cell of a lab matrix is both: the Sabot funnel of its trace, then its lab run.
     if args.json:
-        print(t.model_dump_json(indent=2))
-    else:
-        print_timeline(t)
+        body = t.model_dump(mode="json")
+        if lab is not None:
+            body["lab"] = _lab_body(lab[0])
+        print(json.dumps(body, indent=2))
+        return EXIT_PASS
+    print_timeline(t)
+    if lab is not None:
+        print()
+        inspect_lab(lab[0], False)
     return EXIT_PASS
 
 

@@ -45,7 +45,15 @@ def cmd_rescore(args: argparse.Namespace) -> int:
     original = read_results_of(args.dir)
     rules = args.rules or original.rules
     home = records_home(args.dir)  # a slice's or a reading's board scores its directory's
-    fresh = rebuild(original, home, rules, args.sabot_root)
+    try:
+        fresh = rebuild(original, home, rules, args.sabot_root)
+    except KeyError as exc:  # a rule version the standard does not register
+        if args.rules is None:
+            raise
+        from pytest_sabot.commands.failure import fail
+
+        return fail("sabot rescore", f"--rules: expected a registered rule version, got "
+                    f"{args.rules!r} ({exc.args[0] if exc.args else exc})")
     same_rules = rules == original.rules
     if original.scoreboard.registered_rows is None:  # written before the field existed
         fresh = fresh.model_copy(update={
@@ -101,6 +109,7 @@ def cmd_rescore(args: argparse.Namespace) -> int:
             return EXIT_GATE
         return EXIT_INCONCLUSIVE if fresh.status_line else EXIT_PASS
     print(f"both readings: {original.rules} (as recorded) and {rules} (rescored)")
+    print(fresh.label)  # keyless: fixtures of the embedded model, as every output says
     sys.stdout.flush()
     side_by_side(original, fresh)
     if damaged:

@@ -103,3 +103,20 @@ def test_L_a_cell_without_its_lab_record_stays_in_the_denominator(
     assert rate.runs == 1 and rate.passed == 0 and rate.outcomes["no record"] == 1
     overall = next(r for r in rebuilt.lab_gates.by_fault if r.fault == "O8")
     assert overall.runs == 6 and overall.outcomes["no record"] == 1
+
+
+def test_L_inspect_of_a_lab_matrix_cell_shows_its_sabot_verdict_and_its_lab_gate(
+    lab_slice: Session, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from pytest_sabot.commands.cli import main
+
+    cell = next(c for c in lab_slice.results.cells if c.cell_id.split("-")[2] != "baseline")
+    folder = lab_slice.out / "cells" / cell.cell_id
+    run = json.loads((folder / "run.json").read_text())
+    assert main(["inspect", str(folder)]) == 0
+    text = capsys.readouterr().out
+    assert f"cell {cell.cell_id} " in text and "verdict: " in text  # the Sabot funnel
+    assert f"gate: {run['gate']['outcome']}" in text  # then the lab run's gate
+    assert main(["inspect", str(folder), "--json"]) == 0
+    body = json.loads(capsys.readouterr().out)
+    assert body["cell_id"] == cell.cell_id and body["lab"]["gate"] == run["gate"]["outcome"]
