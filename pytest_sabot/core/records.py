@@ -175,8 +175,8 @@ class SessionLock:
             pass
         return (
             f"the output is being written by {who}: two sessions never write one output at "
-            "once (their records and verdicts would cross). Wait for it to end, or give "
-            "this session another --sabot-out"
+            "once (their records and verdicts would cross). Wait for it to end (a pytest "
+            "session can be given another --sabot-out instead)"
         )
 
     def release(self) -> None:

@@ -145,6 +145,12 @@ class RunDetail(FrozenModel):
         "history's copy of its results; empty for a whole board and for a run the history "
         "holds no results of.",
     )
+    gates_failed: list[str] = Field(
+        default_factory=list,
+        description="The session's gates that failed (SPEC I43: a row under "
+        "--sabot-fail-under, the RUN_ERROR share, a gated row's baselines), each as its "
+        "results say it, read from the history's copy of its results.",
+    )
 
 
 _LIST_SQL = """
@@ -294,21 +300,26 @@ def detail(db: History, run_id: str) -> RunDetail:
         cells=[_cell(x) for x in db.all(
             "SELECT * FROM cells WHERE run_id = ? ORDER BY kind = 'baseline' DESC, row, "
             "cell_id", (run_id,))],
-        partial=_partial(db, run_id) if r["kind"] != "lab" else [],
+        **(_from_results(db, run_id) if r["kind"] != "lab" else {}),
     )
 
 
-def _partial(db: History, run_id: str) -> list[str]:
-    """Why the run's board is partial, from the history's copy of its results.json."""
+def _from_results(db: History, run_id: str) -> dict[str, list[str]]:
+    """What the history's copy of the run's results.json says beyond its tables: why its
+    board is partial, and which of its session's gates failed."""
     kept = db.one("SELECT data FROM snapshots WHERE run_id = ?", (run_id,))
     if kept is None or kept["data"] is None:
-        return []
+        return {}
     try:
         results = results_from_snapshot(bytes(kept["data"]))
     except (ValueError, SabotDataError, zlib.error):  # a copy this version cannot read
-        return []
+        return {}
     short = results.short_median
-    return [*results.partial_reasons, *([short] if short else [])]
+    return {
+        "partial": [*results.partial_reasons, *([short] if short else [])],
+        "gates_failed": [g.message for g in results.gates or []
+                         if not g.passed],
+    }
 
 
 def show_run(

@@ -158,6 +158,7 @@ def render_show(out: Console, d: RunDetail) -> None:
     sel = d.selection
     fields: list[tuple[str, str]] = [
         ("status", f"{s.status or '-'}" + (f": {d.detail}" if d.detail else "")),
+        *[("GATE FAILED", text) for text in d.gates_failed],
         ("started", s.started or "-"),
         ("ended", s.ended or "-"),
         ("output", s.out_dir),

@@ -536,7 +536,8 @@ def session_lines(results: ResultsFile) -> list[str]:
             counts[cell.reason] += 1
         listed = ", ".join(f"{n} {reason}" for reason, n in sorted(counts.items()))
         lines.append(
-            f"not run: {listed}; the same command with --sabot-resume records the rest"
+            f"not run: {listed}; the same pytest command with --sabot-resume records the "
+            "rest"
         )
     return lines
 

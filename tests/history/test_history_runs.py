@@ -439,3 +439,29 @@ def test_I91_compare_heads_a_partial_side_with_why_it_is_partial(inputs: Inputs)
         assert info.partial == "; ".join(results.partial_reasons)
         assert info.partial.startswith("a slice, ")  # these inputs are slices
         assert f"   PARTIAL: {info.partial}" in _describe("A", info)
+
+
+def test_I43_history_show_names_the_gates_a_session_failed(tmp_path: Path) -> None:
+    from history_inputs import SESSION_TIMEOUT_S, SLICE, _env
+
+    out = tmp_path / "reports" / "gated"
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:randomly", "-q",
+         f"--sabot-out={out}", *SLICE, "--sabot-fail-under=0.99"],
+        cwd=tmp_path, env=_env(), capture_output=True, text=True, timeout=SESSION_TIMEOUT_S,
+        check=False)
+    assert proc.returncode == 1, proc.stdout[-3000:]
+    results = read_results(out / "results.json")
+    failed = [g.message for g in results.gates or [] if not g.passed]
+    assert failed
+    history = out.parent / "history.sqlite"
+    (run,) = list_runs(history)
+    detail = show_run(history, run.run_id)
+    assert detail.gates_failed == failed
+    shown = subprocess.run(
+        [sys.executable, "-m", "pytest_sabot.commands.cli", "history", "show", run.run_id,
+         "--history", str(history)], cwd=tmp_path, env=_env(), capture_output=True,
+        text=True, timeout=120, check=False)
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.count("GATE FAILED") == len(failed)
+    assert all(m in shown.stdout for m in failed), shown.stdout
