@@ -71,9 +71,14 @@ def _entry(e: UsageEntry) -> EntryView:
         counted=e.counted)
 
 
+SCRIPTED = "no model provider (a scripted controller calls none)"
+
+
 def build_usage(record: LabRun) -> UsageView:
     u, c = record.measurement.provider_usage, record.client_usage
-    observed = observed_text(u)
+    # a scripted controller calls no model: said so, as the run's own summary says it
+    observed = SCRIPTED if record.agent.fixture and u.source == "unobserved" else \
+        observed_text(u)
     if c is None:
         return UsageView(observed=observed, observed_source=u.source, registered=False,
                          status="", status_words="", entries=[], declared_total="",
