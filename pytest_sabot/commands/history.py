@@ -60,17 +60,19 @@ def history_list(
     timeout: float | None = None,
 ) -> int:
     """``sabot history``: the runs, newest first, fitted to the terminal's width."""
-    from pytest_sabot.history.queries import list_runs
+    from pytest_sabot.history.queries import count_runs, list_runs
     from pytest_sabot.history.render import console, render_list
 
     try:
         summaries = list_runs(history, limit=limit, timeout=_timeout(timeout))
+        held = (count_runs(history, timeout=_timeout(timeout))
+                if limit is not None and len(summaries) == limit else None)
     except SabotDataError as exc:
         return fail("sabot history", exc)
     if as_json:
         print("[" + ",\n".join(s.model_dump_json(indent=2) for s in summaries) + "]")
     else:
-        render_list(console(width), summaries, str(history))
+        render_list(console(width), summaries, str(history), held)
     return EXIT_PASS
 
 

@@ -210,6 +210,13 @@ def list_runs(
         return runs(db, limit)
 
 
+def count_runs(history_path: Path, *, timeout: float = DEFAULT_TIMEOUT_S) -> int:
+    """How many runs the history holds."""
+    with open_history(Path(history_path), timeout=timeout) as db:
+        row = db.one("SELECT COUNT(*) AS n FROM runs")
+        return int(row["n"]) if row is not None else 0
+
+
 def frameworks_by_run(
     history_path: Path, *, timeout: float = DEFAULT_TIMEOUT_S
 ) -> dict[str, list[str]]:

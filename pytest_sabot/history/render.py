@@ -86,8 +86,13 @@ LIST_COLUMNS: tuple[Column[RunSummary], ...] = (
 )
 
 
-def render_list(out: Console, summaries: Sequence[RunSummary], history: str) -> None:
-    out.print(Text(f"Sabot run history: {history} ({len(summaries)} run(s), newest first)"))
+def render_list(out: Console, summaries: Sequence[RunSummary], history: str,
+                held: int | None = None) -> None:
+    """The runs, newest first; ``held``: how many the history holds, when more than shown
+    (``--limit``)."""
+    shown = f"{len(summaries)} of {held}" if held is not None and held > len(summaries) \
+        else str(len(summaries))
+    out.print(Text(f"Sabot run history: {history} ({shown} run(s), newest first)"))
     if not summaries:
         out.print(Text("no runs recorded yet"))
         return

@@ -370,7 +370,7 @@ def test_I43_index_names_a_broken_record_and_indexes_the_rest(
     path = tmp_path / "history.sqlite"
     assert history_index(path, [copy], width=400) == 2
     out = capsys.readouterr().out
-    assert f"not indexed: {broken}: expected Invalid JSON" in out
+    assert f"not indexed: {broken}: field 'line 1': expected valid JSON, got 'EOF while" in out
     assert [s.run_id for s in list_runs(path)] == [inputs.ids["second"]]
 
 
@@ -384,6 +384,8 @@ def test_I43_the_module_command_lists_and_checks_runs(inputs: Inputs, history: P
 
     listed = run("list", "--limit", "2")
     assert listed.returncode == 0 and "Sabot run history" in listed.stdout
+    words = " ".join(listed.stdout.split())  # the header wraps at the terminal's width
+    assert f"(2 of {len(list_runs(history))} run(s), newest first)" in words
     assert sum(bool(RUN_LINE.match(line)) for line in listed.stdout.splitlines()) == 2
     regressed = run("regress", inputs.ids["vigilant"], inputs.ids["credulous"],
                     "--resamples", "2000")
