@@ -27,11 +27,13 @@ __all__ = ["SEED_CUT_TO", "Plan", "RowPlan", "cmd_plan", "per_run_from_recording
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
+    import pytest
+
     from pytest_sabot.core.exit_codes import EXIT_GATE, EXIT_PASS
     from pytest_sabot.gateway.prices import load_prices
-    from pytest_sabot.matrix.cells import select_cells
     from pytest_sabot.matrix.standard import load_standard
     from pytest_sabot.session.options import BY_DEST, convert
+    from pytest_sabot.session.preflight import select
 
     if args.sabot_wave is None:
         return fail("sabot plan", "--sabot-wave is required")
@@ -41,28 +43,15 @@ def cmd_plan(args: argparse.Namespace) -> int:
     if problem is not None:  # a matrix naming the adapter's framework needs its declaration
         return fail("sabot plan", problem)
     std = load_standard(args.sabot_wave, args.sabot_root)
-    lists = {
-        d: convert(BY_DEST[d], getattr(args, d))
+    filters = {
+        d.removeprefix("sabot_"): values
         for d in ("sabot_framework", "sabot_config", "sabot_operator", "sabot_task", "sabot_seed")
+        if (values := convert(BY_DEST[d], getattr(args, d)))
     }
-    try:
-        seeds = [int(s) for s in lists["sabot_seed"]] if lists["sabot_seed"] else None
-    except ValueError:
-        return fail("sabot plan", f"--sabot-seed: expected whole numbers, got "
-                    f"{','.join(lists['sabot_seed'])!r}")
-    registered = sorted({c.seed for c in std.cells})
-    unknown = [s for s in seeds or [] if s not in registered]
-    if unknown:
-        return fail("sabot plan", f"--sabot-seed: {unknown[0]} is no seed of wave "
-                    f"{args.sabot_wave} (its seeds: {', '.join(map(str, registered))})")
-    cells = select_cells(
-        std.cells,
-        framework=lists["sabot_framework"],
-        config=lists["sabot_config"],
-        operator=lists["sabot_operator"],
-        task=lists["sabot_task"],
-        seed=seeds,
-    )
+    try:  # the filters read as a pytest session reads them, with the same errors
+        cells = select(std, filters) if filters else list(std.cells)
+    except pytest.UsageError as exc:
+        return fail("sabot plan", str(exc).removeprefix("pytest-sabot: "))
     per_run = (per_run_from_recordings(args.recorded, std.wave.wave) if args.recorded
                else None)
     model = parse_model(str(args.sabot_model))

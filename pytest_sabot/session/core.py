@@ -198,7 +198,10 @@ class SabotSession:
                 str(self.settings.wave), self.settings.root, rules=self.settings.rules
             )
         except SabotDataError as exc:
-            raise pytest.UsageError(f"pytest-sabot: {exc}") from None
+            # a wave no cells folder registers is the option's mistake: named as the option
+            option = (f"--sabot-wave={self.settings.wave}: "
+                      if exc.field == "wave" and Path(exc.file).name == "cells" else "")
+            raise pytest.UsageError(f"pytest-sabot: {option}{exc}") from None
         except RegistryError as exc:  # an adapter of the wave that does not load
             raise pytest.UsageError(scrub_text(f"pytest-sabot: {exc}; nothing was run")) from None
         except KeyError as exc:  # a rule version the rule book does not hold

@@ -323,8 +323,11 @@ def test_S8_plan_cuts_seeds_5_to_3_before_any_cell_and_names_the_selection(
     again = capsys.readouterr().out
     assert f"total: {plan.runs} runs" in again and "run the cut wave with" not in again
     assert main([*base, "--sabot-seed=99"]) == 2
-    assert "--sabot-seed: 99 is no seed of wave 1 (its seeds: 11, 12, 13, 14, 15)" in \
-        capsys.readouterr().err
+    assert "--sabot-seed=99: '99' is not registered in wave 1 (registered: 11, 12, 13, 14, " \
+        "15)" in capsys.readouterr().err
+    assert main([*base, "--sabot-framework=langgrph"]) == 2
+    assert "--sabot-framework=langgrph: 'langgrph' is not registered in wave 1 (registered: " \
+        "autogen, crewai, langgraph)" in capsys.readouterr().err
 
 
 def test_23_4_the_plan_table_fits_an_80_column_terminal() -> None:

@@ -171,6 +171,15 @@ def test_9_4_a_filter_that_matches_nothing_names_the_registered_values(
     assert option in text and "not registered in wave 1" in text and registered in text
 
 
+def test_9_4_a_wave_no_cells_folder_registers_is_named_as_the_option(
+    pytester: pytest.Pytester,
+) -> None:
+    result = pytester.runpytest_subprocess("--sabot-wave=9")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    text = result.stderr.str()
+    assert "pytest-sabot: --sabot-wave=9: " in text and "known waves: 1, 2, 3" in text
+
+
 def test_9_4_rerun_errors_needs_resume(pytester: pytest.Pytester) -> None:
     text = _refused(pytester, "--sabot-rerun-errors")
     assert "--sabot-rerun-errors" in text and "--sabot-resume" in text
