@@ -215,9 +215,9 @@ def _parse_line(line: str, number: int, source: str | Path) -> Any:
         return _EVENT.validate_python(raw)
     except ValidationError as exc:
         err = from_validation_error(source, exc)
-        raise SabotDataError(
-            source, f"line {number}.{err.field}", err.expected, err.got
-        ) from None
+        # a problem of the whole event (an unknown kind) names the line alone
+        where = f"line {number}.{err.field}" if err.field else f"line {number}"
+        raise SabotDataError(source, where, err.expected, err.got) from None
 
 
 def read_trace(path: Path) -> Trace:

@@ -86,6 +86,16 @@ def test_27_a_bad_trace_line_is_named_as_line_by_line_named_it(
     assert str(path) in str(caught.value)
 
 
+def test_27_an_unknown_event_kind_names_its_line_alone(tmp_path: Path) -> None:
+    path = tmp_path / TRACE_FILE
+    bad = _call("{}").replace('"tool_call"', '"tool_cal"')
+    path.write_text("\n".join([json.dumps(START), bad, END]) + "\n", encoding="utf-8")
+    with pytest.raises(SabotDataError) as caught:
+        read_trace(path)
+    assert caught.value.field == "line 2"  # not "line 2." with an empty field after it
+    assert "field 'line 2': expected 'kind' to be one of" in str(caught.value)
+
+
 def _record(out: Path) -> Path:
     run_dir = cell_dir(out, CELL)
     trace = TraceWriter(run_dir)
