@@ -90,7 +90,13 @@ def junit_xml(results: ResultsFile) -> str:
     suite = ET.SubElement(suites, "testsuite", name=f"sabot.wave{results.wave}")
     props = ET.SubElement(suite, "properties")
     session = results.session
-    for name, value in suite_pairs(results, session.run_id if session else ""):
+    if session is not None:
+        run_id = session.run_id
+    else:  # results written without a session (a merge): the id the run history gives it
+        from pytest_sabot.history.sources import derived_results_id, digest_of
+
+        run_id = derived_results_id(digest_of(results)[0])
+    for name, value in suite_pairs(results, run_id):
         ET.SubElement(props, "property", name=name, value=value)
     tests = skipped = 0
 

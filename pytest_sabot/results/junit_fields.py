@@ -111,7 +111,8 @@ def suite_pairs(results: ResultsFile, run_id: str) -> Pairs:
         ("sabot.model", results.model),
         ("sabot.label", results.label),
         ("sabot.run_id", run_id),
-        ("sabot.status", session.status if session else ""),
+        ("sabot.status", session.status if session else
+         ("complete" if results.selection.complete else "incomplete")),
         ("sabot.complete", str(results.selection.complete).lower()),
         ("sabot.selected", str(results.selection.selected)),
         ("sabot.recorded", str(results.selection.recorded)),

@@ -120,6 +120,13 @@ def test_I72_a_merge_is_recorded_in_the_run_history_as_a_run_of_its_own(
     assert run.out_dir == str(out.resolve())
     loaded = load_run_results(history, run.run_id)
     assert loaded.note == "" and loaded.results == read_results(out)
+    # Its JUnit export names the run as the history does, and its status as history lists it.
+    junit = tmp_path / "merged.xml"
+    assert sabot(["export", str(out), "--format", "junit", "--out", str(junit)]) == 0
+    import xml.etree.ElementTree as ET
+
+    props = {p.get("name"): p.get("value") for p in ET.parse(junit).iter("property")}
+    assert props["sabot.run_id"] == run.run_id and props["sabot.status"] == run.status
     assert sabot(["merge", str(s1.out), str(s2.out), "--out", str(tmp_path / "again"),
                   "--history", "none"]) == 0
     assert len(list_runs(history)) == 1
