@@ -60,6 +60,8 @@ def cmd_rescore(args: argparse.Namespace) -> int:
             "scoreboard": fresh.scoreboard.model_copy(update={"registered_rows": None})})
     if original.outside_row is None:  # written before the field existed (SPEC I158)
         fresh = fresh.model_copy(update={"outside_row": None})
+    if original.flags_protocol is None:  # written before the field existed
+        fresh = fresh.model_copy(update={"flags_protocol": None})
     if (original.scoreboard.band is not None and fresh.scoreboard.band is None
             and original.scoreboard.median_sabot_score == fresh.scoreboard.median_sabot_score):
         # A partial board written before results.json withheld its band (SPEC I91): the

@@ -103,6 +103,10 @@ def _gap(row: RowSummary) -> str:
 
 
 def _flags_wave(results: ResultsFile) -> bool:
+    """Whether the board has detection surfaces to show: its wave ran the FLAGS protocol (a
+    file without the field: rules v0.2.0 and later, as it was read then)."""
+    if results.flags_protocol is not None:
+        return results.flags_protocol
     return results.rules >= "v0.2.0"
 
 

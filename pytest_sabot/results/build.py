@@ -297,6 +297,12 @@ class ResultsFile(StrictModel):
         description="Keyless only: calls the embedded model recognised and refused, per row "
         "and for the session (SPEC I151); None for a live or replayed session.",
     )
+    flags_protocol: bool | None = Field(
+        None,
+        description="Whether the wave's pipelines were given the FLAGS addendum (standard "
+        "section 10), so its detection surfaces are read; None in a file written before "
+        "the field existed (then read from the rule version, v0.2.0 and later).",
+    )
     outside_row: OutsideRow | None = Field(
         None,
         description="The one row of a pipeline outside the harness that replaced the "
@@ -510,6 +516,7 @@ def build_results(
             if spec.is_sim
             else None
         ),
+        flags_protocol=std.wave.flags_protocol,
         outside_row=std.outside,
         lab_gates=(
             lab_gates(out_dir, scored.verdicts, std.wave.operators) if std.wave.lab else None

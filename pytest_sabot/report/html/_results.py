@@ -26,7 +26,7 @@ SHOWN_TOP = {
     "schema_version", "tool", "wave", "rules", "wave_rules", "model", "fixture", "label",
     "registration_hash", "versions", "off_pin", "selection", "scoreboard", "cells",
     "structural_zeros", "judge", "spend", "disclosures", "model_calls", "outside_row",
-    "gates",
+    "gates", "flags_protocol",
 }
 SHOWN_RATES = {
     "sabot_score", "soft_notice", "reaction", "recovery", "recovery_without_detection",
@@ -373,7 +373,9 @@ def build(
         banners=banners(results, status_line),
         judge=judge,
         low_confidence=bool(judge and judge.get("low_confidence")),
-        flags_wave=str(results.get("rules", "")) >= "v0.2.0",
+        flags_wave=(bool(results["flags_protocol"])
+                    if results.get("flags_protocol") is not None
+                    else str(results.get("rules", "")) >= "v0.2.0"),
         excluded_by_code=excluded,
         whole_wave=_int(selection.get("selected")) + zeros >= _int(selection.get("registered")),
         layout=layout,
