@@ -1,11 +1,14 @@
-"""The detection-surfaces table (standard section 10: union, mapping, anchored flag,
-any-flag, strict floor) is shown where the wave ran the FLAGS protocol, in the terminal,
-RESULTS.md and report.html alike; results.json records whether it did (a file written
-before the field is read by its rule version, as it was then)."""
+"""What a board shows of the rules it is read under. The detection-surfaces table
+(standard section 10: union, mapping, anchored flag, any-flag, strict floor) is shown where
+the wave ran the FLAGS protocol, in the terminal, RESULTS.md and report.html alike;
+results.json records whether it did (a file written before the field is read by its rule
+version, as it was then). A rescore under other rules is labelled as every output is."""
 
 from __future__ import annotations
 
 from pathlib import Path
+
+import pytest
 
 from pytest_sabot.report.html._results import build
 from pytest_sabot.report.render import markdown
@@ -35,3 +38,18 @@ def test_S10_the_surfaces_show_where_the_wave_ran_the_flags_protocol(wave_slice:
 def test_S10_a_file_without_the_field_is_read_by_its_rule_version(wave_slice: Path) -> None:
     assert _shown(wave_slice, flags_protocol=None) == (False, False, False)
     assert _shown(wave_slice, flags_protocol=None, rules="v0.2.1") == (True, True, True)
+
+
+def test_I165_rescore_under_other_rules_keeps_the_keyless_label_and_names_a_bad_rules(
+    wave_slice: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from pytest_sabot.commands.cli import main
+
+    assert main(["rescore", str(wave_slice), "--rules", "v0.2.1"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("both readings: v0.1.3 (as recorded) and v0.2.1 (rescored)")
+    assert out[1].startswith("keyless: fixtures of the embedded model")
+    assert main(["rescore", str(wave_slice), "--rules", "v9.9"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("sabot rescore: --rules: expected a registered rule version, got "
+                          "'v9.9'") and "known: v0.1.1" in err
