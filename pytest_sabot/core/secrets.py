@@ -28,6 +28,7 @@ from __future__ import annotations
 import html
 import json
 import logging
+import os
 import re
 import threading
 import traceback
@@ -204,6 +205,7 @@ def redact_in_logs(secret: str | None) -> None:
 
 
 register = redact_in_logs
+"""The same registration, under the name the writers' side uses."""
 
 PROVIDER_KEYS = ("OPENAI_API_KEY",)
 """Environment variables whose values are secrets in every process that records, named or
@@ -213,13 +215,10 @@ not (a pytest session, ``sabot mcp``, the lab's MCP server)."""
 def redact_provider_keys() -> None:
     """Register the provider keys this process's environment holds (those long enough to
     be told apart from ordinary words) as secrets."""
-    import os
-
     for name in PROVIDER_KEYS:
         value = os.environ.get(name)
         if value and len(value.strip()) >= MIN_SECRET_LEN:
             redact_in_logs(value)
-"""The same registration, under the name the writers' side uses."""
 
 
 # --------------------------------------------------------------------------- a scrubber

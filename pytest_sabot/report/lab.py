@@ -11,7 +11,7 @@ from pytest_sabot.core.models.base import FrozenModel
 from pytest_sabot.lab.compare import LabComparison, RequestAt
 from pytest_sabot.lab.record import LabRun
 from pytest_sabot.lab.replay import ReplayReport
-from pytest_sabot.report.html._lab_usage import SCRIPTED
+from pytest_sabot.report.html._lab_usage import SCRIPTED, scripted
 from pytest_sabot.report.terminal import Column, print_lines, print_table
 from pytest_sabot.results.lab_gates import OUTCOMES, GateRate, LabGates
 
@@ -22,7 +22,7 @@ def _usage_words(record: LabRun) -> str:
     """What the run observed of a model provider, in words: a scripted controller calls
     none; an agent whose calls were not observed has its usage said unknown."""
     usage = record.measurement.provider_usage
-    if record.agent.fixture and usage.source == "unobserved":
+    if scripted(record):
         return SCRIPTED
     if usage.source == "unobserved":
         return "provider usage not observed (model calls and cost unknown)"

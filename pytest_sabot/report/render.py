@@ -102,12 +102,14 @@ def _gap(row: RowSummary) -> str:
     return "  n/a" if row.override_gap is None else f"{100 * row.override_gap:+5.1f}"
 
 
-def _flags_wave(results: ResultsFile) -> bool:
-    """Whether the board has detection surfaces to show: its wave ran the FLAGS protocol (a
+def surfaces_shown(flags_protocol: bool | None, rules: str) -> bool:
+    """Whether a board has detection surfaces to show: its wave ran the FLAGS protocol (a
     file without the field: rules v0.2.0 and later, as it was read then)."""
-    if results.flags_protocol is not None:
-        return results.flags_protocol
-    return results.rules >= "v0.2.0"
+    return flags_protocol if flags_protocol is not None else rules >= "v0.2.0"
+
+
+def _flags_wave(results: ResultsFile) -> bool:
+    return surfaces_shown(results.flags_protocol, results.rules)
 
 
 def board_title(results: ResultsFile) -> str:

@@ -27,6 +27,7 @@ from pytest_sabot.session.settings import Settings
 
 if TYPE_CHECKING:
     from pytest_sabot.gateway.client import GatewayClient
+    from pytest_sabot.gateway.ledger import LedgerGateway
     from pytest_sabot.gateway.server import Gateway
     from pytest_sabot.gateway.settings import GatewaySettings
 
@@ -295,12 +296,14 @@ def ledger_spend(directory: Path, session: str) -> dict[str, Any] | None:
         "calls": calls,
         "upstream_calls": calls,
         "from_ledger": str(directory),
-        "budget": {
-            "spent_usd": round(sum(g.spent_usd for g in mine), 10),
-            "unknown_cost_calls": sum(g.unknown_calls for g in mine),
-            "exhausted": any(g.stopped for g in mine),
-        },
+        "budget": {**_charged(mine), "exhausted": any(g.stopped for g in mine)},
     }
+
+
+def _charged(gateways: list[LedgerGateway]) -> dict[str, Any]:
+    """What the ledger's entries of a session's gateways charged, summed."""
+    return {"spent_usd": round(sum(g.spent_usd for g in gateways), 10),
+            "unknown_cost_calls": sum(g.unknown_calls for g in gateways)}
 
 
 def with_ledger(spent: dict[str, Any], directory: Path, session: str) -> dict[str, Any]:
@@ -319,10 +322,10 @@ def with_ledger(spent: dict[str, Any], directory: Path, session: str) -> dict[st
     mine = [g for g in ledger.gateways.values() if g.session == session]
     budget = dict(spent.get("budget") or {})
     if mine:
-        budget["spent_usd"] = round(max(float(budget.get("spent_usd") or 0.0),
-                                        sum(g.spent_usd for g in mine)), 10)
+        charged = _charged(mine)
+        budget["spent_usd"] = max(float(budget.get("spent_usd") or 0.0), charged["spent_usd"])
         budget["unknown_cost_calls"] = max(int(budget.get("unknown_cost_calls") or 0),
-                                           sum(g.unknown_calls for g in mine))
+                                           charged["unknown_cost_calls"])
     if "project_spent_usd" in budget:
         budget["project_spent_usd"] = round(ledger.spent_usd, 10)
         budget["project_committed_usd"] = round(ledger.committed_usd, 10)

@@ -224,7 +224,7 @@ class OpenAIUpstream:
         self.scrubber.add(key)
         return key
 
-    def _output_limit(self, body: dict[str, Any], model: str) -> int:
+    def _set_output_limit(self, body: dict[str, Any], model: str) -> int:
         """The call's output limit: its own; else the model's (the price table's
         ``max_output_tokens``), else ``reserve_output_tokens``, which the call is then sent
         with (``max_completion_tokens``), so the provider keeps to the limit it is held at."""
@@ -237,7 +237,7 @@ class OpenAIUpstream:
 
     def _ceiling(self, body: dict[str, Any], model: str) -> float:
         """The worst case of one call: ``prompt_bound(body)`` input tokens plus the call's
-        output limit (``_output_limit``) for each of the choices it asks for (``n``: the
+        output limit (``_set_output_limit``) for each of the choices it asks for (``n``: the
         provider bills every choice's output)."""
         problem = unbudgetable(body)
         if problem is not None:
@@ -245,7 +245,7 @@ class OpenAIUpstream:
                 400, f"a live call with {problem} cannot be held against the spend cap; send "
                 "it without that", "sabot_unbudgetable_request", "invalid_request_error",
             )
-        output = self._output_limit(body, model)
+        output = self._set_output_limit(body, model)
         choices = 1 if body.get("n") is None else body["n"]
         if isinstance(choices, bool) or not isinstance(choices, int) or choices < 1:
             raise BackendError(

@@ -74,11 +74,14 @@ def _entry(e: UsageEntry) -> EntryView:
 SCRIPTED = "no model provider (a scripted controller calls none)"
 
 
+def scripted(record: LabRun) -> bool:
+    """A scripted controller's run: it calls no model, so no usage was there to observe."""
+    return record.agent.fixture and record.measurement.provider_usage.source == "unobserved"
+
+
 def build_usage(record: LabRun) -> UsageView:
     u, c = record.measurement.provider_usage, record.client_usage
-    # a scripted controller calls no model: said so, as the run's own summary says it
-    observed = SCRIPTED if record.agent.fixture and u.source == "unobserved" else \
-        observed_text(u)
+    observed = SCRIPTED if scripted(record) else observed_text(u)
     if c is None:
         return UsageView(observed=observed, observed_source=u.source, registered=False,
                          status="", status_words="", entries=[], declared_total="",

@@ -20,6 +20,7 @@ from typing import Any
 
 from pytest_sabot.report.html._cells import CellView, cell_view
 from pytest_sabot.report.html._common import is_rate
+from pytest_sabot.report.render import surfaces_shown
 
 # Fields the page shows in their own place; anything else is listed generically.
 SHOWN_TOP = {
@@ -373,9 +374,7 @@ def build(
         banners=banners(results, status_line),
         judge=judge,
         low_confidence=bool(judge and judge.get("low_confidence")),
-        flags_wave=(bool(results["flags_protocol"])
-                    if results.get("flags_protocol") is not None
-                    else str(results.get("rules", "")) >= "v0.2.0"),
+        flags_wave=surfaces_shown(results.get("flags_protocol"), str(results.get("rules", ""))),
         excluded_by_code=excluded,
         whole_wave=_int(selection.get("selected")) + zeros >= _int(selection.get("registered")),
         layout=layout,
